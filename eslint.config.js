@@ -1,0 +1,50 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.data/**', '.conformance/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly' } },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      // Only packages/config reads the environment (STYLE.md, boundaries).
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read configuration through @mcpgw/config.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          // A past bug class in the MCP SDK: substring-matching media types.
+          selector: "CallExpression[callee.property.name='includes'][arguments.0.value='application/json']",
+          message: 'Parse the media type instead of substring-matching application/json.',
+        },
+      ],
+    },
+  },
+  {
+    files: ['packages/config/**', 'test/**', 'bench/**', '**/test/**', 'vitest.config.ts', 'scripts/**'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+  {
+    // Only the app adapts to the framework: packages stay framework-free.
+    files: ['packages/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['fastify', 'fastify/*', '@fastify/*', 'pino'],
+              message: 'Only apps/gateway imports Fastify or pino.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+);

@@ -1,0 +1,17 @@
+export type {
+  Annotations,
+  BlobContents,
+  Icon,
+  ResourceContents,
+  ResourceDescriptor,
+  ResourceTemplateDescriptor,
+  TextContents,
+} from './resource.js';
+export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl } from './source.js';
+export { DEFAULT_SOURCE_TTL } from './source.js';
+export type { GatewayErrorCode } from './errors.js';
+export { GatewayError, invalidPosition, isGatewayError } from './errors.js';
+export type { SourceContext, SourceFactory } from './source-factory.js';
+export type { StandardIssue, StandardResult, StandardSchemaV1 } from './standard-schema.js';
+export type { Logger } from './logger.js';
+export { silentLogger } from './logger.js';

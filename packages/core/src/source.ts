@@ -1,0 +1,83 @@
+import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
+
+/**
+ * A backend that publishes resources: the one interface every source package
+ * implements (static, files, postgres, s3, ...). A source is created once per
+ * tenant configuration and shared by all of that tenant's callers, so it must
+ * never depend on who is calling: the policy layer filters what it returns.
+ */
+export interface Source {
+  /** Unique within its tenant; a URI-safe slug (`[a-z0-9][a-z0-9-]*`). */
+  readonly id: string;
+  /** The source type, e.g. `"files"`; used in logs and metrics. */
+  readonly kind: string;
+  /** Freshness hints the gateway returns as `ttlMs` for results this source shaped. */
+  readonly ttl: SourceTtl;
+
+  /**
+   * One page of descriptors in a deterministic order. `page.position` is the
+   * value this source returned as `nextPosition` for the previous page (absent
+   * on the first page); it is opaque to everyone else and travels inside the
+   * gateway's signed cursor, so it may be any string the source can parse back.
+   * A position the source cannot parse must throw `invalidPosition()`.
+   */
+  listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>>;
+
+  /** All templates of this source; expected to be small, so not paginated. */
+  listTemplates(signal?: AbortSignal): Promise<ResourceTemplateDescriptor[]>;
+
+  /**
+   * Whether `uri` is in this source's URI space (its prefix or its declared URIs),
+   * whether or not the resource exists. The catalog routes a read to the one
+   * source that owns the URI. Must be cheap and must not do I/O.
+   */
+  owns(uri: string): boolean;
+
+  /**
+   * The contents of `uri`, or `undefined` when no such resource exists (the
+   * caller turns that into -32602, never into an empty `contents`). A URI that
+   * is malformed for this source (traversal, bad encoding, injection attempts)
+   * is also reported as `undefined`: the client learns only "not found".
+   * Backend failures throw; the gateway answers -32603 and logs the cause.
+   */
+  read(uri: string, signal?: AbortSignal): Promise<ResourceContents[] | undefined>;
+
+  /** Optional change feed; returns an unsubscribe function. */
+  watch?(listener: (change: SourceChange) => void): () => void;
+
+  /** A cheap liveness probe of the backend. */
+  health(signal?: AbortSignal): Promise<SourceHealth>;
+
+  /** Releases pools, timers and watchers. Called once at shutdown. */
+  close(): Promise<void>;
+}
+
+export interface SourceTtl {
+  /** `ttlMs` for list and template-list pages (0 disables caching). */
+  listMs: number;
+  /** `ttlMs` for reads (0 disables caching). */
+  readMs: number;
+}
+
+export const DEFAULT_SOURCE_TTL: SourceTtl = { listMs: 60_000, readMs: 30_000 };
+
+export interface PageRequest {
+  /** Absent for the first page. */
+  position?: string;
+  /** The most descriptors the caller wants; a source may return fewer. */
+  limit: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Absent when this was the last page. */
+  nextPosition?: string;
+}
+
+export type SourceChange = { type: 'list-changed' } | { type: 'resource-updated'; uri: string };
+
+export interface SourceHealth {
+  ok: boolean;
+  /** A short operator-facing detail; never credentials or connection strings. */
+  detail?: string;
+}

@@ -1,0 +1,49 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+// Tests run against the TypeScript sources of the workspace packages, so a
+// test run never depends on a stale build: `@mcpgw/x` resolves to
+// packages/x/src/index.ts here (the `source` export condition, for tsc).
+const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
+const alias = [{ find: /^@mcpgw\/([a-z0-9-]+)$/, replacement: `${packagesDir}$1/src/index.ts` }];
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    // Services (Postgres, Redis, S3) are real; a missing one fails loudly.
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+    projects: [
+      {
+        resolve: { alias },
+        test: {
+          name: 'unit',
+          include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+        },
+      },
+      {
+        resolve: { alias },
+        test: {
+          name: 'conformance',
+          include: ['test/conformance/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
