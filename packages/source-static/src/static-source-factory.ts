@@ -1,0 +1,20 @@
+import type { SourceFactory } from '@mcpgw/core';
+import { createStaticSource } from './static-source.js';
+import { staticSourceOptionsSchema, type StaticSourceOptions } from './static-source-options.js';
+
+/**
+ * The `static` source type: resources and templates declared inline in the
+ * bootstrap file. Example entry:
+ *
+ * ```json
+ * { "id": "fixtures", "type": "static",
+ *   "resources": [{ "uri": "test://hello", "name": "hello", "mimeType": "text/plain", "text": "Hi" }],
+ *   "templates": [{ "uriTemplate": "test://items/{id}", "name": "item",
+ *                   "mimeType": "application/json", "text": "{\"id\":\"{{id}}\"}" }] }
+ * ```
+ */
+export const staticSourceFactory: SourceFactory<StaticSourceOptions> = {
+  type: 'static',
+  optionsSchema: staticSourceOptionsSchema,
+  create: createStaticSource,
+};
