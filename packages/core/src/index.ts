@@ -15,3 +15,5 @@ export type { SourceContext, SourceFactory } from './source-factory.js';
 export type { StandardIssue, StandardResult, StandardSchemaV1 } from './standard-schema.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
+export type { AccessScope } from './access-scope.js';
+export { unrestrictedScope } from './access-scope.js';

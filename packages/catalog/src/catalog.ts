@@ -1,0 +1,118 @@
+import type { AccessScope, ResourceDescriptor, Source } from '@mcpgw/core';
+import type { CursorCodec, ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
+import { invalidParams } from '@mcpgw/protocol';
+import { parseResourceCursor, parseTemplateCursor } from './cursor-state.js';
+import type { ResourceCursorState } from './cursor-state.js';
+
+export interface CatalogOptions {
+  tenantId: string;
+  /** In configuration order: the order of the merged listing. */
+  sources: readonly Source[];
+  cursors: CursorCodec;
+  /** Descriptors per `resources/list` page. Default 100. */
+  pageSize?: number;
+  /**
+   * Source calls one page may make before it returns what it has (with a
+   * cursor), so a caller who can see little of a large source cannot make
+   * one request walk the whole backend. Default 10.
+   */
+  maxSourceCallsPerPage?: number;
+}
+
+/** A tenant's merged resource catalog; `forScope` gives one caller's view of it. */
+export interface Catalog {
+  readonly tenantId: string;
+  readonly sources: readonly Source[];
+  forScope(scope: AccessScope): ResourceService;
+}
+
+export function createCatalog(options: CatalogOptions): Catalog {
+  const { tenantId, sources, cursors } = options;
+  const pageSize = options.pageSize ?? 100;
+  const maxSourceCalls = options.maxSourceCallsPerPage ?? 10;
+  const ids = new Set<string>();
+  for (const source of sources) {
+    if (ids.has(source.id)) throw new Error(`Tenant '${tenantId}' has two sources with id '${source.id}'`);
+    ids.add(source.id);
+  }
+  const fallbackListTtl = Math.min(...sources.map((s) => s.ttl.listMs), 60_000);
+
+  return {
+    tenantId,
+    sources,
+    forScope(scope) {
+      const binding = (listing: string) => ({ tenantId, fingerprint: scope.fingerprint, listing });
+      const visible = (source: Source, uri: string) => scope.allowsSource(source.id) && scope.allows(source.id, uri);
+
+      return {
+        async listResources(cursor, signal): Promise<ResourcePage> {
+          let state: ResourceCursorState = { source: 0, sourceId: sources[0]?.id ?? '' };
+          if (cursor !== undefined) {
+            state = parseResourceCursor(cursors.decode(binding('resources'), cursor));
+            if (sources[state.source]?.id !== state.sourceId) throw staleCursor();
+          }
+          const resources: ResourceDescriptor[] = [];
+          let ttlMs = Number.POSITIVE_INFINITY;
+          let calls = 0;
+          let index = state.source;
+          let position = state.position;
+          while (index < sources.length && resources.length < pageSize && calls < maxSourceCalls) {
+            const source = sources[index]!;
+            if (!scope.allowsSource(source.id)) {
+              index += 1;
+              position = undefined;
+              continue;
+            }
+            calls += 1;
+            ttlMs = Math.min(ttlMs, source.ttl.listMs);
+            const page = await source.listResources({ position, limit: pageSize - resources.length }, signal);
+            for (const item of page.items) {
+              if (scope.allows(source.id, item.uri)) resources.push(item);
+            }
+            if (page.nextPosition === undefined) {
+              index += 1;
+              position = undefined;
+            } else {
+              position = page.nextPosition;
+            }
+          }
+          const next: ResourceCursorState | undefined =
+            index < sources.length ? { source: index, sourceId: sources[index]!.id, position } : undefined;
+          return {
+            resources,
+            nextCursor: next === undefined ? undefined : cursors.encode(binding('resources'), next),
+            ttlMs: Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
+          };
+        },
+
+        async listTemplates(cursor, signal): Promise<TemplatePage> {
+          const offset = cursor === undefined ? 0 : parseTemplateCursor(cursors.decode(binding('templates'), cursor));
+          const shown = sources.filter((s) => scope.allowsSource(s.id));
+          const all = (await Promise.all(shown.map((s) => s.listTemplates(signal)))).flat();
+          if (offset > all.length) throw staleCursor();
+          const end = offset + pageSize;
+          return {
+            resourceTemplates: all.slice(offset, end),
+            nextCursor: end < all.length ? cursors.encode(binding('templates'), end) : undefined,
+            ttlMs: Math.min(fallbackListTtl, ...shown.map((s) => s.ttl.listMs)),
+          };
+        },
+
+        async read(uri, signal): Promise<ReadOutcome | undefined> {
+          // A URI routes to the first source (in configuration order) that owns it;
+          // configuration keeps URI spaces disjoint, so that is the only one.
+          const owner = sources.find((s) => s.owns(uri));
+          // Invisible and missing look the same: no existence oracle.
+          if (owner === undefined || !visible(owner, uri)) return undefined;
+          const contents = await owner.read(uri, signal);
+          if (contents === undefined) return undefined;
+          return { contents, ttlMs: owner.ttl.readMs };
+        },
+      };
+    },
+  };
+}
+
+function staleCursor() {
+  return invalidParams("The cursor no longer matches this tenant's sources; list again without a cursor");
+}

@@ -1,0 +1,2 @@
+export { createCatalog } from './catalog.js';
+export type { Catalog, CatalogOptions } from './catalog.js';

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+/** Tenant and source ids appear in URLs and URIs: lower-case slugs. */
+export const slug = z
+  .string()
+  .regex(
+    /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/,
+    'must be a slug: lower-case letters, digits and inner hyphens (at most 63)',
+  );
+
+/**
+ * A source entry: `id` and `type` here; every other key is the source type's
+ * own options, validated by that type's schema (see loadBootstrap).
+ */
+const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1) });
+
+const tenant = z.strictObject({
+  id: slug,
+  /** Display name; defaults to the id. */
+  name: z.string().min(1).optional(),
+  /**
+   * No authentication: every caller sees every resource. Development only: the
+   * gateway refuses to start with one unless it binds to a loopback address.
+   */
+  anonymous: z.boolean().default(false),
+  sources: z.array(sourceEntry).min(1, 'a tenant needs at least one source'),
+});
+
+/** The bootstrap file (docs/configuration.md). */
+export const bootstrapSchema = z.strictObject({
+  tenants: z.array(tenant).min(1, 'declare at least one tenant'),
+});
+
+export type BootstrapDocument = z.output<typeof bootstrapSchema>;

@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import { z } from 'zod';
+import { ConfigError, formatPath } from './config-error.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const origin = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}, 'must be an origin such as https://app.example.com (scheme, host and optional port; no path or trailing slash)');
+
+/**
+ * The environment the gateway reads, validated once at start. Every key here
+ * is listed in .env.example (a test keeps the two equal). Defaults are the
+ * embedded development setup: loopback only.
+ */
+export const envSchema = z.object({
+  /** Interface to bind. Anonymous tenants are refused unless this is a loopback address. */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  /** TCP port; 0 picks a free one (tests). */
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** The externally visible base URL; tenant endpoints are `${PUBLIC_URL}/t/{tenant}/mcp`. Default http://HOST:PORT. */
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((value) => {
+      const url = new URL(value);
+      return url.search === '' && url.hash === '';
+    }, 'must not have a query or fragment')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+  /** Path of the bootstrap file (JSON or YAML). Unset: the built-in demo tenant. */
+  GATEWAY_CONFIG: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** Comma-separated browser origins allowed to call the MCP endpoints (besides PUBLIC_URL's own). */
+  ALLOWED_ORIGINS: z
+    .string()
+    .transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    )
+    .pipe(z.array(origin))
+    .default([]),
+  /** Server secret (at least 32 characters) keying cursor signatures; must be equal on every replica. */
+  SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
+});
+
+export type EnvConfig = z.output<typeof envSchema>;
+
+/** The keys of the environment schema: exactly what .env.example documents. */
+export const ENV_KEYS: readonly string[] = Object.keys(envSchema.shape);
+
+/**
+ * Reads the environment: the real environment wins, and a `.env` file in
+ * `dotEnvDir` (if given and present) fills in keys it lacks. Empty values
+ * count as unset.
+ */
+export function readEnv(source: NodeJS.ProcessEnv = process.env, dotEnvDir?: string): EnvConfig {
+  const merged: Record<string, string> = dotEnvDir === undefined ? {} : { ...readDotEnv(dotEnvDir) };
+  for (const [key, value] of Object.entries(source)) {
+    if (value !== undefined) merged[key] = value;
+  }
+  const relevant = Object.fromEntries(ENV_KEYS.flatMap((key) => (merged[key] ? [[key, merged[key]]] : [])));
+  const parsed = envSchema.safeParse(relevant);
+  if (!parsed.success) {
+    throw new ConfigError(
+      'environment',
+      parsed.error.issues.map((issue) => ({ path: formatPath(issue.path, 'env'), message: issue.message })),
+    );
+  }
+  if (!isLoopbackHost(parsed.data.HOST) && parsed.data.PUBLIC_URL === undefined) {
+    // Host and Origin checks, and later the OAuth resource identifier, need the public name.
+    throw new ConfigError('environment', [
+      { path: 'env.PUBLIC_URL', message: `required when HOST (${parsed.data.HOST}) is not a loopback address` },
+    ]);
+  }
+  return parsed.data;
+}
+
+function readDotEnv(cwd: string): Record<string, string> {
+  let text: string;
+  try {
+    text = readFileSync(join(cwd, '.env'), 'utf8');
+  } catch {
+    return {};
+  }
+  return parseEnv(text) as Record<string, string>;
+}
+
+/** Whether HOST names a loopback interface (DNS-rebinding and anonymous-tenant rules depend on it). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^127(?:\.\d{1,3}){3}$/.test(bare);
+}

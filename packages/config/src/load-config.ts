@@ -1,0 +1,145 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, resolve } from 'node:path';
+import type { SourceFactory } from '@mcpgw/core';
+import { parse as parseYaml } from 'yaml';
+import { bootstrapSchema } from './bootstrap-schema.js';
+import type { ConfigIssue } from './config-error.js';
+import { ConfigError, formatPath } from './config-error.js';
+import type { EnvConfig } from './env.js';
+import { isLoopbackHost, readEnv } from './env.js';
+import { resolveEnvRefs } from './resolve-env-refs.js';
+
+export interface SourceConfig {
+  id: string;
+  type: string;
+  /** The output of the source type's options schema. */
+  options: unknown;
+}
+
+export interface TenantConfig {
+  id: string;
+  name: string;
+  anonymous: boolean;
+  sources: SourceConfig[];
+}
+
+export interface GatewayConfig {
+  env: EnvConfig;
+  tenants: TenantConfig[];
+  /** Directory relative paths in the bootstrap document resolve against. */
+  configDir: string;
+  /** Where the tenants came from: a file path, or "built-in demo". */
+  origin: string;
+}
+
+export interface LoadConfigOptions {
+  /** Source factories by `type`. */
+  registry: ReadonlyMap<string, SourceFactory>;
+  /** Used when GATEWAY_CONFIG is unset: the embedded demo. */
+  defaultBootstrap: { document: unknown; configDir: string };
+  /** Defaults to process.env, with a .env file in cwd filling in missing keys; an explicit env is used as is. */
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/**
+ * Loads and validates all configuration, or throws ConfigError listing every
+ * problem. Nothing is applied before everything validated: an invalid file
+ * stops startup, it never half-applies.
+ */
+export async function loadConfig(options: LoadConfigOptions): Promise<GatewayConfig> {
+  const rawEnv = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const env = readEnv(rawEnv, options.env === undefined ? cwd : undefined);
+  let document: unknown;
+  let configDir: string;
+  let origin: string;
+  if (env.GATEWAY_CONFIG === undefined) {
+    ({ document, configDir } = options.defaultBootstrap);
+    origin = 'built-in demo';
+  } else {
+    const path = resolve(cwd, env.GATEWAY_CONFIG);
+    document = await readBootstrapFile(path);
+    configDir = dirname(path);
+    origin = path;
+  }
+  const tenants = await validateBootstrap(document, { env, rawEnv, registry: options.registry, origin });
+  return { env, tenants, configDir, origin };
+}
+
+async function readBootstrapFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    throw new ConfigError(path, [{ path: 'env.GATEWAY_CONFIG', message: `cannot read the file (${code})` }]);
+  }
+  const yaml = ['.yaml', '.yml'].includes(extname(path).toLowerCase());
+  try {
+    return yaml ? parseYaml(text, { prettyErrors: true }) : JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(path, [
+      { path: '(file)', message: `not valid ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message}` },
+    ]);
+  }
+}
+
+async function validateBootstrap(
+  document: unknown,
+  context: { env: EnvConfig; rawEnv: NodeJS.ProcessEnv; registry: ReadonlyMap<string, SourceFactory>; origin: string },
+): Promise<TenantConfig[]> {
+  const issues: ConfigIssue[] = [];
+  const resolved = resolveEnvRefs(document, context.rawEnv, issues);
+  const parsed = bootstrapSchema.safeParse(resolved);
+  if (!parsed.success) {
+    issues.push(...parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })));
+    throw new ConfigError(context.origin, issues);
+  }
+
+  const tenants: TenantConfig[] = [];
+  const tenantIds = new Set<string>();
+  for (const [t, tenant] of parsed.data.tenants.entries()) {
+    const at = `tenants[${t}]`;
+    if (tenantIds.has(tenant.id)) issues.push({ path: `${at}.id`, message: `duplicate tenant id '${tenant.id}'` });
+    tenantIds.add(tenant.id);
+    if (!tenant.anonymous) {
+      issues.push({
+        path: `${at}.anonymous`,
+        message: 'this gateway version authenticates no callers yet: set "anonymous": true (loopback development only)',
+      });
+    } else if (!isLoopbackHost(context.env.HOST)) {
+      issues.push({
+        path: `${at}.anonymous`,
+        message: `anonymous tenants are allowed only on a loopback bind, and HOST is ${context.env.HOST}`,
+      });
+    }
+    const sources: SourceConfig[] = [];
+    const sourceIds = new Set<string>();
+    for (const [s, entry] of tenant.sources.entries()) {
+      const sat = `${at}.sources[${s}]`;
+      const { id, type, ...rest } = entry;
+      if (sourceIds.has(id)) issues.push({ path: `${sat}.id`, message: `duplicate source id '${id}' in this tenant` });
+      sourceIds.add(id);
+      const factory = context.registry.get(type);
+      if (factory === undefined) {
+        issues.push({
+          path: `${sat}.type`,
+          message: `unknown source type '${type}'; known types: ${[...context.registry.keys()].join(', ')}`,
+        });
+        continue;
+      }
+      const result = await factory.optionsSchema['~standard'].validate(rest);
+      if (result.issues !== undefined) {
+        issues.push(
+          ...result.issues.map((issue) => ({ path: formatPath(issue.path ?? [], sat), message: issue.message })),
+        );
+        continue;
+      }
+      sources.push({ id, type, options: result.value });
+    }
+    tenants.push({ id: tenant.id, name: tenant.name ?? tenant.id, anonymous: tenant.anonymous, sources });
+  }
+  if (issues.length > 0) throw new ConfigError(context.origin, issues);
+  return tenants;
+}

@@ -1,0 +1,21 @@
+/**
+ * What one caller may see of a tenant's resources: the policy layer computes
+ * it from (tenant, verified claims, grants); the catalog applies it to every
+ * list and read. The fingerprint is a hash of exactly the inputs the policy
+ * used, so two callers with the same effective access share it, and it keys
+ * every private cache entry and binds every cursor.
+ */
+export interface AccessScope {
+  readonly fingerprint: string;
+  /** False when nothing of the source is visible: the catalog then skips it entirely. */
+  allowsSource(sourceId: string): boolean;
+  /** Whether the URI (owned by that source) is visible to the caller. */
+  allows(sourceId: string, uri: string): boolean;
+}
+
+/** Full access, for tenants declared anonymous (loopback development only). */
+export const unrestrictedScope: AccessScope = {
+  fingerprint: 'unrestricted',
+  allowsSource: () => true,
+  allows: () => true,
+};

@@ -1,0 +1,30 @@
+export { ErrorCode } from './error-codes.js';
+export type { ErrorCodeValue } from './error-codes.js';
+export {
+  McpError,
+  headerMismatch,
+  internalError,
+  invalidParams,
+  invalidRequest,
+  methodNotFound,
+  parseError,
+  unsupportedProtocolVersion,
+} from './mcp-error.js';
+export { parseEnvelope, readRequestId } from './envelope.js';
+export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from './envelope.js';
+export { decodeHeaderValue } from './header-value.js';
+export { createCursorCodec } from './cursor.js';
+export type { CursorBinding, CursorCodec, CursorCodecOptions } from './cursor.js';
+export { dispatchMcpPost, errorResponse } from './dispatch.js';
+export type { DispatchContext, JsonRpcResponseBody, McpHttpRequest, McpHttpResponse } from './dispatch.js';
+export type { ReadOutcome, ResourcePage, ResourceService, ServerIdentity, TemplatePage } from './resource-service.js';
+export type { CacheScope } from './results.js';
+export { toMcpError } from './error-mapping.js';
+export {
+  HEADERLESS_LEGACY_VERSION,
+  LATEST_LEGACY_VERSION,
+  LEGACY_VERSIONS,
+  MODERN_VERSIONS,
+  SUPPORTED_VERSIONS,
+} from './versions.js';
+export type { LegacyVersion, ModernVersion } from './versions.js';

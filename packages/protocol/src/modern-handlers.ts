@@ -1,0 +1,142 @@
+import type { JsonRpcRequest } from './envelope.js';
+import { isPlainObject } from './envelope.js';
+import { CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META } from './era.js';
+import { ErrorCode } from './error-codes.js';
+import { decodeHeaderValue } from './header-value.js';
+import { McpError, headerMismatch, invalidParams, methodNotFound } from './mcp-error.js';
+import { readCursorParam, readUriParam } from './request-params.js';
+import type { ResourceService, ServerIdentity } from './resource-service.js';
+import type { CacheScope } from './results.js';
+import { compact, resultMeta } from './results.js';
+import type { ModernVersion } from './versions.js';
+import { SUPPORTED_VERSIONS } from './versions.js';
+
+export interface ModernContext {
+  server: ServerIdentity;
+  resources: ResourceService;
+  /** Scope of results that depend on the caller's authorization (resources/*). */
+  resourceCacheScope: CacheScope;
+  /** How long a client may cache `server/discover`. */
+  discoverTtlMs: number;
+  header(name: string): string | undefined;
+  signal: AbortSignal;
+}
+
+type Handler = (request: JsonRpcRequest, context: ModernContext) => Promise<Record<string, unknown>>;
+
+/**
+ * The methods served on the 2026-07-28 wire. Everything else, including the
+ * legacy-only `initialize`, `ping`, `logging/setLevel`, `resources/subscribe`
+ * and `resources/unsubscribe`, is -32601 with HTTP 404.
+ */
+const handlers: Record<string, Handler> = {
+  'server/discover': async (_request, context) => ({
+    resultType: 'complete',
+    supportedVersions: [...SUPPORTED_VERSIONS],
+    // listChanged / subscribe are advertised only once notifications work.
+    capabilities: { resources: {} },
+    ...(context.server.instructions === undefined ? {} : { instructions: context.server.instructions }),
+    ttlMs: context.discoverTtlMs,
+    // The same for every caller: it depends on configuration only.
+    cacheScope: 'public',
+    _meta: resultMeta(context.server),
+  }),
+
+  'resources/list': async (request, context) => {
+    const page = await context.resources.listResources(readCursorParam(request.params), context.signal);
+    return compact({
+      resultType: 'complete',
+      resources: page.resources,
+      nextCursor: page.nextCursor,
+      ttlMs: page.ttlMs,
+      cacheScope: context.resourceCacheScope,
+      _meta: resultMeta(context.server),
+    });
+  },
+
+  'resources/templates/list': async (request, context) => {
+    const page = await context.resources.listTemplates(readCursorParam(request.params), context.signal);
+    return compact({
+      resultType: 'complete',
+      resourceTemplates: page.resourceTemplates,
+      nextCursor: page.nextCursor,
+      ttlMs: page.ttlMs,
+      cacheScope: context.resourceCacheScope,
+      _meta: resultMeta(context.server),
+    });
+  },
+
+  'resources/read': async (request, context) => {
+    const uri = readUriParam(request.params);
+    checkMcpName(context.header('mcp-name'), uri);
+    const outcome = await context.resources.read(uri, context.signal);
+    if (outcome === undefined) {
+      // "Servers MUST NOT return an empty contents array for a non-existent resource" (server-resources, Error Handling).
+      throw new McpError(ErrorCode.InvalidParams, 'Resource not found', { data: { uri } });
+    }
+    return {
+      resultType: 'complete',
+      contents: outcome.contents,
+      ttlMs: outcome.ttlMs,
+      cacheScope: context.resourceCacheScope,
+      _meta: resultMeta(context.server),
+    };
+  },
+};
+
+/** Serves one modern request after the era was chosen. */
+export async function handleModernRequest(
+  request: JsonRpcRequest,
+  version: ModernVersion,
+  context: ModernContext,
+): Promise<Record<string, unknown>> {
+  checkRequestMeta(request, version);
+  checkMcpMethod(context.header('mcp-method'), request.method);
+  const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined;
+  if (handler === undefined) throw methodNotFound(request.method);
+  return handler(request, context);
+}
+
+/**
+ * Every modern request carries `_meta` with the protocol version and client
+ * capabilities (2026-07-28 basic/index, `_meta`); missing → -32602 with HTTP
+ * 400. The version must equal the header (transports, Protocol Version Header).
+ */
+function checkRequestMeta(request: JsonRpcRequest, version: ModernVersion): void {
+  const meta = request.params._meta;
+  if (!isPlainObject(meta)) {
+    throw invalidParams(
+      `params._meta is required on every request: include "${PROTOCOL_VERSION_META}" and "${CLIENT_CAPABILITIES_META}"`,
+      { httpStatus: 400 },
+    );
+  }
+  const requested = meta[PROTOCOL_VERSION_META];
+  if (typeof requested !== 'string') {
+    throw invalidParams(`params._meta["${PROTOCOL_VERSION_META}"] is required and must be a string`, {
+      httpStatus: 400,
+    });
+  }
+  if (!isPlainObject(meta[CLIENT_CAPABILITIES_META])) {
+    throw invalidParams(`params._meta["${CLIENT_CAPABILITIES_META}"] is required and must be an object`, {
+      httpStatus: 400,
+    });
+  }
+  if (requested !== version) {
+    throw headerMismatch(`MCP-Protocol-Version header '${version}' does not match _meta value '${requested}'`);
+  }
+}
+
+function checkMcpMethod(header: string | undefined, method: string): void {
+  if (header === undefined) throw headerMismatch('the Mcp-Method header is required');
+  if (header !== method) {
+    throw headerMismatch(`Mcp-Method header '${header}' does not match body method '${method}'`);
+  }
+}
+
+/** `Mcp-Name` must equal `params.uri` after decoding the base64 sentinel form (transports, Server Validation). */
+function checkMcpName(header: string | undefined, uri: string): void {
+  if (header === undefined) throw headerMismatch('the Mcp-Name header is required for resources/read');
+  const decoded = decodeHeaderValue(header);
+  if (!decoded.ok) throw headerMismatch(`Mcp-Name header ${decoded.reason}`);
+  if (decoded.value !== uri) throw headerMismatch('Mcp-Name header does not match params.uri');
+}
