@@ -1,0 +1,190 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { SourceFactory } from '@mcpgw/core';
+import { ConfigError, ENV_KEYS, loadConfig, readEnv } from '../src/index.js';
+
+// A source type whose options schema is real zod, so errors carry real paths.
+const fakeFactory: SourceFactory<{ root: string }> = {
+  type: 'folder',
+  optionsSchema: z.strictObject({ root: z.string().min(1) }),
+  create: () => {
+    throw new Error('not used');
+  },
+};
+const registry = new Map<string, SourceFactory>([['folder', fakeFactory as SourceFactory]]);
+const demo = {
+  document: { tenants: [{ id: 'demo', anonymous: true, sources: [{ id: 's', type: 'folder', root: 'x' }] }] },
+  configDir: '/demo',
+};
+
+async function writeConfig(name: string, text: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'gw-config-'));
+  const path = join(dir, name);
+  await writeFile(path, text);
+  return path;
+}
+
+async function configError(promise: Promise<unknown>): Promise<ConfigError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return error as ConfigError;
+}
+
+describe('environment', () => {
+  it('applies the documented defaults', () => {
+    expect(readEnv({})).toMatchObject({ HOST: '127.0.0.1', PORT: 8080, LOG_LEVEL: 'info', ALLOWED_ORIGINS: [] });
+  });
+
+  it('names each bad key', () => {
+    expect(() => readEnv({ PORT: 'eighty', LOG_LEVEL: 'loud', ALLOWED_ORIGINS: 'https://a.example/path' })).toThrow(
+      expect.objectContaining({
+        issues: expect.arrayContaining([
+          expect.objectContaining({ path: 'env.PORT' }),
+          expect.objectContaining({ path: 'env.LOG_LEVEL' }),
+          expect.objectContaining({ path: 'env.ALLOWED_ORIGINS[0]' }),
+        ]),
+      }),
+    );
+  });
+
+  it('requires PUBLIC_URL off loopback', () => {
+    expect(() => readEnv({ HOST: '0.0.0.0' })).toThrow(/PUBLIC_URL/);
+    expect(readEnv({ HOST: '0.0.0.0', PUBLIC_URL: 'https://mcp.example.com/' }).PUBLIC_URL).toBe(
+      'https://mcp.example.com',
+    );
+  });
+
+  it('lets the real environment win over .env, which fills in the rest', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gw-env-'));
+    await writeFile(join(dir, '.env'), 'PORT=9999\nLOG_LEVEL=debug\n');
+    expect(readEnv({ PORT: '7000' }, dir)).toMatchObject({ PORT: 7000, LOG_LEVEL: 'debug' });
+  });
+
+  it('.env.example lists exactly the keys of the schema', async () => {
+    const text = await readFile(new URL('../../../.env.example', import.meta.url), 'utf8');
+    const keys = text
+      .split('\n')
+      .filter((line) => /^[A-Z_]+=/.test(line))
+      .map((line) => line.split('=')[0]);
+    expect(keys.sort()).toEqual([...ENV_KEYS].sort());
+  });
+});
+
+describe('bootstrap file', () => {
+  it('uses the built-in demo without GATEWAY_CONFIG', async () => {
+    const config = await loadConfig({ registry, defaultBootstrap: demo, env: {} });
+    expect(config.origin).toBe('built-in demo');
+    expect(config.tenants).toEqual([
+      { id: 'demo', name: 'demo', anonymous: true, sources: [{ id: 's', type: 'folder', options: { root: 'x' } }] },
+    ]);
+  });
+
+  it('reads YAML and resolves $env references', async () => {
+    const path = await writeConfig(
+      'gw.yaml',
+      'tenants:\n  - id: acme\n    name: Acme\n    anonymous: true\n    sources:\n      - id: docs\n        type: folder\n        root: { $env: DOCS_ROOT }\n',
+    );
+    const config = await loadConfig({
+      registry,
+      defaultBootstrap: demo,
+      env: { GATEWAY_CONFIG: path, DOCS_ROOT: '/srv/docs' },
+    });
+    expect(config.tenants[0]?.sources[0]?.options).toEqual({ root: '/srv/docs' });
+    expect(config.configDir).toBe(join(path, '..'));
+  });
+
+  it('reports every problem with its path, and applies nothing', async () => {
+    const path = await writeConfig(
+      'gw.json',
+      JSON.stringify({
+        tenants: [
+          { id: 'Acme!', anonymous: true, sources: [{ id: 'a', type: 'folder', root: '' }] },
+          {
+            id: 'b',
+            anonymous: true,
+            sources: [
+              { id: 'x', type: 'nope' },
+              { id: 'y', type: 'folder', root: 'r', extra: 1 },
+            ],
+          },
+        ],
+      }),
+    );
+    const error = await configError(loadConfig({ registry, defaultBootstrap: demo, env: { GATEWAY_CONFIG: path } }));
+    expect(error.issues.map((i) => i.path)).toEqual(expect.arrayContaining(['tenants[0].id']));
+    const second = await writeConfig(
+      'gw.json',
+      JSON.stringify({
+        tenants: [
+          {
+            id: 'b',
+            anonymous: true,
+            sources: [
+              { id: 'x', type: 'nope' },
+              { id: 'y', type: 'folder', root: 'r', extra: 1 },
+              { id: 'z', type: 'folder', root: { $env: 'MISSING_VAR' } },
+            ],
+          },
+        ],
+      }),
+    );
+    const error2 = await configError(loadConfig({ registry, defaultBootstrap: demo, env: { GATEWAY_CONFIG: second } }));
+    expect(error2.issues).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'tenants[0].sources[0].type', message: expect.stringContaining('folder') }),
+        expect.objectContaining({ path: 'tenants[0].sources[1]', message: expect.stringContaining('extra') }),
+        expect.objectContaining({
+          path: 'tenants[0].sources[2].root',
+          message: 'environment variable MISSING_VAR is not set',
+        }),
+      ]),
+    );
+  });
+
+  it('refuses duplicate ids, unreadable files and malformed JSON', async () => {
+    const dup = await writeConfig(
+      'gw.json',
+      JSON.stringify({
+        tenants: [
+          {
+            id: 'a',
+            anonymous: true,
+            sources: [
+              { id: 's', type: 'folder', root: 'r' },
+              { id: 's', type: 'folder', root: 'r' },
+            ],
+          },
+          { id: 'a', anonymous: true, sources: [{ id: 's', type: 'folder', root: 'r' }] },
+        ],
+      }),
+    );
+    const error = await configError(loadConfig({ registry, defaultBootstrap: demo, env: { GATEWAY_CONFIG: dup } }));
+    expect(error.issues.map((i) => i.path)).toEqual(['tenants[0].sources[1].id', 'tenants[1].id']);
+    await configError(
+      loadConfig({ registry, defaultBootstrap: demo, env: { GATEWAY_CONFIG: '/nonexistent/gw.json' } }),
+    );
+    const bad = await writeConfig('gw.json', '{ "tenants": [ ');
+    const parse = await configError(loadConfig({ registry, defaultBootstrap: demo, env: { GATEWAY_CONFIG: bad } }));
+    expect(parse.message).toMatch(/not valid JSON/);
+  });
+
+  it('refuses an anonymous tenant off loopback, and a tenant without authentication', async () => {
+    const error = await configError(
+      loadConfig({ registry, defaultBootstrap: demo, env: { HOST: '0.0.0.0', PUBLIC_URL: 'https://gw.example.com' } }),
+    );
+    expect(error.issues).toEqual([
+      expect.objectContaining({ path: 'tenants[0].anonymous', message: expect.stringContaining('loopback') }),
+    ]);
+    const closed = {
+      document: { tenants: [{ id: 'x', sources: [{ id: 's', type: 'folder', root: 'r' }] }] },
+      configDir: '/',
+    };
+    await configError(loadConfig({ registry, defaultBootstrap: closed, env: {} }));
+  });
+});
