@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '@mcpgw/core';
+import { unrestrictedScope } from '@mcpgw/core';
+import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
+import type { McpHttpResponse } from '@mcpgw/protocol';
+import type { GuardVerdict } from '../plugins/request-guard.js';
+import type { TenantRuntime } from '../tenant-runtime.js';
+
+/** How long a client may cache `server/discover` (it changes only with configuration). */
+const DISCOVER_TTL_MS = 300_000;
+const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export interface McpRouteOptions {
+  tenants: ReadonlyMap<string, TenantRuntime>;
+  guard: (host: string | undefined, origin: string | undefined) => GuardVerdict;
+}
+
+interface TenantParams {
+  tenant: string;
+}
+
+/**
+ * The per-tenant MCP endpoint, `POST /t/{tenant}/mcp` (2026-07-28
+ * transports: one endpoint, POST only). Framework concerns live here; the
+ * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
+ */
+export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
+  const { tenants, guard } = options;
+
+  const guardRequest = async (request: FastifyRequest, reply: FastifyReply) => {
+    const verdict = guard(request.headers.host, request.headers.origin);
+    if (!verdict.ok) {
+      // "If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden."
+      return send(reply, errorResponse(null, invalidRequest(verdict.reason, 403)));
+    }
+    return undefined;
+  };
+
+  app.post<{ Params: TenantParams }>('/t/:tenant/mcp', { onRequest: guardRequest }, async (request, reply) => {
+    const tenant = lookupTenant(tenants, request.params.tenant);
+    if (tenant === undefined) return send(reply, unknownTenant(request.params.tenant));
+
+    const signal = abortOnDisconnect(reply);
+    const response = await dispatchMcpPost(
+      {
+        header: (name) => headerValue(request.headers[name]),
+        body: request.body,
+        signal,
+      },
+      {
+        server: tenant.server,
+        resources: tenant.catalog.forScope(unrestrictedScope),
+        resourceCacheScope: 'private',
+        discoverTtlMs: DISCOVER_TTL_MS,
+        logger: request.log as unknown as Logger,
+      },
+    );
+    return send(reply, response);
+  });
+
+  // 2026-07-28 has no GET stream and no sessions to DELETE: "HTTP GET or
+  // DELETE to the MCP endpoint: respond with 405 Method Not Allowed".
+  app.route<{ Params: TenantParams }>({
+    method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+    url: '/t/:tenant/mcp',
+    onRequest: guardRequest,
+    handler: async (request, reply) => {
+      if (lookupTenant(tenants, request.params.tenant) === undefined)
+        return send(reply, unknownTenant(request.params.tenant));
+      reply.header('allow', 'POST');
+      return send(
+        reply,
+        errorResponse(
+          null,
+          invalidRequest(`Method Not Allowed: the MCP endpoint accepts POST only, not ${request.method}`, 405),
+        ),
+      );
+    },
+  });
+}
+
+function lookupTenant(tenants: ReadonlyMap<string, TenantRuntime>, id: string): TenantRuntime | undefined {
+  return TENANT_ID.test(id) ? tenants.get(id) : undefined;
+}
+
+function unknownTenant(id: string): McpHttpResponse {
+  const shown = TENANT_ID.test(id) ? `'${id}'` : 'in this path';
+  return errorResponse(
+    null,
+    new McpError(ErrorCode.InvalidRequest, `Unknown tenant ${shown}: no MCP endpoint here`, { httpStatus: 404 }),
+  );
+}
+
+function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
+  reply.code(response.status);
+  if (response.body === undefined) return reply.send();
+  return reply.type('application/json').send(response.body);
+}
+
+/** Closing the response stream cancels the request (2026-07-28 basic/patterns/cancellation). */
+function abortOnDisconnect(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
+  });
+  return controller.signal;
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  // Node joins repeated custom headers with ", ", which then fails the body comparison, as it should.
+  return Array.isArray(value) ? value.join(', ') : value;
+}

@@ -1,0 +1,66 @@
+import type { Catalog } from '@mcpgw/catalog';
+import { createCatalog } from '@mcpgw/catalog';
+import type { Logger, Source, SourceFactory } from '@mcpgw/core';
+import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
+import type { CursorCodec, ServerIdentity } from '@mcpgw/protocol';
+import { serverIdentity } from './server-identity.js';
+
+/** Everything the gateway holds for one tenant while it runs. */
+export interface TenantRuntime {
+  readonly config: TenantConfig;
+  readonly catalog: Catalog;
+  readonly server: ServerIdentity;
+}
+
+/**
+ * Creates every tenant's sources and catalog. Any failure stops startup with
+ * the tenant and source named, after closing what was already opened.
+ */
+export async function createTenantRuntimes(
+  config: GatewayConfig,
+  registry: ReadonlyMap<string, SourceFactory>,
+  cursors: CursorCodec,
+  logger: Logger,
+): Promise<Map<string, TenantRuntime>> {
+  const runtimes = new Map<string, TenantRuntime>();
+  const opened: Source[] = [];
+  try {
+    for (const tenant of config.tenants) {
+      const sources: Source[] = [];
+      for (const entry of tenant.sources) {
+        const factory = registry.get(entry.type);
+        if (factory === undefined) throw new Error(`unknown source type '${entry.type}'`);
+        try {
+          const source = await factory.create(entry.options, {
+            sourceId: entry.id,
+            tenantId: tenant.id,
+            configDir: config.configDir,
+            logger: logger.child({ tenant: tenant.id, source: entry.id }),
+          });
+          sources.push(source);
+          opened.push(source);
+        } catch (error) {
+          throw new Error(
+            `Tenant '${tenant.id}', source '${entry.id}' (${entry.type}) failed to start: ${(error as Error).message}`,
+            {
+              cause: error,
+            },
+          );
+        }
+      }
+      runtimes.set(tenant.id, {
+        config: tenant,
+        catalog: createCatalog({ tenantId: tenant.id, sources, cursors }),
+        server: serverIdentity(tenant.name),
+      });
+    }
+  } catch (error) {
+    await Promise.allSettled(opened.map((source) => source.close()));
+    throw error;
+  }
+  return runtimes;
+}
+
+export async function closeTenantRuntimes(runtimes: Map<string, TenantRuntime>): Promise<void> {
+  await Promise.allSettled([...runtimes.values()].flatMap((runtime) => runtime.catalog.sources.map((s) => s.close())));
+}

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '@mcpgw/config';
+import { buildApp } from '../src/app.js';
+import { demoBootstrap } from '../src/demo.js';
+import { createSourceRegistry } from '../src/source-registry.js';
+
+const CONFIG = new URL('../../../test/conformance/gateway.config.json', import.meta.url).pathname;
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const MODERN = { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28' };
+
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  const registry = createSourceRegistry();
+  const config = await loadConfig({
+    registry,
+    defaultBootstrap: demoBootstrap(),
+    env: { GATEWAY_CONFIG: CONFIG, LOG_LEVEL: 'silent' },
+  });
+  app = await buildApp(config, { registry });
+});
+afterAll(() => app.close());
+
+function call(method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  return app.inject({
+    method: 'POST',
+    url: '/t/conformance/mcp',
+    headers: { ...MODERN, 'mcp-method': method, ...headers },
+    payload: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } },
+  });
+}
+
+describe('POST /t/{tenant}/mcp', () => {
+  it('serves resources/list as a JSON-RPC result', async () => {
+    const response = await call('resources/list');
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    expect(response.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { resultType: 'complete', cacheScope: 'private' },
+    });
+    expect(response.json().result.resources.map((r: { uri: string }) => r.uri)).toContain('test://static-text');
+  });
+
+  it('reads a template resource through the static source', async () => {
+    const response = await call(
+      'resources/read',
+      { uri: 'test://template/123/data' },
+      { 'mcp-name': 'test://template/123/data' },
+    );
+    expect(response.json().result.contents).toEqual([
+      expect.objectContaining({ uri: 'test://template/123/data', text: expect.stringContaining('"id":"123"') }),
+    ]);
+  });
+
+  it('an unknown tenant → 404 with a JSON-RPC error', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/t/nobody/mcp',
+      headers: MODERN,
+      payload: { jsonrpc: '2.0', id: 1, method: 'server/discover' },
+    });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringContaining('nobody') },
+    });
+  });
+
+  it.each(['GET', 'DELETE'] as const)('%s → 405 with Allow: POST', async (method) => {
+    const response = await app.inject({ method, url: '/t/conformance/mcp' });
+    expect(response.statusCode).toBe(405);
+    expect(response.headers.allow).toBe('POST');
+    expect(response.json()).toMatchObject({ error: { code: -32600 } });
+  });
+
+  it('malformed JSON → 400 + -32700', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/t/conformance/mcp',
+      headers: MODERN,
+      payload: '{"jsonrpc": "2.0", ',
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ id: null, error: { code: -32700 } });
+  });
+
+  it('a non-JSON content type → 415', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/t/conformance/mcp',
+      headers: { ...MODERN, 'content-type': 'text/plain' },
+      payload: 'hi',
+    });
+    expect(response.statusCode).toBe(415);
+    expect(response.json()).toMatchObject({ error: { code: -32600 } });
+  });
+
+  it('a body over 1 MiB → 413', async () => {
+    const payload = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'resources/list',
+      params: { pad: 'x'.repeat(1024 * 1024) },
+    });
+    const response = await app.inject({ method: 'POST', url: '/t/conformance/mcp', headers: MODERN, payload });
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toMatchObject({ error: { code: -32600 } });
+  });
+
+  it('a prototype-pollution body is refused and changes nothing', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/t/conformance/mcp',
+      headers: { ...MODERN, 'mcp-method': 'resources/list' },
+      payload: `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"__proto__":{"polluted":true},"_meta":${JSON.stringify(META)}}}`,
+    });
+    expect(response.statusCode).toBe(400);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('a notification → 202 with an empty body', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/t/conformance/mcp',
+      headers: MODERN,
+      payload: { jsonrpc: '2.0', method: 'notifications/initialized' },
+    });
+    expect(response.statusCode).toBe(202);
+    expect(response.body).toBe('');
+  });
+
+  it.each([
+    ['a foreign Origin', { origin: 'https://evil.example.com' }],
+    ['Origin null', { origin: 'null' }],
+    ['a foreign Host (DNS rebinding)', { host: 'evil.example.com' }],
+  ])('%s → 403', async (_name, headers) => {
+    const response = await call('server/discover', {}, headers);
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toMatchObject({ error: { code: -32600 } });
+  });
+
+  it('a loopback Origin is allowed on a loopback bind', async () => {
+    const response = await call('server/discover', {}, { origin: 'http://localhost:6274' });
+    expect(response.statusCode).toBe(200);
+  });
+});
+
+describe('health', () => {
+  it('/healthz and /readyz answer', async () => {
+    expect((await app.inject('/healthz')).json()).toEqual({ status: 'ok' });
+    const ready = await app.inject('/readyz');
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready', failing: [] });
+  });
+});
