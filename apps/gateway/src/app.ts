@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Logger, SourceFactory } from '@mcpgw/core';
 import type { GatewayConfig } from '@mcpgw/config';
@@ -34,7 +34,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     // Longer than the 60 s idle timeout of common load balancers.
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
-    disableRequestLogging: true,
+    // One access line per request comes from our onResponse hook instead.
+    logController: new LogController({ disableRequestLogging: true }),
     logger: {
       level: config.env.LOG_LEVEL,
       redact: {
