@@ -1,0 +1,71 @@
+import type { SourceChange } from '@mcpgw/core';
+import type { RunQuery } from './read-only-transaction.js';
+
+/**
+ * A fingerprint per published object of the allowed schemas: key
+ * `JSON.stringify([schema, table])` (table `''` for the schema itself), value
+ * an md5 over everything its resource shows except the row estimate (which
+ * moves with every ANALYZE and would make the feed noise: estimates refresh
+ * with `ttlMs` instead). A table's value covers its kind, comment, columns,
+ * defaults, constraints, incoming foreign keys, indexes and view definition.
+ */
+export type CatalogFingerprint = Map<string, string>;
+
+export async function catalogFingerprint(query: RunQuery, schemas: readonly string[]): Promise<CatalogFingerprint> {
+  const rows = await query<{ schema: string; name: string; fp: string }>(
+    `SELECT n.nspname::text AS schema, ''::text AS name,
+            md5(coalesce(pg_catalog.obj_description(n.oid, 'pg_namespace'), '')) AS fp
+       FROM pg_catalog.pg_namespace n
+      WHERE n.nspname = ANY($1::text[])
+     UNION ALL
+     SELECT n.nspname::text, c.relname::text, md5(concat_ws(E'\\x1f',
+              c.relkind::text,
+              pg_catalog.obj_description(c.oid, 'pg_class'),
+              (SELECT string_agg(concat_ws(',', a.attnum, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod),
+                                           a.attnotnull, a.attidentity, a.attgenerated,
+                                           pg_catalog.pg_get_expr(d.adbin, d.adrelid),
+                                           pg_catalog.col_description(c.oid, a.attnum)), E'\\x1e' ORDER BY a.attnum)
+                 FROM pg_catalog.pg_attribute a
+                 LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
+              (SELECT string_agg(o.conname || ':' || pg_catalog.pg_get_constraintdef(o.oid, true), E'\\x1e' ORDER BY o.conname)
+                 FROM pg_catalog.pg_constraint o WHERE o.conrelid = c.oid),
+              (SELECT string_agg(o.conname || ':' || o.conrelid::regclass::text, E'\\x1e' ORDER BY o.conrelid, o.conname)
+                 FROM pg_catalog.pg_constraint o WHERE o.confrelid = c.oid AND o.contype = 'f'),
+              (SELECT string_agg(pg_catalog.pg_get_indexdef(x.indexrelid), E'\\x1e' ORDER BY x.indexrelid)
+                 FROM pg_catalog.pg_index x WHERE x.indrelid = c.oid),
+              CASE WHEN c.relkind IN ('v', 'm') THEN pg_catalog.pg_get_viewdef(c.oid, true) END
+            ))
+       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ANY($1::text[]) AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition`,
+    [schemas],
+  );
+  return new Map(rows.map((r) => [JSON.stringify([r.schema, r.name]), r.fp]));
+}
+
+/**
+ * The changes between two fingerprints (issue 5, "Change feed"): a relation
+ * or schema that appears or disappears changes the list; any change to a
+ * relation updates its own URI and its schema's overview.
+ */
+export function diffFingerprints(
+  before: CatalogFingerprint,
+  after: CatalogFingerprint,
+  uris: { schema: (schema: string) => string; table: (schema: string, table: string) => string },
+): SourceChange[] {
+  let listChanged = false;
+  const updated = new Set<string>();
+  const keys = new Set([...before.keys(), ...after.keys()]);
+  for (const key of keys) {
+    const was = before.get(key);
+    const now = after.get(key);
+    if (was === now) continue;
+    if (was === undefined || now === undefined) listChanged = true;
+    const [schema, table] = JSON.parse(key) as [string, string];
+    if (table !== '') updated.add(uris.table(schema, table));
+    updated.add(uris.schema(schema));
+  }
+  const changes: SourceChange[] = listChanged ? [{ type: 'list-changed' }] : [];
+  for (const uri of [...updated].sort()) changes.push({ type: 'resource-updated', uri });
+  return changes;
+}

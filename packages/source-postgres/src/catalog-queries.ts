@@ -1,0 +1,192 @@
+import type { RunQuery } from './read-only-transaction.js';
+
+/**
+ * Catalog reads. Every name a caller supplies is a bound parameter compared
+ * against pg_catalog; none of this SQL is ever built from caller input.
+ * Relation kinds published: ordinary (r) and partitioned (p) tables, views (v),
+ * materialized views (m) and foreign tables (f); partitions are reached
+ * through their parent and not listed on their own.
+ */
+const PUBLISHED = `c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition`;
+
+export type RelationKind = 'r' | 'p' | 'v' | 'm' | 'f';
+
+export interface SchemaRow {
+  oid: number;
+  name: string;
+  comment: string | null;
+}
+
+export interface RelationSummaryRow {
+  name: string;
+  kind: RelationKind;
+  /** pg_class.reltuples: -1 when never analyzed (Postgres 14+), 0 for views. */
+  estimate: number;
+  comment: string | null;
+}
+
+/** The allowed schemas that exist, in catalog (byte) order, from `from` on. */
+export async function findSchemas(query: RunQuery, allowed: readonly string[], from = ''): Promise<SchemaRow[]> {
+  return query<SchemaRow>(
+    `SELECT n.oid AS oid, n.nspname::text AS name, pg_catalog.obj_description(n.oid, 'pg_namespace') AS comment
+       FROM pg_catalog.pg_namespace n
+      WHERE n.nspname = ANY($1::text[]) AND n.nspname >= $2::text::name
+      ORDER BY n.nspname`,
+    [allowed, from],
+  );
+}
+
+/**
+ * One keyset page of a schema's relations: names strictly after `after`, in
+ * `name` (byte) order. Served by pg_class_relname_nsp_index (relname,
+ * relnamespace), so its cost follows the page size, not the table count.
+ */
+export async function listRelations(
+  query: RunQuery,
+  schemaOid: number,
+  after: string,
+  limit: number,
+): Promise<RelationSummaryRow[]> {
+  return query<RelationSummaryRow>(
+    `SELECT c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
+            pg_catalog.obj_description(c.oid, 'pg_class') AS comment
+       FROM pg_catalog.pg_class c
+      WHERE c.relnamespace = $1::oid AND c.relname > $2::text::name AND ${PUBLISHED}
+      ORDER BY c.relname
+      LIMIT $3`,
+    [schemaOid, after, limit],
+  );
+}
+
+/** How many relations a schema publishes (for "and N more" in the overview). */
+export async function countRelations(query: RunQuery, schemaOid: number): Promise<number> {
+  const rows = await query<{ count: number }>(
+    `SELECT count(*)::float8 AS count FROM pg_catalog.pg_class c
+      WHERE c.relnamespace = $1::oid AND ${PUBLISHED}`,
+    [schemaOid],
+  );
+  return rows[0]?.count ?? 0;
+}
+
+export interface RelationRow extends RelationSummaryRow {
+  oid: number;
+  schema: string;
+}
+
+/** The published relation `schema.name`, or undefined. */
+export async function findRelation(query: RunQuery, schema: string, name: string): Promise<RelationRow | undefined> {
+  const rows = await query<RelationRow>(
+    `SELECT c.oid AS oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind,
+            c.reltuples::float8 AS estimate, pg_catalog.obj_description(c.oid, 'pg_class') AS comment
+       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1::text::name AND c.relname = $2::text::name AND ${PUBLISHED}`,
+    [schema, name],
+  );
+  return rows[0];
+}
+
+export interface ColumnRow {
+  name: string;
+  type: string;
+  notNull: boolean;
+  default: string | null;
+  /** 'a' always / 'd' by default for identity columns, '' otherwise. */
+  identity: string;
+  /** 's' for stored generated columns, '' otherwise. */
+  generated: string;
+  comment: string | null;
+}
+
+export async function listColumns(query: RunQuery, relationOid: number): Promise<ColumnRow[]> {
+  return query<ColumnRow>(
+    `SELECT a.attname::text AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
+            a.attnotnull AS "notNull", pg_catalog.pg_get_expr(d.adbin, d.adrelid) AS default,
+            a.attidentity::text AS identity, a.attgenerated::text AS generated,
+            pg_catalog.col_description(a.attrelid, a.attnum) AS comment
+       FROM pg_catalog.pg_attribute a
+       LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+      WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
+      ORDER BY a.attnum`,
+    [relationOid],
+  );
+}
+
+/** The primary key's columns in key order; empty when there is none. */
+export async function primaryKeyColumns(query: RunQuery, relationOid: number): Promise<string[]> {
+  const rows = await query<{ name: string }>(
+    `SELECT a.attname::text AS name
+       FROM pg_catalog.pg_index x
+       CROSS JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+       JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+      WHERE x.indrelid = $1::oid AND x.indisprimary
+      ORDER BY k.ord`,
+    [relationOid],
+  );
+  return rows.map((r) => r.name);
+}
+
+export interface ConstraintRow {
+  name: string;
+  /** p primary key, f foreign key, u unique, c check, x exclusion. */
+  type: string;
+  definition: string;
+  /** For foreign keys: the other table (referenced, or referencing for `referencedBy`). */
+  otherSchema: string | null;
+  otherTable: string | null;
+}
+
+/** Constraints declared on the relation, by name. */
+export async function listConstraints(query: RunQuery, relationOid: number): Promise<ConstraintRow[]> {
+  return query<ConstraintRow>(
+    `SELECT o.conname::text AS name, o.contype::text AS type, pg_catalog.pg_get_constraintdef(o.oid, true) AS definition,
+            rn.nspname::text AS "otherSchema", r.relname::text AS "otherTable"
+       FROM pg_catalog.pg_constraint o
+       LEFT JOIN pg_catalog.pg_class r ON r.oid = o.confrelid
+       LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = r.relnamespace
+      WHERE o.conrelid = $1::oid
+      ORDER BY o.contype, o.conname`,
+    [relationOid],
+  );
+}
+
+/** Foreign keys of other tables that point at this one (bounded: a hub table can have many). */
+export async function listReferencedBy(query: RunQuery, relationOid: number, limit: number): Promise<ConstraintRow[]> {
+  return query<ConstraintRow>(
+    `SELECT o.conname::text AS name, o.contype::text AS type, pg_catalog.pg_get_constraintdef(o.oid, true) AS definition,
+            n.nspname::text AS "otherSchema", c.relname::text AS "otherTable"
+       FROM pg_catalog.pg_constraint o
+       JOIN pg_catalog.pg_class c ON c.oid = o.conrelid
+       JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE o.confrelid = $1::oid AND o.contype = 'f'
+      ORDER BY n.nspname, c.relname, o.conname
+      LIMIT $2`,
+    [relationOid, limit],
+  );
+}
+
+export interface IndexRow {
+  name: string;
+  definition: string;
+  primary: boolean;
+  unique: boolean;
+}
+
+export async function listIndexes(query: RunQuery, relationOid: number): Promise<IndexRow[]> {
+  return query<IndexRow>(
+    `SELECT i.relname::text AS name, pg_catalog.pg_get_indexdef(x.indexrelid) AS definition,
+            x.indisprimary AS primary, x.indisunique AS unique
+       FROM pg_catalog.pg_index x JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid
+      WHERE x.indrelid = $1::oid
+      ORDER BY i.relname`,
+    [relationOid],
+  );
+}
+
+/** The SELECT behind a view or materialized view. */
+export async function viewDefinition(query: RunQuery, relationOid: number): Promise<string | undefined> {
+  const rows = await query<{ definition: string | null }>(
+    `SELECT pg_catalog.pg_get_viewdef($1::oid, true) AS definition`,
+    [relationOid],
+  );
+  return rows[0]?.definition ?? undefined;
+}

@@ -1,0 +1,296 @@
+import {
+  DEFAULT_SOURCE_TTL,
+  invalidPosition,
+  type Logger,
+  type Page,
+  type PageRequest,
+  type ResourceContents,
+  type ResourceDescriptor,
+  type ResourceTemplateDescriptor,
+  type Source,
+  type SourceChange,
+  type SourceHealth,
+} from '@mcpgw/core';
+import pg from 'pg';
+import { CatalogChangeFeed } from './catalog-change-feed.js';
+import { catalogFingerprint, diffFingerprints } from './catalog-fingerprint.js';
+import {
+  countRelations,
+  findRelation,
+  findSchemas,
+  listColumns,
+  listConstraints,
+  listIndexes,
+  listReferencedBy,
+  listRelations,
+  viewDefinition,
+  type RelationSummaryRow,
+  type SchemaRow,
+} from './catalog-queries.js';
+import { changeChannel, installEventTrigger } from './event-trigger.js';
+import type { PostgresSourceOptions } from './postgres-source-options.js';
+import { displayIdent } from './quote-ident.js';
+import { inReadOnlyTransaction, type RunQuery } from './read-only-transaction.js';
+import { readRows } from './read-rows.js';
+import { relationSummary, relationTitle, renderSchemaOverview, renderTableDescription } from './render-markdown.js';
+import { parseResourceUri, schemaUri, tableUri, uriPrefix } from './resource-uri.js';
+import { parseRowsQuery } from './rows-query.js';
+import { sourceUnavailable } from './source-unavailable.js';
+
+const MARKDOWN = 'text/markdown';
+const JSON_TYPE = 'application/json';
+/** Relations shown in a schema overview; the rest are reached by listing or the template. */
+export const OVERVIEW_MAX_RELATIONS = 500;
+/** Incoming foreign keys shown on a table. */
+const REFERENCED_BY_MAX = 50;
+
+/**
+ * Builds the `pg` connection settings. Sessions default to read-only as a
+ * second line of defence behind the explicit READ ONLY transactions, and
+ * carry an application_name so a DBA can tell the gateway's sessions apart.
+ */
+export function connectionConfig(options: PostgresSourceOptions, sourceId: string): pg.ClientConfig {
+  const c = options.connection;
+  const base: pg.ClientConfig =
+    'url' in c
+      ? { connectionString: c.url }
+      : {
+          host: c.host,
+          port: c.port,
+          database: c.database,
+          user: c.user,
+          ...(c.password === undefined ? {} : { password: c.password }),
+        };
+  return {
+    ...base,
+    connectionTimeoutMillis: options.pool.connectionTimeoutMs,
+    // Client-side backstop for a server that stops answering mid-query,
+    // where the server-side statement_timeout cannot fire.
+    query_timeout: options.statementTimeoutMs + options.pool.connectionTimeoutMs,
+    application_name: `mcpgw:${sourceId}`.slice(0, 63),
+    options: '-c default_transaction_read_only=on',
+  };
+}
+
+/** A `postgres` source: see README.md for URIs, representations and safety. */
+export function createPostgresSource(options: PostgresSourceOptions, sourceId: string, logger: Logger): Source {
+  const pool = new pg.Pool({
+    ...connectionConfig(options, sourceId),
+    max: options.pool.max,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client that loses its server (restart, failover) emits 'error' on
+  // the pool; unhandled, that would crash the process. The pool drops it and
+  // connects afresh on the next request: recovery needs no restart.
+  pool.on('error', (error) => logger.warn({ err: { message: error.message } }, 'idle postgres connection failed'));
+
+  const allowed = [...options.schemas];
+  const allowedSet = new Set(allowed);
+  const timeouts = { statementTimeoutMs: options.statementTimeoutMs, lockTimeoutMs: options.lockTimeoutMs };
+  const rowsEnabled = options.rows.enabled;
+  const toSchemaUri = (schema: string) => schemaUri(sourceId, schema);
+  const toTableUri = (schema: string, table: string) => tableUri(sourceId, schema, table);
+
+  async function run<T>(work: (query: RunQuery) => Promise<T>): Promise<T> {
+    try {
+      return await inReadOnlyTransaction(pool, timeouts, work);
+    } catch (error) {
+      throw sourceUnavailable(sourceId, error, logger);
+    }
+  }
+
+  function schemaDescriptor(s: SchemaRow): ResourceDescriptor {
+    return {
+      uri: toSchemaUri(s.name),
+      name: s.name,
+      title: `Schema ${displayIdent(s.name)}`,
+      description:
+        s.comment ??
+        `Overview of schema ${displayIdent(s.name)}: its tables and views with comments and estimated row counts.`,
+      mimeType: MARKDOWN,
+    };
+  }
+
+  function relationDescriptor(schema: string, r: RelationSummaryRow): ResourceDescriptor {
+    return {
+      uri: toTableUri(schema, r.name),
+      name: `${schema}.${r.name}`,
+      title: relationTitle(schema, r),
+      description: r.comment ?? relationSummary(schema, r),
+      mimeType: MARKDOWN,
+    };
+  }
+
+  /** Position: JSON `[schema, lastRelationName]`; `''` = just after the schema's own entry. */
+  function parsePosition(position: string): [string, string] {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(position);
+    } catch (error) {
+      throw invalidPosition(error);
+    }
+    if (
+      !Array.isArray(parsed) ||
+      parsed.length !== 2 ||
+      typeof parsed[0] !== 'string' ||
+      typeof parsed[1] !== 'string' ||
+      !allowedSet.has(parsed[0]) ||
+      parsed[1].includes('\0') ||
+      Buffer.byteLength(parsed[1]) > 63
+    ) {
+      throw invalidPosition();
+    }
+    return [parsed[0], parsed[1]];
+  }
+
+  async function listResources(page: PageRequest): Promise<Page<ResourceDescriptor>> {
+    const [fromSchema, fromName] = page.position === undefined ? ['', undefined] : parsePosition(page.position);
+    const limit = Math.max(1, Math.floor(page.limit));
+    return run(async (query) => {
+      const items: ResourceDescriptor[] = [];
+      let last: [string, string] | undefined;
+      for (const schema of await findSchemas(query, allowed, fromSchema)) {
+        let after = schema.name === fromSchema ? fromName : undefined;
+        if (after === undefined) {
+          if (items.length === limit) return { items, nextPosition: JSON.stringify(last) };
+          items.push(schemaDescriptor(schema));
+          last = [schema.name, ''];
+          after = '';
+        }
+        const room = limit - items.length;
+        const relations = await listRelations(query, schema.oid, after, room + 1);
+        for (const r of relations.slice(0, room)) {
+          items.push(relationDescriptor(schema.name, r));
+          last = [schema.name, r.name];
+        }
+        if (relations.length > room) return { items, nextPosition: JSON.stringify(last) };
+      }
+      return { items };
+    });
+  }
+
+  function listTemplates(): Promise<ResourceTemplateDescriptor[]> {
+    const schemas = allowed.map(displayIdent).join(', ');
+    const templates: ResourceTemplateDescriptor[] = [
+      {
+        uriTemplate: `${uriPrefix(sourceId)}{schema}/{table}`,
+        name: `${sourceId}-table`,
+        title: `Table or view in ${sourceId}`,
+        description: `Columns, keys, indexes and comments of a table or view in schema ${schemas}. Names are case-sensitive, exactly as in the catalog.`,
+        mimeType: MARKDOWN,
+      },
+    ];
+    if (rowsEnabled) {
+      templates.push({
+        uriTemplate: `${uriPrefix(sourceId)}{schema}/{table}/rows{?limit,after,columns}`,
+        name: `${sourceId}-rows`,
+        title: `Rows of a table or view in ${sourceId}`,
+        description: `Up to ${options.rows.maxLimit} rows (limit, default ${options.rows.maxLimit}) as JSON, ordered by primary key; follow "next" for the following page; columns is an optional comma-separated list.`,
+        mimeType: JSON_TYPE,
+      });
+    }
+    return Promise.resolve(templates);
+  }
+
+  async function read(uri: string): Promise<ResourceContents[] | undefined> {
+    const parsed = parseResourceUri(sourceId, uri);
+    if (parsed === undefined || !allowedSet.has(parsed.schema)) return undefined;
+    if (parsed.kind === 'schema') {
+      const schema = parsed.schema;
+      const text = await run(async (query) => {
+        const [found] = (await findSchemas(query, [schema])).filter((s) => s.name === schema);
+        if (found === undefined) return undefined;
+        const relations = await listRelations(query, found.oid, '', OVERVIEW_MAX_RELATIONS);
+        const total =
+          relations.length < OVERVIEW_MAX_RELATIONS ? relations.length : await countRelations(query, found.oid);
+        return renderSchemaOverview({
+          schema,
+          comment: found.comment,
+          relations,
+          more: total - relations.length,
+          tableUri: (table) => toTableUri(schema, table),
+          listHint: `List resources, or read ${uriPrefix(sourceId)}{schema}/{table} for any table by name.`,
+        });
+      });
+      return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
+    }
+    if (parsed.kind === 'table') {
+      const { schema, table } = parsed;
+      const text = await run(async (query) => {
+        const relation = await findRelation(query, schema, table);
+        if (relation === undefined) return undefined;
+        return renderTableDescription({
+          ...relation,
+          columns: await listColumns(query, relation.oid),
+          constraints: await listConstraints(query, relation.oid),
+          referencedBy: await listReferencedBy(query, relation.oid, REFERENCED_BY_MAX),
+          referencedByLimit: REFERENCED_BY_MAX,
+          indexes: await listIndexes(query, relation.oid),
+          viewDefinition:
+            relation.kind === 'v' || relation.kind === 'm' ? await viewDefinition(query, relation.oid) : undefined,
+          schemaUri: toSchemaUri(schema),
+          relationUri: (s, t) => (allowedSet.has(s) ? toTableUri(s, t) : undefined),
+          rowsUri: rowsEnabled ? `${toTableUri(schema, table)}/rows` : undefined,
+        });
+      });
+      return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
+    }
+    if (!rowsEnabled) return undefined;
+    const request = parseRowsQuery(parsed.query, options.rows.maxLimit);
+    const { schema, table } = parsed;
+    const page = await run(async (query) => {
+      const relation = await findRelation(query, schema, table);
+      if (relation === undefined) return undefined;
+      return readRows(query, relation, request, options.rows.columns.exclude, `${toTableUri(schema, table)}/rows`);
+    });
+    return page === undefined ? undefined : [{ uri, mimeType: JSON_TYPE, text: page.text }];
+  }
+
+  let feed: CatalogChangeFeed | undefined;
+  const mode = options.changeDetection.mode;
+  function watch(listener: (change: SourceChange) => void): () => void {
+    if (mode === 'off') return () => {};
+    feed ??= new CatalogChangeFeed({
+      mode,
+      pollIntervalMs: options.changeDetection.pollIntervalMs,
+      fingerprint: () => run((query) => catalogFingerprint(query, allowed)),
+      diff: (before, after) => diffFingerprints(before, after, { schema: toSchemaUri, table: toTableUri }),
+      install: () => installEventTrigger(pool, changeChannel(sourceId)),
+      newClient: () => new pg.Client(connectionConfig(options, sourceId)),
+      channel: changeChannel(sourceId),
+      logger,
+    });
+    return feed.subscribe(listener);
+  }
+
+  async function health(): Promise<SourceHealth> {
+    try {
+      await run((query) => query('SELECT 1', []));
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, detail: error instanceof Error ? error.message : 'unavailable' };
+    }
+  }
+
+  let closed: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closed ??= (async () => {
+      await feed?.stop();
+      await pool.end();
+    })();
+    return closed;
+  }
+
+  return {
+    id: sourceId,
+    kind: 'postgres',
+    ttl: DEFAULT_SOURCE_TTL,
+    owns: (uri) => uri.startsWith(uriPrefix(sourceId)),
+    listResources,
+    listTemplates,
+    read,
+    ...(mode === 'off' ? {} : { watch }),
+    health,
+    close,
+  };
+}

@@ -1,0 +1,58 @@
+import type { Pool, PoolClient, QueryResultRow } from 'pg';
+
+/** Runs one statement; `values` is required so every query is sent with the extended protocol. */
+export type RunQuery = <Row extends QueryResultRow>(text: string, values: readonly unknown[]) => Promise<Row[]>;
+
+export interface TransactionTimeouts {
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
+}
+
+/**
+ * Runs `work` inside `BEGIN TRANSACTION READ ONLY` with transaction-local
+ * statement and lock timeouts, then ends the transaction and returns the
+ * connection. Everything a caller can trigger goes through here (issue 5,
+ * "Safety").
+ *
+ * `query` always sends parameters, so `pg` uses the extended query protocol,
+ * whose Parse message the server rejects when it holds more than one
+ * statement: "one statement per query" holds by construction, not by review.
+ */
+export async function inReadOnlyTransaction<T>(
+  pool: Pool,
+  timeouts: TransactionTimeouts,
+  work: (query: RunQuery) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN TRANSACTION READ ONLY');
+    // SET LOCAL cannot take parameters; set_config(..., true) is its
+    // parameterised equivalent (is_local = true: ends with the transaction).
+    await client.query("SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $2, true)", [
+      `${timeouts.statementTimeoutMs}ms`,
+      `${timeouts.lockTimeoutMs}ms`,
+    ]);
+    const query: RunQuery = async (text, values) => (await client.query(text, [...values])).rows;
+    const result = await work(query);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    broken = await rollback(client, error);
+    throw error;
+  } finally {
+    // A connection whose rollback failed is in an unknown state: destroy it
+    // (release(err)) so the pool opens a fresh one; this is also how the
+    // source recovers from a server restart without a gateway restart.
+    client.release(broken);
+  }
+}
+
+async function rollback(client: PoolClient, cause: unknown): Promise<Error | undefined> {
+  try {
+    await client.query('ROLLBACK');
+    return undefined;
+  } catch {
+    return cause instanceof Error ? cause : new Error('rollback failed');
+  }
+}
