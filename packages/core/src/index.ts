@@ -17,3 +17,4 @@ export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';
 export type { AccessScope } from './access-scope.js';
 export { unrestrictedScope } from './access-scope.js';
+export type { Principal } from './principal.js';
