@@ -1,0 +1,16 @@
+import type { SourceFactory } from '@mcpgw/core';
+import { createFilesSource } from './files-source.js';
+import { filesSourceOptionsSchema, type FilesSourceOptions } from './files-source-options.js';
+
+/**
+ * The `files` source type: a folder on disk as resources. Example entry:
+ *
+ * ```json
+ * { "id": "handbook", "type": "files", "root": "./handbook", "maxFileBytes": 1048576 }
+ * ```
+ */
+export const filesSourceFactory: SourceFactory<FilesSourceOptions> = {
+  type: 'files',
+  optionsSchema: filesSourceOptionsSchema,
+  create: createFilesSource,
+};

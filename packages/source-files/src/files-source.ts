@@ -1,0 +1,283 @@
+import { realpath, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import {
+  DEFAULT_SOURCE_TTL,
+  GatewayError,
+  invalidPosition,
+  isGatewayError,
+  type Page,
+  type PageRequest,
+  type ResourceContents,
+  type ResourceDescriptor,
+  type Source,
+  type SourceChange,
+  type SourceContext,
+} from '@mcpgw/core';
+import { fileUriPrefix, parseFileUri, toFileUri } from './file-uri.js';
+import type { FilesSourceOptions } from './files-source-options.js';
+import { watchFolder } from './folder-watcher.js';
+import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
+import { DIRECTORY_MIME_TYPE, mediaTypeOf } from './media-type.js';
+import { comparePaths, isServableName } from './path-segment.js';
+import { readFileBounded, readHead, TOO_LARGE, toContents } from './read-file.js';
+import { isNotFound, resolveInside } from './safe-path.js';
+import { readChildren, walkFolder, type WalkEntry } from './walk-folder.js';
+
+/**
+ * Creates a source publishing the folder `options.root` (resolved against
+ * `context.configDir`). Fails, naming the option, when the root does not
+ * exist or is not a folder, so a bad path stops startup.
+ */
+export async function createFilesSource(options: FilesSourceOptions, context: SourceContext): Promise<Source> {
+  const { sourceId, logger } = context;
+  const realRoot = await openRoot(options.root, context);
+  const { maxFileBytes, maxEntries } = options;
+  const { maxFiles, maxTotalBytes } = options.directoryRead;
+  const prefix = fileUriPrefix(sourceId);
+  const listeners = new Set<(change: SourceChange) => void>();
+  let stopWatching: (() => void) | undefined;
+  const warned = new Set<string>();
+
+  /** Warns once per distinct message, so a listing that is rebuilt often does not flood the log. */
+  function warnOnce(key: string, fields: object, message: string): void {
+    if (warned.has(key)) return;
+    warned.add(key);
+    logger.warn(fields, message);
+  }
+
+  const folderDescription = (segments: readonly string[]) =>
+    `${segments.length === 0 ? 'The top folder of this source' : `The folder "${segments.join('/')}/"`}. ` +
+    `Reading it returns the files directly inside it (not those in subfolders), in name order, ` +
+    `at most ${maxFiles} files and ${formatBytes(maxTotalBytes)} in all; reading stops at the first file ` +
+    `past either limit, and files over ${formatBytes(maxFileBytes)} are left out. Read those one by one.`;
+
+  const tooLarge = () =>
+    new GatewayError('ERR_TOO_LARGE', `The file exceeds the ${formatBytes(maxFileBytes)} size limit of this source`);
+
+  /** The descriptor of a walk entry, or `undefined` if it vanished since the walk. */
+  async function describe(entry: WalkEntry): Promise<ResourceDescriptor | undefined> {
+    const resolved = await resolveInside(realRoot, entry.segments);
+    if (resolved === undefined) return undefined;
+    const lastModified = resolved.stats.mtime.toISOString();
+    const name = entry.segments.at(-1) ?? sourceId;
+    if (entry.kind === 'directory') {
+      if (!resolved.stats.isDirectory()) return undefined;
+      return {
+        uri: toFileUri(sourceId, entry.segments, true),
+        name,
+        description: folderDescription(entry.segments),
+        mimeType: DIRECTORY_MIME_TYPE,
+        annotations: { lastModified },
+      };
+    }
+    if (!resolved.stats.isFile()) return undefined;
+    const mimeType = mediaTypeOf(name);
+    const descriptor: ResourceDescriptor = {
+      uri: toFileUri(sourceId, entry.segments, false),
+      name,
+      mimeType,
+      size: resolved.stats.size,
+      annotations: { lastModified },
+    };
+    if (mimeType === 'text/markdown') {
+      const path = entry.segments.join('/');
+      try {
+        const head = await readHead(resolved.realPath, MARKDOWN_HEAD_BYTES);
+        // Not fatal: the head may end inside a multi-byte character.
+        const summary = summarizeMarkdown(new TextDecoder().decode(head));
+        if (summary.invalidFrontMatter === true) {
+          warnOnce(`front-matter:${path}`, { path }, 'front matter is not a YAML mapping; ignored');
+        }
+        if (summary.title !== undefined) descriptor.title = summary.title;
+        if (summary.description !== undefined) descriptor.description = summary.description;
+      } catch (error) {
+        // Listed without a title: a read will report the failure properly.
+        warnOnce(`head:${path}`, { path, code: (error as NodeJS.ErrnoException).code }, 'could not read the file head');
+      }
+    }
+    return descriptor;
+  }
+
+  async function readFile(uri: string, segments: readonly string[]): Promise<ResourceContents[] | undefined> {
+    const resolved = await resolveInside(realRoot, segments);
+    if (resolved === undefined || !resolved.stats.isFile()) return undefined;
+    if (resolved.stats.size > maxFileBytes) throw tooLarge();
+    const bytes = await readFileBounded(resolved.realPath, maxFileBytes);
+    if (bytes === undefined) return undefined;
+    if (bytes === TOO_LARGE) throw tooLarge();
+    return [toContents(uri, mediaTypeOf(segments.at(-1) ?? ''), bytes)];
+  }
+
+  /** A folder read: its direct files in name order, within the `directoryRead` bounds. */
+  async function readFolder(
+    segments: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<ResourceContents[] | undefined> {
+    const folder = await resolveInside(realRoot, segments);
+    if (folder === undefined || !folder.stats.isDirectory()) return undefined;
+    const children = await readChildren(realRoot, segments, maxEntries);
+    const contents: ResourceContents[] = [];
+    let total = 0;
+    for (const child of children) {
+      signal?.throwIfAborted();
+      if (child.kind !== 'file') continue;
+      if (contents.length >= maxFiles) break;
+      const file = await resolveInside(realRoot, child.segments);
+      if (file === undefined || !file.stats.isFile() || file.stats.size > maxFileBytes) continue;
+      if (total + file.stats.size > maxTotalBytes) break;
+      const bytes = await readFileBounded(file.realPath, Math.min(maxFileBytes, maxTotalBytes - total));
+      if (bytes === undefined) continue;
+      if (bytes === TOO_LARGE) break; // grew past the remaining budget since its stat
+      total += bytes.length;
+      const name = child.segments.at(-1) ?? '';
+      contents.push(toContents(toFileUri(sourceId, child.segments, false), mediaTypeOf(name), bytes));
+    }
+    return contents;
+  }
+
+  return {
+    id: sourceId,
+    kind: 'files',
+    ttl: DEFAULT_SOURCE_TTL,
+
+    async listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
+      // Position: the relative path of the last entry of the previous page,
+      // as `/` + names joined by `/`. Resuming by path rather than by index
+      // means an entry added or removed meanwhile shifts nothing.
+      const after = page.position === undefined ? undefined : parsePosition(page.position);
+      let walk;
+      try {
+        walk = await walkFolder(realRoot, maxEntries);
+      } catch (error) {
+        throw unavailable(sourceId, 'list', error);
+      }
+      if (walk.truncated) {
+        warnOnce(
+          'truncated',
+          { maxEntries },
+          'the folder holds more entries than maxEntries; the listing is cut there',
+        );
+      }
+      for (const path of walk.unreadable) warnOnce(`unreadable:${path}`, { path }, 'folder could not be read; skipped');
+      signal?.throwIfAborted();
+
+      const start = after === undefined ? 0 : walk.entries.findIndex((e) => comparePaths(e.segments, after) > 0);
+      const limit = Math.max(1, Math.floor(page.limit));
+      const slice = start === -1 ? [] : walk.entries.slice(start, start + limit);
+      const described = await Promise.all(
+        slice.map((entry) =>
+          describe(entry).catch((error: unknown) => {
+            const path = entry.segments.join('/');
+            const code = (error as NodeJS.ErrnoException).code;
+            warnOnce(`describe:${path}`, { path, code }, 'entry could not be examined; left out of the listing');
+            return undefined;
+          }),
+        ),
+      );
+      const items = described.filter((d): d is ResourceDescriptor => d !== undefined);
+      const last = slice.at(-1);
+      const more = start !== -1 && start + limit < walk.entries.length;
+      return more && last !== undefined ? { items, nextPosition: formatPosition(last.segments) } : { items };
+    },
+
+    async listTemplates() {
+      return [];
+    },
+
+    owns(uri: string): boolean {
+      return uri.startsWith(prefix);
+    },
+
+    async read(uri: string, signal?: AbortSignal): Promise<ResourceContents[] | undefined> {
+      const parsed = parseFileUri(sourceId, uri);
+      if (parsed === undefined) return undefined;
+      try {
+        return parsed.directory ? await readFolder(parsed.segments, signal) : await readFile(uri, parsed.segments);
+      } catch (error) {
+        if (isGatewayError(error) || signal?.aborted === true) throw error;
+        if (isNotFound(error)) return undefined;
+        throw unavailable(sourceId, 'read', error);
+      }
+    },
+
+    watch(listener: (change: SourceChange) => void): () => void {
+      listeners.add(listener);
+      stopWatching ??= watchFolder(
+        realRoot,
+        () => {
+          for (const l of listeners) l({ type: 'list-changed' });
+        },
+        logger,
+      );
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0) {
+          stopWatching?.();
+          stopWatching = undefined;
+        }
+      };
+    },
+
+    async health() {
+      try {
+        const stats = await stat(realRoot);
+        return stats.isDirectory() ? { ok: true } : { ok: false, detail: 'the root is no longer a folder' };
+      } catch {
+        return { ok: false, detail: 'the root folder is missing or unreadable' };
+      }
+    },
+
+    async close() {
+      listeners.clear();
+      stopWatching?.();
+      stopWatching = undefined;
+    },
+  };
+}
+
+/** The real path of the configured root, or an error naming the option as written. */
+async function openRoot(root: string, context: SourceContext): Promise<string> {
+  const where = `source "${context.sourceId}": root "${root}" (relative paths start at the config file's folder)`;
+  let realRoot: string;
+  try {
+    realRoot = await realpath(resolve(context.configDir, root));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new Error(`${where} ${code === 'ENOENT' ? 'does not exist' : `cannot be opened (${code})`}`);
+  }
+  if (!(await stat(realRoot)).isDirectory()) throw new Error(`${where} is not a folder`);
+  return realRoot;
+}
+
+function formatPosition(segments: readonly string[]): string {
+  return `/${segments.join('/')}`;
+}
+
+function parsePosition(position: string): string[] {
+  if (!position.startsWith('/')) throw invalidPosition();
+  if (position === '/') return [];
+  const segments = position.slice(1).split('/');
+  if (!segments.every(isServableName)) throw invalidPosition();
+  return segments;
+}
+
+/**
+ * ERR_SOURCE_UNAVAILABLE for an I/O failure. The cause keeps only the error
+ * code: Node's messages hold absolute paths, which must not reach even logs
+ * that operators may paste into tickets.
+ */
+function unavailable(sourceId: string, action: 'list' | 'read', error: unknown): GatewayError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? 'unknown';
+  return new GatewayError(
+    'ERR_SOURCE_UNAVAILABLE',
+    `Source "${sourceId}" could not ${action === 'list' ? 'list its folder' : 'read this resource'}`,
+    { cause: new Error(`file system error ${code}`) },
+  );
+}
+
+/** `10 MiB`, `4 KiB` or `1500 bytes`: how limits read in messages. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
