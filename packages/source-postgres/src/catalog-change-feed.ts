@@ -1,5 +1,5 @@
 import type { Logger, SourceChange } from '@mcpgw/core';
-import pg from 'pg';
+import type pg from 'pg';
 import type { CatalogFingerprint } from './catalog-fingerprint.js';
 import { quoteIdent } from './quote-ident.js';
 

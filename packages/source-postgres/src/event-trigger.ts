@@ -29,6 +29,9 @@ export const EVENT_TRIGGER_SCHEMA = 'mcpgw';
 export async function installEventTrigger(pool: Pool, channel: string): Promise<void> {
   const client = await pool.connect();
   let failed: Error | undefined;
+  // See inReadOnlyTransaction: a checked-out client's 'error' must be heard.
+  const onError = (error: Error) => (failed ??= error);
+  client.on('error', onError);
   try {
     // The pool's sessions default to read-only (defence in depth): this one
     // transaction is explicitly read-write.
@@ -47,10 +50,11 @@ export async function installEventTrigger(pool: Pool, channel: string): Promise<
     }
     await client.query('COMMIT');
   } catch (error) {
-    failed = error instanceof Error ? error : new Error(String(error));
+    failed ??= error instanceof Error ? error : new Error(String(error));
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
+    client.removeListener('error', onError);
     client.release(failed);
   }
 }

@@ -25,6 +25,11 @@ export async function inReadOnlyTransaction<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  // pg-pool removes its own error listener while a client is checked out, and
+  // a connection lost then is emitted as 'error' on the client: unheard, that
+  // is an uncaught exception. The failing query rejects anyway; just record it.
+  const onError = (error: Error) => (broken ??= error);
+  client.on('error', onError);
   try {
     await client.query('BEGIN TRANSACTION READ ONLY');
     // SET LOCAL cannot take parameters; set_config(..., true) is its
@@ -38,9 +43,10 @@ export async function inReadOnlyTransaction<T>(
     await client.query('COMMIT');
     return result;
   } catch (error) {
-    broken = await rollback(client, error);
+    broken ??= await rollback(client, error);
     throw error;
   } finally {
+    client.removeListener('error', onError);
     // A connection whose rollback failed is in an unknown state: destroy it
     // (release(err)) so the pool opens a fresh one; this is also how the
     // source recovers from a server restart without a gateway restart.

@@ -1,0 +1,203 @@
+import net from 'node:net';
+import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresSource, postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/index.js';
+import { createFixture, type Fixture } from './fixture.js';
+
+/**
+ * Issue 5, "Failure": Postgres down or slow -> ERR_SOURCE_UNAVAILABLE (-32603)
+ * within the connection timeout, a message naming the source and nothing of
+ * the connection, other sources unaffected, recovery without a restart.
+ */
+let fx: Fixture;
+const opened: Array<{ close(): Promise<void> | void }> = [];
+
+beforeAll(async () => {
+  fx = await createFixture('failure', { rows: { enabled: true, maxLimit: 10 } });
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((o) => o.close()));
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+function source(id: string, extra: Partial<PostgresSourceConfig> & Pick<PostgresSourceConfig, 'connection'>): Source {
+  const s = createPostgresSource(
+    postgresSourceOptionsSchema.parse({ schemas: ['public'], ...extra }),
+    id,
+    silentLogger,
+  );
+  opened.push(s);
+  return s;
+}
+
+/** A port nothing listens on: bound once, then released. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A server that accepts connections and never says a word: a hung Postgres. */
+async function silentServer(): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  opened.push({
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  });
+  return (server.address() as net.AddressInfo).port;
+}
+
+/** A TCP proxy to the real server that can be taken down and brought back on the same port. */
+async function proxy(target: { host: string; port: number }) {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  let port = 0;
+  const up = async () => {
+    server = net.createServer((client) => {
+      const upstream = net.connect(target.port, target.host);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+        s.on('close', () => sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
+    port = (server.address() as net.AddressInfo).port;
+  };
+  const down = async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    server = undefined;
+  };
+  await up();
+  opened.push({ close: down });
+  return { port: () => port, up, down };
+}
+
+async function failure(work: Promise<unknown>): Promise<{ error: unknown; ms: number }> {
+  const started = performance.now();
+  try {
+    await work;
+  } catch (error) {
+    return { error, ms: performance.now() - started };
+  }
+  throw new Error('expected a failure');
+}
+
+function expectUnavailable(error: unknown, sourceId: string, secrets: string[]): void {
+  expect(isGatewayError(error) && error.code).toBe('ERR_SOURCE_UNAVAILABLE');
+  const message = (error as Error).message;
+  expect(message).toContain(`"${sourceId}"`);
+  for (const secret of secrets) expect(message).not.toContain(secret);
+}
+
+describe('Postgres down', () => {
+  it('fails fast with ERR_SOURCE_UNAVAILABLE naming the source, not the connection', async () => {
+    const port = await closedPort();
+    const down = source('down-db', { connection: { url: `postgres://reader:hunter2@127.0.0.1:${port}/crm` } });
+    for (const work of [
+      down.listResources({ limit: 5 }),
+      down.read('db+postgres:///down-db/public/orders'),
+      down.read('db+postgres:///down-db/public'),
+    ]) {
+      const { error, ms } = await failure(work);
+      expectUnavailable(error, 'down-db', ['hunter2', '127.0.0.1', String(port), 'reader', 'crm']);
+      expect(ms).toBeLessThan(1000);
+    }
+    const health = await down.health();
+    expect(health.ok).toBe(false);
+    expect(health.detail).not.toContain('hunter2');
+    expect(health.detail).not.toContain(String(port));
+  });
+});
+
+describe('Postgres slow (accepts, never answers)', () => {
+  it('fails within the connection timeout (default 2 s) while another source keeps answering', async () => {
+    const port = await silentServer();
+    const hung = source('hung-db', {
+      connection: { host: '127.0.0.1', port, database: 'crm', user: 'reader', password: 'hunter2' },
+    });
+    const healthy = fx.source;
+    const pending = failure(hung.listResources({ limit: 5 }));
+    const started = performance.now();
+    const other = await healthy.listResources({ limit: 5 });
+    expect(other.items.length).toBe(5);
+    expect(performance.now() - started).toBeLessThan(1000);
+    const { error, ms } = await pending;
+    expectUnavailable(error, 'hung-db', ['hunter2', '127.0.0.1', String(port)]);
+    expect(ms).toBeGreaterThan(1900);
+    expect(ms).toBeLessThan(2300);
+    // Requests queued behind a full pool give up in time too.
+    const many = await Promise.all(
+      Array.from({ length: 6 }, () => failure(hung.read('db+postgres:///hung-db/public/x'))),
+    );
+    for (const { error, ms: each } of many) {
+      expectUnavailable(error, 'hung-db', []);
+      expect(each).toBeLessThan(2300);
+    }
+    expect((await hung.health()).ok).toBe(false);
+  }, 20_000);
+
+  it('gives up on a query slower than statement_timeout and on a lock wait longer than lock_timeout', async () => {
+    await fx.db.sql('CREATE VIEW public.slow AS SELECT pg_sleep(5)::text AS s');
+    const quick = fx.make({ statementTimeoutMs: 300, lockTimeoutMs: 200, rows: { enabled: true } }, 'quick');
+    const slow = await failure(quick.read('db+postgres:///quick/public/slow/rows'));
+    expectUnavailable(slow.error, 'quick', []);
+    expect((slow.error as Error).message).toBe('Postgres source "quick" did not answer in time');
+    expect(slow.ms).toBeLessThan(1500);
+
+    const pg = await import('pg');
+    const locker = new pg.default.Client({ connectionString: fx.db.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN; LOCK TABLE public.orders IN ACCESS EXCLUSIVE MODE');
+      const locked = await failure(quick.read('db+postgres:///quick/public/orders/rows'));
+      expectUnavailable(locked.error, 'quick', []);
+      expect(locked.ms).toBeLessThan(1500);
+      await locker.query('ROLLBACK');
+    } finally {
+      await locker.end();
+    }
+    expect(await quick.read('db+postgres:///quick/public/orders/rows?limit=1')).toHaveLength(1);
+  });
+});
+
+describe('recovery', () => {
+  it('serves again once the server is back, without recreating the source', async () => {
+    const admin = new URL(fx.db.url);
+    const p = await proxy({ host: admin.hostname, port: Number(admin.port || 5432) });
+    const url = new URL(fx.db.url);
+    url.host = `127.0.0.1:${p.port()}`;
+    const s = source('flaky', { connection: { url: url.toString() }, rows: { enabled: true } });
+    expect((await s.listResources({ limit: 2 })).items).toHaveLength(2);
+
+    // A connection lost in the middle of a query: the read fails cleanly (an
+    // unheard 'error' on a checked-out pg client would crash the process).
+    await fx.db.sql('CREATE VIEW public.sleepy AS SELECT pg_sleep(3)::text AS s');
+    const inFlight = failure(s.read('db+postgres:///flaky/public/sleepy/rows'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await p.down();
+    expectUnavailable((await inFlight).error, 'flaky', [String(p.port())]);
+    const { error, ms } = await failure(s.listResources({ limit: 2 }));
+    expectUnavailable(error, 'flaky', [String(p.port())]);
+    expect(ms).toBeLessThan(2300);
+    expect((await s.health()).ok).toBe(false);
+
+    await p.up();
+    expect((await s.listResources({ limit: 2 })).items).toHaveLength(2);
+    expect(await s.health()).toEqual({ ok: true });
+  }, 20_000);
+});
