@@ -106,7 +106,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
           if (owner === undefined || !visible(owner, uri)) return undefined;
           const contents = await owner.read(uri, signal);
           if (contents === undefined) return undefined;
-          return { contents, ttlMs: owner.ttl.readMs };
+          // A folder read returns its children: each must be visible on its own.
+          return { contents: contents.filter((entry) => scope.allows(owner.id, entry.uri)), ttlMs: owner.ttl.readMs };
         },
       };
     },

@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+import type { AccessScope, Principal } from '@mcpgw/core';
+import type { Grant, GrantMatch } from './grant.js';
+import { compileUriPattern, isAmbiguousUri } from './uri-pattern.js';
+
+/**
+ * A caller's resource set: a pure function of (tenant, verified principal,
+ * grants). The fingerprint hashes exactly those inputs as the policy used
+ * them (tenant, issuer, subject and the grants that matched, in full), so it
+ * changes whenever the caller's access could, and it keys every private cache
+ * entry and binds every cursor (issue 3, Policy).
+ */
+export function resolveAccess(tenantId: string, principal: Principal, grants: readonly Grant[]): AccessScope {
+  const effective = grants.filter((grant) => matches(grant.match, principal));
+  const rules = new Map<string, RegExp[] | 'all'>();
+  for (const grant of effective) {
+    for (const allow of grant.allow) {
+      const current = rules.get(allow.source);
+      if (current === 'all' || allow.uris === undefined) {
+        rules.set(allow.source, 'all');
+      } else {
+        rules.set(allow.source, [...(current ?? []), ...allow.uris.map(compileUriPattern)]);
+      }
+    }
+  }
+  const fingerprint = createHash('sha256')
+    .update(
+      canonicalJson({
+        v: 1,
+        tenant: tenantId,
+        issuer: principal.issuer,
+        subject: principal.subject,
+        grants: effective.map((grant) => ({ name: grant.name, match: grant.match, allow: grant.allow })),
+      }),
+    )
+    .digest('base64url');
+
+  return {
+    fingerprint,
+    allowsSource: (sourceId) => rules.has(sourceId),
+    allows(sourceId, uri) {
+      const rule = rules.get(sourceId);
+      if (rule === undefined) return false;
+      if (rule === 'all') return true;
+      return !isAmbiguousUri(uri) && rule.some((pattern) => pattern.test(uri));
+    },
+  };
+}
+
+function matches(match: GrantMatch, principal: Principal): boolean {
+  return (
+    anyOf(match.scopes, principal.scopes) &&
+    anyOf(match.groups, principal.groups) &&
+    anyOf(match.subjects, [principal.subject]) &&
+    anyOf(match.clientIds, principal.clientId === undefined ? [] : [principal.clientId]) &&
+    anyOf(match.issuers, [principal.issuer])
+  );
+}
+
+/** An absent matcher imposes nothing; a present one needs one value in common. */
+function anyOf(required: readonly string[] | undefined, held: readonly string[]): boolean {
+  return required === undefined || required.some((value) => held.includes(value));
+}
+
+/** JSON with object keys sorted, so equal inputs hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

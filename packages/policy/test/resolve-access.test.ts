@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import type { Principal } from '@mcpgw/core';
+import type { Grant } from '../src/index.js';
+import { compileUriPattern, resolveAccess } from '../src/index.js';
+
+const alice: Principal = {
+  issuer: 'https://idp.a',
+  subject: 'alice',
+  clientId: 'claude',
+  scopes: ['mcp:read'],
+  groups: ['eng'],
+  expiresAt: 0,
+};
+const grants: Grant[] = [
+  { name: 'eng-docs', match: { groups: ['eng'] }, allow: [{ source: 'docs', uris: ['file:///docs/eng/**'] }] },
+  { name: 'readers', match: { scopes: ['mcp:read'], clientIds: ['claude'] }, allow: [{ source: 'handbook' }] },
+  { name: 'finance', match: { groups: ['finance'] }, allow: [{ source: 'db' }] },
+];
+
+describe('resolveAccess', () => {
+  it('unions the grants that match and nothing else', () => {
+    const scope = resolveAccess('acme', alice, grants);
+    expect(scope.allowsSource('docs')).toBe(true);
+    expect(scope.allowsSource('handbook')).toBe(true);
+    expect(scope.allowsSource('db')).toBe(false);
+    expect(scope.allows('docs', 'file:///docs/eng/a/b.md')).toBe(true);
+    expect(scope.allows('docs', 'file:///docs/hr/pay.md')).toBe(false);
+    expect(scope.allows('handbook', 'file:///handbook/anything')).toBe(true);
+    expect(scope.allows('db', 'db+postgres:///db/public')).toBe(false);
+  });
+
+  it('needs every present matcher (AND) with any listed value (OR)', () => {
+    expect(resolveAccess('acme', { ...alice, clientId: 'other' }, grants).allowsSource('handbook')).toBe(false);
+    expect(resolveAccess('acme', { ...alice, clientId: undefined }, grants).allowsSource('handbook')).toBe(false);
+    expect(resolveAccess('acme', { ...alice, groups: ['finance', 'x'] }, grants).allowsSource('db')).toBe(true);
+  });
+
+  it('sees nothing when no grant matches', () => {
+    const scope = resolveAccess('acme', { ...alice, scopes: [], groups: [] }, grants);
+    expect(scope.allowsSource('docs') || scope.allowsSource('handbook') || scope.allowsSource('db')).toBe(false);
+  });
+
+  it('refuses ambiguous URIs even inside an allowed prefix', () => {
+    const scope = resolveAccess('acme', alice, grants);
+    for (const uri of [
+      'file:///docs/eng/../hr/pay.md',
+      'file:///docs/eng/%2e%2e/hr/pay.md',
+      'file:///docs/eng/x%2F..%2Fhr',
+      'file:///docs/eng/a\\..\\b',
+      'file:///docs/eng/a\u0000',
+      'file:///docs/eng/./a',
+    ]) {
+      expect(scope.allows('docs', uri), uri).toBe(false);
+    }
+  });
+
+  it('fingerprints exactly the inputs the policy used', () => {
+    const base = resolveAccess('acme', alice, grants).fingerprint;
+    // Same inputs, other token details: same fingerprint.
+    expect(resolveAccess('acme', { ...alice, expiresAt: 99 }, grants).fingerprint).toBe(base);
+    expect(resolveAccess('acme', alice, [...grants].reverse()).fingerprint).not.toBe(base); // grant order is part of the set's identity
+    expect(resolveAccess('other', alice, grants).fingerprint).not.toBe(base);
+    expect(resolveAccess('acme', { ...alice, subject: 'bob' }, grants).fingerprint).not.toBe(base);
+    expect(resolveAccess('acme', { ...alice, issuer: 'https://idp.b' }, grants).fingerprint).not.toBe(base);
+    const edited = grants.map((g) => (g.name === 'eng-docs' ? { ...g, allow: [{ source: 'docs' }] } : g));
+    expect(resolveAccess('acme', alice, edited).fingerprint).not.toBe(base);
+    // A grant that does not match this caller does not change the caller's fingerprint.
+    expect(
+      resolveAccess('acme', alice, [...grants, { name: 'x', match: { subjects: ['zed'] }, allow: [{ source: 'db' }] }])
+        .fingerprint,
+    ).toBe(base);
+  });
+});
+
+describe('compileUriPattern', () => {
+  it('treats * as one segment, ** as any depth, and the rest literally', () => {
+    expect(compileUriPattern('db:///s/*').test('db:///s/t')).toBe(true);
+    expect(compileUriPattern('db:///s/*').test('db:///s/t/u')).toBe(false);
+    expect(compileUriPattern('db:///s/**').test('db:///s/t/u')).toBe(true);
+    expect(compileUriPattern('test://a.b').test('test://aXb')).toBe(false);
+    expect(compileUriPattern('test://(x)+').test('test://(x)+')).toBe(true);
+  });
+});
