@@ -1,4 +1,4 @@
-import net from 'node:net';
+import * as net from 'node:net';
 import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresSource, postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/index.js';
