@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { grantSchema, tenantAuthSchema } from './auth-schema.js';
 
 /** Tenant and source ids appear in URLs and URIs: lower-case slugs. */
 export const slug = z
@@ -23,6 +24,10 @@ const tenant = z.strictObject({
    * gateway refuses to start with one unless it binds to a loopback address.
    */
   anonymous: z.boolean().default(false),
+  /** Who may call: the identity providers this tenant trusts (docs/configuration.md). */
+  auth: tenantAuthSchema.optional(),
+  /** What each caller sees; without a matching grant a caller sees nothing. */
+  grants: z.array(grantSchema).default([]),
   sources: z.array(sourceEntry).min(1, 'a tenant needs at least one source'),
 });
 

@@ -6,3 +6,5 @@ export { bootstrapSchema } from './bootstrap-schema.js';
 export type { BootstrapDocument } from './bootstrap-schema.js';
 export { loadConfig } from './load-config.js';
 export type { GatewayConfig, LoadConfigOptions, SourceConfig, TenantConfig } from './load-config.js';
+export { ASYMMETRIC_ALGORITHMS, grantSchema, issuerSchema, tenantAuthSchema } from './auth-schema.js';
+export type { GrantEntry, IssuerEntry, TenantAuth } from './auth-schema.js';

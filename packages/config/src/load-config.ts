@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import type { SourceFactory } from '@mcpgw/core';
 import { parse as parseYaml } from 'yaml';
+import type { GrantEntry, TenantAuth } from './auth-schema.js';
 import { bootstrapSchema } from './bootstrap-schema.js';
 import type { ConfigIssue } from './config-error.js';
 import { ConfigError, formatPath } from './config-error.js';
@@ -19,7 +20,10 @@ export interface SourceConfig {
 export interface TenantConfig {
   id: string;
   name: string;
+  /** No authentication at all (loopback development only); then `auth` is absent. */
   anonymous: boolean;
+  auth?: TenantAuth | undefined;
+  grants: GrantEntry[];
   sources: SourceConfig[];
 }
 
@@ -99,20 +103,70 @@ async function validateBootstrap(
 
   const tenants: TenantConfig[] = [];
   const tenantIds = new Set<string>();
+  let developmentAt: string | undefined;
+  let realIssuerAt: string | undefined;
+  const loopback = isLoopbackHost(context.env.HOST);
   for (const [t, tenant] of parsed.data.tenants.entries()) {
     const at = `tenants[${t}]`;
     if (tenantIds.has(tenant.id)) issues.push({ path: `${at}.id`, message: `duplicate tenant id '${tenant.id}'` });
     tenantIds.add(tenant.id);
-    if (!tenant.anonymous) {
+    if (tenant.anonymous) {
+      if (tenant.auth !== undefined) {
+        issues.push({
+          path: `${at}.auth`,
+          message: 'an anonymous tenant authenticates nobody: remove "auth" or "anonymous"',
+        });
+      }
+      if (tenant.grants.length > 0) {
+        issues.push({
+          path: `${at}.grants`,
+          message: 'an anonymous tenant shows every resource to everyone: grants do not apply',
+        });
+      }
+      if (!loopback) {
+        issues.push({
+          path: `${at}.anonymous`,
+          message: `anonymous tenants are allowed only on a loopback bind, and HOST is ${context.env.HOST}`,
+        });
+      }
+    } else if (tenant.auth === undefined) {
       issues.push({
-        path: `${at}.anonymous`,
-        message: 'this gateway version authenticates no callers yet: set "anonymous": true (loopback development only)',
+        path: `${at}.auth`,
+        message:
+          'declare the identity providers this tenant trusts (auth.issuers), or "anonymous": true for loopback development',
       });
-    } else if (!isLoopbackHost(context.env.HOST)) {
-      issues.push({
-        path: `${at}.anonymous`,
-        message: `anonymous tenants are allowed only on a loopback bind, and HOST is ${context.env.HOST}`,
-      });
+    } else {
+      const seen = new Set<string>();
+      for (const [i, issuer] of tenant.auth.issuers.entries()) {
+        const iat = `${at}.auth.issuers[${i}]`;
+        const key = 'development' in issuer ? 'development' : issuer.issuer;
+        if (seen.has(key)) issues.push({ path: iat, message: `issuer ${key} is listed twice` });
+        seen.add(key);
+        if ('development' in issuer) developmentAt ??= iat;
+        else realIssuerAt ??= iat;
+      }
+      if (context.env.PORT === 0 && context.env.PUBLIC_URL === undefined) {
+        issues.push({
+          path: 'env.PUBLIC_URL',
+          message: `tenant '${tenant.id}' binds tokens to its URL: set PUBLIC_URL or a fixed PORT`,
+        });
+      }
+    }
+    const grantNames = new Set<string>();
+    const sourceIdsDeclared = new Set(tenant.sources.map((source) => source.id));
+    for (const [g, grant] of tenant.grants.entries()) {
+      if (grantNames.has(grant.name)) {
+        issues.push({ path: `${at}.grants[${g}].name`, message: `duplicate grant name '${grant.name}'` });
+      }
+      grantNames.add(grant.name);
+      for (const [a, allow] of grant.allow.entries()) {
+        if (!sourceIdsDeclared.has(allow.source)) {
+          issues.push({
+            path: `${at}.grants[${g}].allow[${a}].source`,
+            message: `no source '${allow.source}' in this tenant; sources: ${[...sourceIdsDeclared].join(', ')}`,
+          });
+        }
+      }
     }
     const sources: SourceConfig[] = [];
     const sourceIds = new Set<string>();
@@ -138,7 +192,29 @@ async function validateBootstrap(
       }
       sources.push({ id, type, options: result.value });
     }
-    tenants.push({ id: tenant.id, name: tenant.name ?? tenant.id, anonymous: tenant.anonymous, sources });
+    tenants.push({
+      id: tenant.id,
+      name: tenant.name ?? tenant.id,
+      anonymous: tenant.anonymous,
+      auth: tenant.auth,
+      grants: tenant.grants,
+      sources,
+    });
+  }
+  if (developmentAt !== undefined) {
+    // Issue 3: the development authorization server is off whenever real issuers are configured.
+    if (realIssuerAt !== undefined) {
+      issues.push({
+        path: developmentAt,
+        message: `the development issuer cannot run beside real issuers (${realIssuerAt}); use it only in development configurations`,
+      });
+    }
+    if (!loopback) {
+      issues.push({
+        path: developmentAt,
+        message: `the development issuer is allowed only on a loopback bind, and HOST is ${context.env.HOST}`,
+      });
+    }
   }
   if (issues.length > 0) throw new ConfigError(context.origin, issues);
   return tenants;

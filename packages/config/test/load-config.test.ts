@@ -81,7 +81,13 @@ describe('bootstrap file', () => {
     const config = await loadConfig({ registry, defaultBootstrap: demo, env: {} });
     expect(config.origin).toBe('built-in demo');
     expect(config.tenants).toEqual([
-      { id: 'demo', name: 'demo', anonymous: true, sources: [{ id: 's', type: 'folder', options: { root: 'x' } }] },
+      {
+        id: 'demo',
+        name: 'demo',
+        anonymous: true,
+        grants: [],
+        sources: [{ id: 's', type: 'folder', options: { root: 'x' } }],
+      },
     ]);
   });
 
@@ -186,5 +192,103 @@ describe('bootstrap file', () => {
       configDir: '/',
     };
     await configError(loadConfig({ registry, defaultBootstrap: closed, env: {} }));
+  });
+});
+
+describe('authentication and grants', () => {
+  const source = [{ id: 'docs', type: 'folder', root: 'r' }];
+  const idp = { issuer: 'https://idp.example.com/', jwksUri: 'https://idp.example.com/jwks' };
+  const load = (tenants: unknown[], env: Record<string, string> = {}) =>
+    loadConfig({ registry, defaultBootstrap: { document: { tenants }, configDir: '/' }, env });
+
+  it('applies issuer defaults and keeps grants', async () => {
+    const config = await load([
+      {
+        id: 'acme',
+        auth: { issuers: [idp], requiredScopes: ['mcp:read'] },
+        grants: [{ name: 'all', match: {}, allow: [{ source: 'docs' }] }],
+        sources: source,
+      },
+    ]);
+    expect(config.tenants[0]?.auth?.issuers[0]).toMatchObject({
+      issuer: 'https://idp.example.com/',
+      algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+      tokenTypes: ['at+jwt', 'jwt', 'none'],
+      scopeClaim: 'scope',
+      clockToleranceSeconds: 30,
+    });
+    expect(config.tenants[0]?.grants).toEqual([{ name: 'all', match: {}, allow: [{ source: 'docs' }] }]);
+  });
+
+  it.each([
+    [
+      'anonymous beside auth',
+      [{ id: 'a', anonymous: true, auth: { issuers: [idp] }, sources: source }],
+      'tenants[0].auth',
+    ],
+    [
+      'grants on an anonymous tenant',
+      [{ id: 'a', anonymous: true, grants: [{ name: 'g', match: {}, allow: [{ source: 'docs' }] }], sources: source }],
+      'tenants[0].grants',
+    ],
+    [
+      'a grant naming no source of the tenant',
+      [
+        {
+          id: 'a',
+          auth: { issuers: [idp] },
+          grants: [{ name: 'g', match: {}, allow: [{ source: 'nope' }] }],
+          sources: source,
+        },
+      ],
+      'tenants[0].grants[0].allow[0].source',
+    ],
+    [
+      'a symmetric algorithm',
+      [{ id: 'a', auth: { issuers: [{ ...idp, algorithms: ['HS256'] }] }, sources: source }],
+      'tenants[0].auth.issuers[0]',
+    ],
+    [
+      'two key sources',
+      [{ id: 'a', auth: { issuers: [{ ...idp, discovery: true }] }, sources: source }],
+      'tenants[0].auth.issuers[0]',
+    ],
+    [
+      'a private key in a pinned JWKS',
+      [
+        {
+          id: 'a',
+          auth: { issuers: [{ issuer: idp.issuer, jwks: { keys: [{ kty: 'EC', d: 'secret' }] } }] },
+          sources: source,
+        },
+      ],
+      'tenants[0].auth.issuers[0]',
+    ],
+    [
+      'a plain-http issuer off loopback',
+      [{ id: 'a', auth: { issuers: [{ issuer: 'http://idp.example.com', discovery: true }] }, sources: source }],
+      'tenants[0].auth.issuers[0]',
+    ],
+    [
+      'the development issuer beside a real one',
+      [
+        { id: 'a', auth: { issuers: [{ development: true }] }, sources: source },
+        { id: 'b', auth: { issuers: [idp] }, sources: source },
+      ],
+      'tenants[0].auth.issuers[0]',
+    ],
+  ])('refuses %s', async (_name, tenants, path) => {
+    const error = await configError(load(tenants));
+    expect(error.issues.map((i) => i.path)).toContainEqual(expect.stringContaining(path));
+  });
+
+  it('refuses the development issuer off loopback, and port 0 without PUBLIC_URL', async () => {
+    const dev = [{ id: 'a', auth: { issuers: [{ development: true }] }, sources: source }];
+    const offLoopback = await configError(load(dev, { HOST: '0.0.0.0', PUBLIC_URL: 'https://gw.example.com' }));
+    expect(offLoopback.issues).toContainEqual(
+      expect.objectContaining({ message: expect.stringContaining('loopback') }),
+    );
+    const portZero = await configError(load(dev, { PORT: '0' }));
+    expect(portZero.issues).toContainEqual(expect.objectContaining({ path: 'env.PUBLIC_URL' }));
   });
 });

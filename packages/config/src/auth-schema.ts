@@ -1,0 +1,105 @@
+import { z } from 'zod';
+
+/** Asymmetric JWS algorithms only: a shared-secret (HS*) or `none` token can be forged by anyone holding the "key". */
+export const ASYMMETRIC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+
+const httpsOrLoopbackUrl = z.url({ protocol: /^https?$/ }).refine((value) => {
+  const url = new URL(value);
+  return url.protocol === 'https:' || ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}, 'must be an https URL (http is allowed only for loopback addresses)');
+
+const jwk = z.looseObject({ kty: z.string() }).refine((key) => !('d' in key), 'must be a public key (no "d")');
+
+/** An identity provider the tenant trusts. Exactly one of jwksUri, discovery, jwks says where its keys come from. */
+const realIssuer = z
+  .strictObject({
+    /** The exact `iss` value of its tokens. */
+    issuer: httpsOrLoopbackUrl,
+    jwksUri: httpsOrLoopbackUrl.optional(),
+    /** Fetch the issuer's RFC 8414 / OpenID Connect metadata and use its jwks_uri. */
+    discovery: z.literal(true).optional(),
+    /** Pinned keys (air-gapped sites): public JWKs only. */
+    jwks: z.strictObject({ keys: z.array(jwk).min(1) }).optional(),
+    algorithms: z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1).default(['RS256', 'PS256', 'ES256', 'EdDSA']),
+    /** Audiences accepted besides the tenant's canonical URI, for IdPs that cannot put it in `aud`. */
+    audiences: z.array(z.string().min(1)).default([]),
+    /** Accepted JOSE `typ` values; "none" means the header may be absent. */
+    tokenTypes: z
+      .array(z.enum(['at+jwt', 'jwt', 'none']))
+      .min(1)
+      .default(['at+jwt', 'jwt', 'none']),
+    scopeClaim: z.string().min(1).default('scope'),
+    groupsClaim: z.string().min(1).optional(),
+    clockToleranceSeconds: z.number().int().min(0).max(60).default(30),
+    /** RFC 7662 introspection for opaque tokens. */
+    introspection: z
+      .strictObject({
+        endpoint: httpsOrLoopbackUrl,
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1),
+        cacheMaxSeconds: z.number().int().min(0).max(3600).default(300),
+      })
+      .optional(),
+    /** Advertised in the protected resource metadata; default: the issuer itself. */
+    authorizationServer: httpsOrLoopbackUrl.optional(),
+  })
+  .refine(
+    (i) =>
+      [i.jwksUri, i.discovery, i.jwks].filter((x) => x !== undefined).length === 1 || i.introspection !== undefined,
+    {
+      message: 'give exactly one of "jwksUri", "discovery": true or "jwks" (or only "introspection" for opaque tokens)',
+    },
+  );
+
+/** The built-in development authorization server (loopback only; never beside real issuers). */
+const developmentIssuer = z.strictObject({ development: z.literal(true) });
+
+export const issuerSchema = z.union([developmentIssuer, realIssuer]);
+
+export const tenantAuthSchema = z.strictObject({
+  issuers: z.array(issuerSchema).min(1, 'a tenant that authenticates needs at least one issuer'),
+  /** Scopes every token must carry to use this tenant at all; missing → 403 insufficient_scope. */
+  requiredScopes: z
+    .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an RFC 6749 scope token'))
+    .default([]),
+  /** Listed in the protected resource metadata; default: requiredScopes plus every scope a grant matches on. */
+  scopesSupported: z.array(z.string().min(1)).optional(),
+});
+
+const stringList = z.array(z.string().min(1)).min(1);
+
+export const grantSchema = z.strictObject({
+  name: z.string().min(1),
+  /** Every listed matcher must hold (AND); within one, any value (OR). `{}` matches every authenticated caller. */
+  match: z.strictObject({
+    scopes: stringList.optional(),
+    groups: stringList.optional(),
+    subjects: stringList.optional(),
+    clientIds: stringList.optional(),
+    issuers: stringList.optional(),
+  }),
+  allow: z
+    .array(
+      z.strictObject({
+        source: z.string().min(1),
+        /** Patterns: `*` within a path segment, `**` across; absent = the whole source. */
+        uris: stringList.optional(),
+      }),
+    )
+    .min(1),
+});
+
+export type IssuerEntry = z.output<typeof issuerSchema>;
+export type TenantAuth = z.output<typeof tenantAuthSchema>;
+export type GrantEntry = z.output<typeof grantSchema>;
