@@ -64,6 +64,7 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
   /** Warns once per distinct message, so a listing that is rebuilt often does not flood the log. */
   function warnOnce(key: string, fields: object, message: string): void {
     if (warned.has(key)) return;
+    if (warned.size >= 1_000) warned.clear(); // keys name paths; renames must not grow it forever
     warned.add(key);
     logger.warn(fields, message);
   }
