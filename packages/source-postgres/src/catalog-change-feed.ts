@@ -76,8 +76,10 @@ export class CatalogChangeFeed {
 
   async #start(): Promise<void> {
     try {
-      this.#baseline = await this.#options.fingerprint();
+      // LISTEN before the baseline: DDL committed between the two is then
+      // both notified and compared, never missed.
       if (!this.#usePolling) await this.#listen();
+      this.#baseline = await this.#options.fingerprint();
       this.#failures = 0;
     } catch (error) {
       this.#options.logger.warn({ err: describe(error) }, 'postgres change feed could not start; retrying');

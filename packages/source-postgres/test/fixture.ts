@@ -70,7 +70,7 @@ export async function createFixture(label: string, options: Partial<PostgresSour
       schemas: ['public', 'sales'],
       ...extra,
     });
-    const source = createPostgresSource(parsed, id, silentLogger);
+    const source = createPostgresSource(parsed, id, process.env.DEBUG_PG ? debugLogger : silentLogger);
     made.push(source);
     return source;
   };
@@ -110,3 +110,11 @@ export async function listAll(source: Source, limit: number): Promise<{ uris: st
   }
   throw new Error('listing did not end');
 }
+
+const debugLogger: import('@mcpgw/core').Logger = {
+  debug: (o, m) => console.log('debug', m, o),
+  info: (o, m) => console.log('info', m, o),
+  warn: (o, m) => console.log('warn', m, o),
+  error: (o, m) => console.log('error', m, o),
+  child: () => debugLogger,
+};

@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import type { Source, SourceChange } from '@mcpgw/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFixture, type Fixture } from './fixture.js';
+
+/**
+ * Issue 5, "Change feed", against real Postgres in both modes: schema changes
+ * become list-changed / resource-updated events for the right URIs.
+ */
+const P = 'db+postgres:///crm';
+let fx: Fixture;
+
+beforeAll(async () => {
+  fx = await createFixture('feed');
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Collects a source's events; `until` waits (bounded) for a predicate over them. */
+function record(source: Source) {
+  const events: SourceChange[] = [];
+  const stop = source.watch!((change) => events.push(change));
+  return {
+    events,
+    stop,
+    clear: () => events.splice(0),
+    async until(predicate: (events: SourceChange[]) => boolean, timeoutMs = 5000): Promise<SourceChange[]> {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(events)) {
+        if (Date.now() > deadline)
+          throw new Error(`no matching events within ${timeoutMs} ms; got ${JSON.stringify(events)}`);
+        await sleep(20);
+      }
+      return events;
+    },
+  };
+}
+
+const updated = (uri: string) => ({ type: 'resource-updated', uri });
+const has = (events: SourceChange[], change: SourceChange) =>
+  events.some((e) => JSON.stringify(e) === JSON.stringify(change));
+
+/** The scenario both modes must pass; `settle` is how long the feed needs to notice a change. */
+async function scenario(
+  source: Source,
+  settle: number,
+  ready: () => Promise<void> = () => sleep(settle),
+): Promise<void> {
+  const feed = record(source);
+  try {
+    await ready(); // the feed takes its baseline
+
+    await fx.db.sql('CREATE TABLE public.fresh (id int)');
+    await feed.until((e) => has(e, { type: 'list-changed' }) && has(e, updated(`${P}/public/fresh`)));
+    expect(feed.events).toContainEqual(updated(`${P}/public`));
+    feed.clear();
+
+    await fx.db.sql('ALTER TABLE public.orders ADD COLUMN note text');
+    await feed.until((e) => has(e, updated(`${P}/public/orders`)) && has(e, updated(`${P}/public`)));
+    await sleep(settle);
+    expect(feed.events).not.toContainEqual({ type: 'list-changed' });
+    feed.clear();
+
+    await fx.db.sql(`COMMENT ON TABLE sales.invoices IS 'Bills ${randomBytes(4).toString('hex')}'`);
+    await feed.until((e) => has(e, updated(`${P}/sales/invoices`)));
+    expect(feed.events).toContainEqual(updated(`${P}/sales`));
+    feed.clear();
+
+    // An index on a table is part of its description.
+    await fx.db.sql('CREATE INDEX orders_note_idx ON public.orders (note)');
+    await feed.until((e) => has(e, updated(`${P}/public/orders`)));
+    feed.clear();
+
+    // A new foreign key changes the referenced table too ("Referenced by").
+    await fx.db.sql('ALTER TABLE public.fresh ADD COLUMN customer_id bigint REFERENCES public.customers(id)');
+    await feed.until((e) => has(e, updated(`${P}/public/customers`)) && has(e, updated(`${P}/public/fresh`)));
+    feed.clear();
+
+    await fx.db.sql('DROP TABLE public.fresh');
+    await feed.until((e) => has(e, { type: 'list-changed' }) && has(e, updated(`${P}/public/fresh`)));
+    feed.clear();
+
+    // Outside the allowlist, and row-estimate churn: no events.
+    await fx.db.sql('CREATE TABLE secret.hidden (id int); INSERT INTO public.nokey VALUES (1); ANALYZE public.nokey');
+    await sleep(settle * 3);
+    expect(feed.events).toEqual([]);
+
+    // After the last listener leaves, nothing more is reported.
+    feed.stop();
+    await fx.db.sql('CREATE TABLE public.after_stop (id int)');
+    await sleep(settle * 3);
+    expect(feed.events).toEqual([]);
+  } finally {
+    feed.stop();
+    await fx.db.sql(
+      'DROP TABLE IF EXISTS public.after_stop, public.fresh, secret.hidden; DROP INDEX IF EXISTS public.orders_note_idx; ALTER TABLE public.orders DROP COLUMN IF EXISTS note',
+    );
+  }
+}
+
+async function listenSessions(): Promise<number> {
+  const { rows } = await fx.db.sql(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+  );
+  return (rows[0] as { n: number }).n;
+}
+
+describe('poll mode', () => {
+  it('reports tables appearing, changing and disappearing', async () => {
+    const source = fx.make({ changeDetection: { mode: 'poll', pollIntervalMs: 100 } }, 'crm');
+    await scenario(source, 400);
+  }, 30_000);
+
+  it('has no watch() when change detection is off', () => {
+    expect(fx.make({ changeDetection: { mode: 'off' } }, 'crm').watch).toBeUndefined();
+  });
+});
+
+describe('event-trigger mode', () => {
+  it('installs an event trigger and reports changes through LISTEN/NOTIFY, not by polling', async () => {
+    // An hour between polls: any prompt event came from the trigger.
+    const source = fx.make({ changeDetection: { mode: 'event-trigger', pollIntervalMs: 3_600_000 } }, 'crm');
+    await scenario(source, 400, async () => {
+      for (let i = 0; i < 100 && (await listenSessions()) === 0; i++) await sleep(50);
+      await sleep(100);
+    });
+    const { rows } = await fx.db.sql(`SELECT evtevent FROM pg_event_trigger WHERE evtname = 'mcpgw_ddl_crm'`);
+    expect(rows).toEqual([{ evtevent: 'ddl_command_end' }]);
+    await source.close();
+    expect(await listenSessions()).toBe(0);
+  }, 30_000);
+
+  it('reconnects after its LISTEN session is killed and reports what changed meanwhile', async () => {
+    const source = fx.make({ changeDetection: { mode: 'event-trigger', pollIntervalMs: 3_600_000 } }, 'crm');
+    const feed = record(source);
+    try {
+      await sleep(400);
+      expect(await listenSessions()).toBe(1);
+      await fx.db.sql(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
+      );
+      await fx.db.sql('CREATE TABLE public.while_away (id int)');
+      await feed.until((e) => has(e, updated(`${P}/public/while_away`)));
+      expect(await listenSessions()).toBe(1);
+    } finally {
+      feed.stop();
+      await source.close();
+      await fx.db.sql('DROP TABLE IF EXISTS public.while_away');
+    }
+  }, 30_000);
+
+  it('falls back to polling when the role may not create event triggers', async () => {
+    const role = `mcpgw_test_reader_${randomBytes(4).toString('hex')}`;
+    await fx.db.sql(`CREATE ROLE ${role} LOGIN`);
+    const url = new URL(fx.db.url);
+    url.username = role;
+    url.password = '';
+    const source = fx.make(
+      { connection: { url: url.toString() }, changeDetection: { mode: 'event-trigger', pollIntervalMs: 100 } },
+      'limited',
+    );
+    const feed = record(source);
+    try {
+      await sleep(600);
+      await fx.db.sql('CREATE TABLE public.seen_by_polling (id int)');
+      await feed.until((e) =>
+        has(e, { type: 'resource-updated', uri: 'db+postgres:///limited/public/seen_by_polling' }),
+      );
+      const { rows } = await fx.db.sql(
+        `SELECT count(*)::int AS n FROM pg_event_trigger WHERE evtname = 'mcpgw_ddl_limited'`,
+      );
+      expect(rows[0]).toEqual({ n: 0 });
+    } finally {
+      feed.stop();
+      await source.close();
+      await fx.db.sql('DROP TABLE IF EXISTS public.seen_by_polling');
+      await fx.db.sql(`DROP ROLE ${role}`).catch(() => undefined);
+    }
+  }, 30_000);
+});
