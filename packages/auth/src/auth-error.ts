@@ -1,0 +1,28 @@
+/**
+ * RFC 6750 section 3.1 error codes a resource server answers with when it
+ * refuses a request's credentials. `insufficient_scope` is the policy's call
+ * (403), not the verifier's, so it is not here.
+ */
+export type AuthErrorCode = 'invalid_token' | 'invalid_request';
+
+/**
+ * A refused credential. `message` is public (it may become the challenge's
+ * `error_description`): it never contains the token, a claim value or key
+ * material. Internal detail goes to the verifier's logs only.
+ */
+export class AuthError extends Error {
+  readonly code: AuthErrorCode;
+  /** RFC 6750 section 3.1: `invalid_request` → 400, `invalid_token` → 401. */
+  readonly status: 400 | 401;
+
+  constructor(code: AuthErrorCode, message: string) {
+    super(message);
+    this.name = 'AuthError';
+    this.code = code;
+    this.status = code === 'invalid_request' ? 400 : 401;
+  }
+}
+
+export function isAuthError(value: unknown): value is AuthError {
+  return value instanceof AuthError;
+}
