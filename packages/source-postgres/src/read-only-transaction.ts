@@ -1,6 +1,7 @@
+import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 
-/** Runs one statement; `values` is required so every query is sent with the extended protocol. */
+/** Runs exactly one statement, always with the extended query protocol. */
 export type RunQuery = <Row extends QueryResultRow>(text: string, values: readonly unknown[]) => Promise<Row[]>;
 
 export interface TransactionTimeouts {
@@ -14,9 +15,10 @@ export interface TransactionTimeouts {
  * connection. Everything a caller can trigger goes through here (issue 5,
  * "Safety").
  *
- * `query` always sends parameters, so `pg` uses the extended query protocol,
- * whose Parse message the server rejects when it holds more than one
- * statement: "one statement per query" holds by construction, not by review.
+ * `query` always uses the extended query protocol, whose Parse message the
+ * server rejects when it holds more than one statement ("cannot insert
+ * multiple commands into a prepared statement"): "one statement per query"
+ * holds by construction, not by review.
  */
 export async function inReadOnlyTransaction<T>(
   pool: Pool,
@@ -38,7 +40,12 @@ export async function inReadOnlyTransaction<T>(
       `${timeouts.statementTimeoutMs}ms`,
       `${timeouts.lockTimeoutMs}ms`,
     ]);
-    const query: RunQuery = async (text, values) => (await client.query(text, [...values])).rows;
+    const query: RunQuery = async (text, values) => {
+      // `queryMode: 'extended'` even without parameters: pg otherwise sends a
+      // parameterless query with the simple protocol, which runs `a; b`.
+      const config = { text, values: [...values], queryMode: 'extended' };
+      return (await client.query(config as pg.QueryConfig)).rows;
+    };
     const result = await work(query);
     await client.query('COMMIT');
     return result;

@@ -17,7 +17,7 @@ afterAll(async () => {
   await fx?.close();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Collects a source's events; `until` waits (bounded) for a predicate over them. */
 function record(source: Source) {
@@ -39,7 +39,7 @@ function record(source: Source) {
   };
 }
 
-const updated = (uri: string) => ({ type: 'resource-updated', uri });
+const updated = (uri: string): SourceChange => ({ type: 'resource-updated', uri });
 const has = (events: SourceChange[], change: SourceChange) =>
   events.some((e) => JSON.stringify(e) === JSON.stringify(change));
 

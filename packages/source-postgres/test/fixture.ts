@@ -1,4 +1,4 @@
-import { silentLogger, type Source } from '@mcpgw/core';
+import { silentLogger, type Logger, type Source } from '@mcpgw/core';
 import { createTestDatabase, type TestDatabase } from '../../../test/helpers/postgres.js';
 import { createPostgresSource, postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/index.js';
 
@@ -111,7 +111,7 @@ export async function listAll(source: Source, limit: number): Promise<{ uris: st
   throw new Error('listing did not end');
 }
 
-const debugLogger: import('@mcpgw/core').Logger = {
+const debugLogger: Logger = {
   debug: (o, m) => console.log('debug', m, o),
   info: (o, m) => console.log('info', m, o),
   warn: (o, m) => console.log('warn', m, o),
