@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 // Tests run against the TypeScript sources of the workspace packages, so a
 // test run never depends on a stale build: `@mcpgw/x` resolves to
-// packages/x/src/index.ts here (the `source` export condition, for tsc).
+// packages/x/src/index.ts here (the `@mcpgw/source` export condition, for tsc).
 const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
 const alias = [{ find: /^@mcpgw\/([a-z0-9-]+)$/, replacement: `${packagesDir}$1/src/index.ts` }];
 

@@ -1,3 +1,7 @@
+import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '@mcpgw/config';
 import type { GatewayConfig } from '@mcpgw/config';
@@ -16,28 +20,47 @@ export interface StartedGateway {
 export interface StartGatewayOptions {
   /** A bootstrap file; omitted: the built-in demo tenant. */
   configPath?: string;
-  /** Extra environment (merged over loopback, port 0, silent logs). */
+  /** Extra environment (merged over loopback, a free port, silent logs, a temp DATA_DIR). */
   env?: Record<string, string>;
   logStream?: NodeJS.WritableStream;
 }
 
-/** Loads configuration the way `npm start` does and listens on a free loopback port. */
+/**
+ * Loads configuration the way `npm start` does and listens on a free loopback
+ * port. The port is chosen before the build because tokens are bound to the
+ * tenant's URL, which includes it.
+ */
 export async function startGateway(options: StartGatewayOptions = {}): Promise<StartedGateway> {
   const registry = createSourceRegistry();
+  const port = await freePort();
   const config = await loadConfig({
     registry,
     defaultBootstrap: demoBootstrap(),
     env: {
       HOST: '127.0.0.1',
-      PORT: '0',
+      PORT: String(port),
       LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info',
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-data-')),
       ...(options.configPath === undefined ? {} : { GATEWAY_CONFIG: options.configPath }),
       ...options.env,
     },
   });
   const app = await buildApp(config, { registry, ...(options.logStream ? { logStream: options.logStream } : {}) });
-  await app.listen({ host: config.env.HOST, port: 0 });
-  const address = app.server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('gateway did not bind a TCP port');
-  return { baseUrl: `http://127.0.0.1:${address.port}`, app, config, close: () => app.close() };
+  await app.listen({ host: config.env.HOST, port: config.env.PORT });
+  return { baseUrl: `http://127.0.0.1:${config.env.PORT}`, app, config, close: () => app.close() };
+}
+
+/** A port the kernel just handed out and released; the gateway binds it right after. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
 }

@@ -3,12 +3,18 @@ import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Logger, SourceFactory } from '@mcpgw/core';
 import type { GatewayConfig } from '@mcpgw/config';
+import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
+import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
+import { resolve } from 'node:path';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { installErrorHandler } from './plugins/error-handler.js';
 import { createRequestGuard } from './plugins/request-guard.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
+import { publicBaseUrl, tenantResourceUri } from './public-url.js';
+import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
+import { registerWellKnownRoutes } from './routes/well-known.js';
 import { closeTenantRuntimes, createTenantRuntimes } from './tenant-runtime.js';
 
 /** 2026-07-28 bodies are single JSON-RPC messages; 1 MiB is generous and bounds memory per request. */
@@ -58,8 +64,20 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   }
   const cursors = createCursorCodec({ secret });
   const registry = options.registry ?? createSourceRegistry();
-  const tenants = await createTenantRuntimes(config, registry, cursors, logger);
-  app.addHook('onClose', async () => closeTenantRuntimes(tenants));
+  const baseUrl = publicBaseUrl(config.env);
+  const development = await startDevelopmentIssuer(config, baseUrl, logger);
+  const tenants = await createTenantRuntimes(config, { registry, cursors, logger, baseUrl, development });
+  app.addHook('onClose', async () => {
+    await closeTenantRuntimes(tenants);
+    await development?.close();
+  });
+  if (development !== undefined) {
+    logger.warn(
+      { issuer: development.issuer },
+      'The DEVELOPMENT authorization server is running (demo user, automatic consent). Never expose it: loopback only.',
+    );
+    registerDevAuthorizationServerRoutes(app, development);
+  }
 
   for (const tenant of tenants.values()) {
     if (tenant.config.anonymous) {
@@ -74,7 +92,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     request.log.info(
       {
         method: request.method,
-        url: request.url,
+        // The path only: a query string could carry a token someone misplaced.
+        url: request.url.split('?')[0],
         status: reply.statusCode,
         mcpMethod: request.headers['mcp-method'],
         ms: Math.round(reply.elapsedTime),
@@ -85,6 +104,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
 
   installErrorHandler(app);
   registerHealthRoutes(app, tenants);
+  registerWellKnownRoutes(app, tenants);
   registerMcpRoutes(app, {
     tenants,
     guard: createRequestGuard({
@@ -94,4 +114,37 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     }),
   });
   return app;
+}
+
+/**
+ * Starts the built-in development authorization server when a tenant trusts
+ * it (configuration already refused it beside real issuers or off loopback).
+ * Its signing keys persist under DATA_DIR so tokens survive restarts and
+ * `npm run token` can sign without the server.
+ */
+async function startDevelopmentIssuer(
+  config: GatewayConfig,
+  baseUrl: string,
+  logger: Logger,
+): Promise<DevAuthorizationServer | undefined> {
+  const trusting = config.tenants.filter((tenant) => tenant.auth?.issuers.some((issuer) => 'development' in issuer));
+  if (trusting.length === 0) return undefined;
+  return createDevAuthorizationServer({
+    issuer: developmentIssuerUrl(baseUrl),
+    keystorePath: developmentKeystorePath(config),
+    resources: trusting.map((tenant) => ({
+      uri: tenantResourceUri(baseUrl, tenant.id),
+      scopes: [...new Set([...(tenant.auth?.requiredScopes ?? []), ...tenant.grants.flatMap((g) => g.match.scopes ?? [])])],
+    })),
+    logger: logger.child({ component: 'dev-authorization-server' }),
+  });
+}
+
+/** Where the development issuer lives: on the gateway's own origin. */
+export function developmentIssuerUrl(baseUrl: string): string {
+  return `${baseUrl}/dev-idp`;
+}
+
+export function developmentKeystorePath(config: GatewayConfig): string {
+  return resolve(config.env.DATA_DIR, 'dev-authorization-server', 'keys.json');
 }

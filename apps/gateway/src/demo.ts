@@ -1,9 +1,10 @@
 import { fileURLToPath } from 'node:url';
 
 /**
- * The bootstrap document used when GATEWAY_CONFIG is unset: one anonymous
- * tenant, `demo`, serving the bundled employee handbook so a newcomer can
- * point an MCP client at http://127.0.0.1:8080/t/demo/mcp right away.
+ * The bootstrap document used when GATEWAY_CONFIG is unset: one tenant,
+ * `demo`, serving the bundled employee handbook, protected by the built-in
+ * development authorization server, so a newcomer can point an MCP client at
+ * http://127.0.0.1:8080/t/demo/mcp right away and go through real OAuth.
  */
 export function demoBootstrap(): { document: unknown; configDir: string } {
   return {
@@ -13,8 +14,12 @@ export function demoBootstrap(): { document: unknown; configDir: string } {
       tenants: [
         {
           id: 'demo',
-          name: 'Demo (Northwind Labs employee handbook)',
-          anonymous: true,
+          name: 'Demo: Brindlewood Instruments employee handbook',
+          // The built-in development authorization server (loopback only):
+          // a stock MCP client runs the whole OAuth flow against it, and
+          // `npm run token -- --tenant demo` prints a token for curl.
+          auth: { issuers: [{ development: true }], requiredScopes: ['mcp:read'] },
+          grants: [{ name: 'handbook-readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'handbook' }] }],
           sources: [{ id: 'handbook', type: 'files', root: 'demo/handbook' }],
         },
       ],

@@ -4,24 +4,32 @@ import type { Logger, Source, SourceFactory } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import type { CursorCodec, ServerIdentity } from '@mcpgw/protocol';
 import { serverIdentity } from './server-identity.js';
+import type { DevelopmentIssuer, TenantAuthenticator } from './tenant-auth.js';
+import { createTenantAuthenticator } from './tenant-auth.js';
 
 /** Everything the gateway holds for one tenant while it runs. */
 export interface TenantRuntime {
   readonly config: TenantConfig;
   readonly catalog: Catalog;
   readonly server: ServerIdentity;
+  /** Absent for an anonymous (loopback development) tenant. */
+  readonly auth: TenantAuthenticator | undefined;
+}
+
+export interface RuntimeOptions {
+  registry: ReadonlyMap<string, SourceFactory>;
+  cursors: CursorCodec;
+  logger: Logger;
+  baseUrl: string;
+  development: DevelopmentIssuer | undefined;
 }
 
 /**
  * Creates every tenant's sources and catalog. Any failure stops startup with
  * the tenant and source named, after closing what was already opened.
  */
-export async function createTenantRuntimes(
-  config: GatewayConfig,
-  registry: ReadonlyMap<string, SourceFactory>,
-  cursors: CursorCodec,
-  logger: Logger,
-): Promise<Map<string, TenantRuntime>> {
+export async function createTenantRuntimes(config: GatewayConfig, options: RuntimeOptions): Promise<Map<string, TenantRuntime>> {
+  const { registry, cursors, logger } = options;
   const runtimes = new Map<string, TenantRuntime>();
   const opened: Source[] = [];
   try {
@@ -52,6 +60,14 @@ export async function createTenantRuntimes(
         config: tenant,
         catalog: createCatalog({ tenantId: tenant.id, sources, cursors }),
         server: serverIdentity(tenant.name),
+        auth:
+          tenant.auth === undefined
+            ? undefined
+            : createTenantAuthenticator(tenant, {
+                baseUrl: options.baseUrl,
+                development: options.development,
+                logger: logger.child({ tenant: tenant.id }),
+              }),
       });
     }
   } catch (error) {
@@ -62,5 +78,6 @@ export async function createTenantRuntimes(
 }
 
 export async function closeTenantRuntimes(runtimes: Map<string, TenantRuntime>): Promise<void> {
+  for (const runtime of runtimes.values()) runtime.auth?.close();
   await Promise.allSettled([...runtimes.values()].flatMap((runtime) => runtime.catalog.sources.map((s) => s.close())));
 }

@@ -68,7 +68,7 @@ describe('POST /t/{tenant}/mcp', () => {
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({
       jsonrpc: '2.0',
-      id: null,
+      id: 1,
       error: { code: -32600, message: expect.stringContaining('nobody') },
     });
   });
@@ -88,7 +88,9 @@ describe('POST /t/{tenant}/mcp', () => {
       payload: '{"jsonrpc": "2.0", ',
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ id: null, error: { code: -32700 } });
+    expect(response.json()).toMatchObject({ error: { code: -32700 } });
+    // MCP types an unreadable id as absent, never null.
+    expect(response.json()).not.toHaveProperty('id');
   });
 
   it('a non-JSON content type → 415', async () => {

@@ -30,8 +30,8 @@ export const envSchema = z.object({
     .url({ protocol: /^https?$/ })
     .refine((value) => {
       const url = new URL(value);
-      return url.search === '' && url.hash === '';
-    }, 'must not have a query or fragment')
+      return url.search === '' && url.hash === '' && url.pathname === '/';
+    }, 'must be an origin such as https://mcp.example.com (no path, query or fragment): tenant endpoints and their RFC 9728 metadata live at fixed paths under it')
     .transform((value) => value.replace(/\/+$/, ''))
     .optional(),
   /** Path of the bootstrap file (JSON or YAML). Unset: the built-in demo tenant. */
@@ -48,6 +48,8 @@ export const envSchema = z.object({
     )
     .pipe(z.array(origin))
     .default([]),
+  /** Folder for local state: the development authorization server's signing keys. */
+  DATA_DIR: z.string().min(1).default('.data'),
   /** Server secret (at least 32 characters) keying cursor signatures; must be equal on every replica. */
   SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
 });

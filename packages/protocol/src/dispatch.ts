@@ -27,7 +27,7 @@ export interface McpHttpResponse {
 
 export type JsonRpcResponseBody =
   | { jsonrpc: '2.0'; id: RequestId; result: Record<string, unknown> }
-  | { jsonrpc: '2.0'; id: RequestId | null; error: ReturnType<McpError['toJSON']> };
+  | { jsonrpc: '2.0'; id?: RequestId; error: ReturnType<McpError['toJSON']> };
 
 export interface DispatchContext {
   server: ServerIdentity;
@@ -76,8 +76,17 @@ export async function dispatchMcpPost(request: McpHttpRequest, context: Dispatch
   }
 }
 
+/**
+ * An error response. When the request id could not be read, `id` is left out:
+ * MCP's schema types it as an optional string or integer, never null
+ * (2026-07-28 basic/index: "except in error cases where the ID could not be
+ * read due a malformed request").
+ */
 export function errorResponse(id: RequestId | null, error: McpError): McpHttpResponse {
-  return { status: error.httpStatus, body: { jsonrpc: '2.0', id, error: error.toJSON() } };
+  return {
+    status: error.httpStatus,
+    body: id === null ? { jsonrpc: '2.0', error: error.toJSON() } : { jsonrpc: '2.0', id, error: error.toJSON() },
+  };
 }
 
 function uriOf(body: unknown): string | undefined {

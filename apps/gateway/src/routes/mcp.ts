@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '@mcpgw/core';
+import type { AccessScope, Logger } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
-import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
-import type { McpHttpResponse } from '@mcpgw/protocol';
+import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest, readRequestId } from '@mcpgw/protocol';
+import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import type { GuardVerdict } from '../plugins/request-guard.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 
@@ -38,9 +38,19 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
 
   app.post<{ Params: TenantParams }>('/t/:tenant/mcp', { onRequest: guardRequest }, async (request, reply) => {
     const tenant = lookupTenant(tenants, request.params.tenant);
-    if (tenant === undefined) return send(reply, unknownTenant(request.params.tenant));
+    if (tenant === undefined) return send(reply, unknownTenant(request.params.tenant, readRequestId(request.body)));
 
     const signal = abortOnDisconnect(reply);
+    let scope: AccessScope = unrestrictedScope;
+    if (tenant.auth !== undefined) {
+      const outcome = await tenant.auth.authenticate({ rawHeaders: request.raw.rawHeaders, url: request.url }, signal);
+      if (!outcome.ok) {
+        // 401/403 carry the RFC 6750 / RFC 9728 challenge, plus a JSON-RPC body a client can show.
+        reply.header('www-authenticate', outcome.challenge);
+        return send(reply, errorResponse(readRequestId(request.body), invalidRequest(outcome.message, outcome.status)));
+      }
+      scope = outcome.scope;
+    }
     const response = await dispatchMcpPost(
       {
         header: (name) => headerValue(request.headers[name]),
@@ -49,7 +59,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       },
       {
         server: tenant.server,
-        resources: tenant.catalog.forScope(unrestrictedScope),
+        resources: tenant.catalog.forScope(scope),
         resourceCacheScope: 'private',
         discoverTtlMs: DISCOVER_TTL_MS,
         logger: request.log as unknown as Logger,
@@ -66,7 +76,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     onRequest: guardRequest,
     handler: async (request, reply) => {
       if (lookupTenant(tenants, request.params.tenant) === undefined)
-        return send(reply, unknownTenant(request.params.tenant));
+        return send(reply, unknownTenant(request.params.tenant, null));
       reply.header('allow', 'POST');
       return send(
         reply,
@@ -83,10 +93,10 @@ function lookupTenant(tenants: ReadonlyMap<string, TenantRuntime>, id: string): 
   return TENANT_ID.test(id) ? tenants.get(id) : undefined;
 }
 
-function unknownTenant(id: string): McpHttpResponse {
-  const shown = TENANT_ID.test(id) ? `'${id}'` : 'in this path';
+function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpResponse {
+  const shown = TENANT_ID.test(tenantId) ? `'${tenantId}'` : 'in this path';
   return errorResponse(
-    null,
+    requestId,
     new McpError(ErrorCode.InvalidRequest, `Unknown tenant ${shown}: no MCP endpoint here`, { httpStatus: 404 }),
   );
 }

@@ -1,0 +1,72 @@
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { JWK, JWTPayload, KeyObject } from 'jose';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+
+/**
+ * A real OAuth issuer for tests: its own key pair, a JWKS and RFC 8414
+ * metadata served over HTTP on a loopback port, and real signed access
+ * tokens. Counts JWKS fetches so tests can see what the gateway asks for.
+ */
+export interface LocalIssuer {
+  /** e.g. http://127.0.0.1:40000/idp-a */
+  issuer: string;
+  jwksUri: string;
+  jwksFetches(): number;
+  /** A signed RFC 9068 access token; override any claim or header field. */
+  token(claims: JWTPayload & { aud: string | string[] }, header?: Record<string, unknown>): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startLocalIssuer(name: string): Promise<LocalIssuer> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const kid = `${name}-key-1`;
+  const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
+  let fetches = 0;
+  let base = '';
+  const server: Server = createServer((request, response) => {
+    const path = request.url ?? '';
+    if (path === `/${name}/jwks.json`) {
+      fetches += 1;
+      response.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [publicJwk] }));
+    } else if (path === `/.well-known/oauth-authorization-server/${name}`) {
+      response
+        .setHeader('content-type', 'application/json')
+        .end(
+          JSON.stringify({
+            issuer: `${base}/${name}`,
+            jwks_uri: `${base}/${name}/jwks.json`,
+            response_types_supported: ['code'],
+          }),
+        );
+    } else {
+      response.statusCode = 404;
+      response.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (typeof address !== 'object' || address === null) throw new Error('issuer did not bind');
+  base = `http://127.0.0.1:${address.port}`;
+  const issuer = `${base}/${name}`;
+  return {
+    issuer,
+    jwksUri: `${issuer}/jwks.json`,
+    jwksFetches: () => fetches,
+    token: (claims, header = {}) => sign(privateKey, kid, issuer, claims, header),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function sign(
+  key: KeyObject | CryptoKey,
+  kid: string,
+  issuer: string,
+  claims: JWTPayload,
+  header: Record<string, unknown>,
+) {
+  const now = Math.floor(Date.now() / 1000);
+  return new SignJWT({ iss: issuer, sub: 'alice', iat: now, exp: now + 300, client_id: 'test-client', ...claims })
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid, ...header })
+    .sign(key);
+}
