@@ -30,15 +30,13 @@ export async function startLocalIssuer(name: string): Promise<LocalIssuer> {
       fetches += 1;
       response.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [publicJwk] }));
     } else if (path === `/.well-known/oauth-authorization-server/${name}`) {
-      response
-        .setHeader('content-type', 'application/json')
-        .end(
-          JSON.stringify({
-            issuer: `${base}/${name}`,
-            jwks_uri: `${base}/${name}/jwks.json`,
-            response_types_supported: ['code'],
-          }),
-        );
+      response.setHeader('content-type', 'application/json').end(
+        JSON.stringify({
+          issuer: `${base}/${name}`,
+          jwks_uri: `${base}/${name}/jwks.json`,
+          response_types_supported: ['code'],
+        }),
+      );
     } else {
       response.statusCode = 404;
       response.end();

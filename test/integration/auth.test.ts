@@ -118,7 +118,7 @@ describe('protected resource metadata (RFC 9728)', () => {
       bearer_methods_supported: ['header'],
       scopes_supported: expect.arrayContaining(['mcp:read']),
     });
-    const globex = await (await fetch(metadataUrl('globex'))).json();
+    const globex = (await (await fetch(metadataUrl('globex'))).json()) as { authorization_servers: string[] };
     expect(globex.authorization_servers).toEqual([idpB.issuer]);
     expect((await fetch(`${gateway.baseUrl}/.well-known/oauth-protected-resource/t/nobody/mcp`)).status).toBe(404);
   });

@@ -52,14 +52,12 @@ const grant: fc.Arbitrary<Grant> = fc.record({
     { requiredKeys: [] },
   ),
   allow: fc.array(
-    fc
-      .constantFrom(...SOURCES)
-      .chain((source) =>
-        fc.record({
-          source: fc.constant(source),
-          uris: fc.option(fc.array(patternFor(source), { minLength: 1, maxLength: 2 }), { nil: undefined }),
-        }),
-      ),
+    fc.constantFrom(...SOURCES).chain((source) =>
+      fc.record({
+        source: fc.constant(source),
+        uris: fc.option(fc.array(patternFor(source), { minLength: 1, maxLength: 2 }), { nil: undefined }),
+      }),
+    ),
     { maxLength: 3 },
   ),
 });
