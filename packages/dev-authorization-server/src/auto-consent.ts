@@ -1,0 +1,94 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '@mcpgw/core';
+import type Provider from 'oidc-provider';
+import { DEMO_SUBJECT } from './demo-account.js';
+import type { ResourceIndex } from './resource-servers.js';
+import { normalizeResource } from './resource-servers.js';
+
+/** The OpenID Connect scopes this server knows besides the resources' own. */
+export const OIDC_SCOPES = ['openid', 'profile', 'offline_access'] as const;
+
+/**
+ * Answers oidc-provider's interaction URL (`{issuer}/interaction/{uid}`) the
+ * way a user who always says yes would: signs in the demo user and grants
+ * every requested scope the requested resources allow, then redirects back to
+ * the authorization endpoint, which redirects to the client with a code. No
+ * page is shown, so a stock MCP client completes the flow unattended.
+ *
+ * The grant names only scopes a resource was configured with: asking for more
+ * yields a token with fewer scopes, never an error (RFC 6749 §3.3 lets the
+ * server narrow the request).
+ */
+export async function finishInteraction(
+  provider: Provider,
+  resources: ResourceIndex,
+  uid: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  logger: Logger,
+): Promise<void> {
+  let interaction;
+  try {
+    interaction = await provider.interactionDetails(req, res);
+  } catch (error) {
+    // No (or a stale) interaction cookie: a bookmarked or replayed interaction URL.
+    logger.debug({ err: error }, 'development authorization server: interaction not found');
+    return sendText(
+      res,
+      400,
+      'This sign-in attempt expired or was started in another browser. Start again from your MCP client.\n',
+    );
+  }
+  if (interaction.uid !== uid) {
+    return sendText(
+      res,
+      400,
+      'This sign-in link does not belong to the sign-in in progress. Start again from your MCP client.\n',
+    );
+  }
+
+  const { params, prompt } = interaction;
+  const clientId = String(params.client_id);
+  const existing = interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId);
+  const grant = existing ?? new provider.Grant({ accountId: DEMO_SUBJECT, clientId });
+
+  const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter((s) => s !== '') : [];
+  const oidcScopes = requested.filter((scope) => (OIDC_SCOPES as readonly string[]).includes(scope));
+  if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes);
+  // A consent prompt names what is still missing; a login prompt names nothing, hence the params above.
+  const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = prompt.details;
+  if (Array.isArray(missingOIDCScope)) grant.addOIDCScope(missingOIDCScope as string[]);
+  if (Array.isArray(missingOIDCClaims)) grant.addOIDCClaims(missingOIDCClaims as string[]);
+  for (const [indicator, scopes] of Object.entries((missingResourceScopes ?? {}) as Record<string, string[]>)) {
+    grant.addResourceScope(indicator, scopes);
+  }
+
+  const indicators = params.resource === undefined ? [] : [params.resource].flat();
+  for (const indicator of indicators) {
+    const key = typeof indicator === 'string' ? normalizeResource(indicator) : undefined;
+    const resource = key === undefined ? undefined : resources.get(key);
+    // Unknown resources never get here: oidc-provider refused them (invalid_target) before the interaction.
+    if (resource === undefined) continue;
+    const allowed = requested.filter((scope) => resource.scopes.includes(scope));
+    if (allowed.length > 0) grant.addResourceScope(indicator as string, allowed);
+  }
+
+  const grantId = await grant.save();
+  logger.debug(
+    { clientId, scope: requested.join(' '), resources: indicators },
+    'development authorization server: consent granted',
+  );
+  await provider.interactionFinished(
+    req,
+    res,
+    { login: { accountId: DEMO_SUBJECT }, consent: { grantId } },
+    { mergeWithLastSubmission: false },
+  );
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(text);
+}

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import type { Adapter, Configuration, KoaContextWithOIDC, errors as OidcErrors } from 'oidc-provider';
+import type { JWK } from 'jose';
+import { OIDC_SCOPES } from './auto-consent.js';
+import { findDemoAccount } from './demo-account.js';
+import { SIGNING_ALGORITHM } from './keystore.js';
+import type { ResourceIndex } from './resource-servers.js';
+import { normalizeResource } from './resource-servers.js';
+
+/** Lifetime of an access token, from this server or from the token CLI: one hour, like most IdPs' default. */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+const DAY = 24 * 3600;
+
+export interface ProviderConfigurationInput {
+  /** The issuer's path (`/dev-idp`): the interaction URLs live under it. */
+  mountPath: string;
+  resources: ResourceIndex;
+  privateJwks: { keys: JWK[] };
+  adapter: (model: string) => Adapter;
+  InvalidTarget: typeof OidcErrors.InvalidTarget;
+}
+
+/**
+ * The oidc-provider configuration: authorization code + PKCE S256 only,
+ * resource indicators issuing RS256 JWT access tokens (RFC 9068) for the
+ * configured resources only, open dynamic registration (RFC 7591), Client ID
+ * Metadata Documents, refresh tokens for clients registered for them. Every
+ * helper oidc-provider asks deployments to replace is replaced, so it prints
+ * no advice at run time.
+ */
+export function providerConfiguration(input: ProviderConfigurationInput): Configuration {
+  const { resources, InvalidTarget } = input;
+  return {
+    adapter: input.adapter,
+    jwks: input.privateJwks,
+    // Signs the short-lived interaction and session cookies only; a restart
+    // ends sessions, which costs a redirect (sign-in is automatic).
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    findAccount: findDemoAccount,
+    claims: { openid: ['sub'], profile: ['name'] },
+    scopes: [...OIDC_SCOPES],
+    responseTypes: ['code'],
+    // OAuth 2.1 §4.1.1: PKCE for every client, confidential ones included (S256 is the only method oidc-provider 9 offers).
+    pkce: { required: () => true },
+    clientDefaults: {
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      id_token_signed_response_alg: SIGNING_ALGORITHM,
+    },
+    interactions: {
+      url: (_ctx: KoaContextWithOIDC, interaction) => `${input.mountPath}/interaction/${interaction.uid}`,
+    },
+    // MCP clients that run in a browser (MCP Inspector) call the token and
+    // registration endpoints cross-origin; this server only listens on loopback.
+    clientBasedCORS: () => true,
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL_SECONDS,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      Interaction: 600,
+      RefreshToken: 14 * DAY,
+      Session: 14 * DAY,
+      Grant: 14 * DAY,
+    },
+    renderError: (ctx, out) => {
+      // The browser lands here when a client sent a bad authorization request.
+      ctx.type = 'text/plain; charset=utf-8';
+      ctx.body = `Development authorization server: ${out.error}: ${out.error_description ?? ''}\n`;
+    },
+    features: {
+      devInteractions: { enabled: false },
+      // Loopback only and every visitor is the demo user: registration needs no initial access token.
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
+      resourceIndicators: {
+        enabled: true,
+        // MCP clients send `resource` on both requests (MCP authorization, "Resource Parameter
+        // Implementation"); one that does not gets an OpenID token without an audience, not ours.
+        defaultResource: () => undefined,
+        // A refresh without `resource` keeps the audience the code was granted for.
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, indicator) => {
+          const key = normalizeResource(indicator);
+          const resource = key === undefined ? undefined : resources.get(key);
+          if (resource === undefined) {
+            throw new InvalidTarget(
+              'this development server issues tokens only for the MCP endpoints of tenants that trust it',
+            );
+          }
+          return {
+            audience: resource.uri,
+            scope: resource.scopes.join(' '),
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
+            jwt: { sign: { alg: SIGNING_ALGORITHM } },
+          };
+        },
+      },
+    },
+  };
+}
