@@ -180,6 +180,24 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
       }, 120_000);
 
       it('pages break anywhere, even between a folder and its first object', async () => {
+        // 101 resources per folder: with 102 a page, the first page ends on folder "d01/".
+        const files = source('bulk-objects', { prefix: 'data/' });
+        const names: string[] = [];
+        let position: string | undefined;
+        for (let page = 0; page < 4; page++) {
+          const result = await files.listResources(position === undefined ? { limit: 102 } : { position, limit: 102 });
+          expect(result.items).toHaveLength(102);
+          if (page === 0) expect(result.items.at(-1)?.name).toBe('d01/');
+          names.push(...result.items.map((item) => item.name));
+          position = result.nextPosition;
+        }
+        const expected: string[] = [];
+        for (let f = 0; f < 5; f++) {
+          expected.push(`d0${f}/`);
+          for (let o = 0; o < perFolder; o++) expected.push(`d0${f}/obj-${String(o).padStart(3, '0')}.txt`);
+        }
+        expect(names).toEqual(expected.slice(0, 4 * 102));
+
         const small = source('bulk-objects', { prefix: 'data/d07/' });
         const { items, pageSizes } = await listAll(small, 7);
         expect(pageSizes.every((size) => size <= 7)).toBe(true);
