@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
-import type { JWK, JWTPayload, KeyObject } from 'jose';
+import type { JWK, JWTPayload } from 'jose';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 
 /**
@@ -56,8 +56,10 @@ export async function startLocalIssuer(name: string): Promise<LocalIssuer> {
   };
 }
 
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
 async function sign(
-  key: KeyObject | CryptoKey,
+  key: SigningKey,
   kid: string,
   issuer: string,
   claims: JWTPayload,
