@@ -1,0 +1,103 @@
+/**
+ * `npm run token -- --tenant ID [--scope "a b"] [--sub X]`: prints an access
+ * token from the built-in development authorization server for a tenant whose
+ * configuration trusts it (`auth.issuers` holds `{ "development": true }`),
+ * e.g. for curl. The configuration is loaded exactly as `npm start` loads it,
+ * so the token's `iss` and `aud` are what the running gateway expects; the
+ * key comes from the same keystore, so the gateway need not be running.
+ *
+ * Only the token goes to stdout (`TOKEN=$(npm run --silent token -- --tenant demo)`);
+ * what it is for goes to stderr.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '@mcpgw/config';
+import type { TenantConfig } from '@mcpgw/config';
+import { ACCESS_TOKEN_TTL_SECONDS, mintDevAccessToken } from '@mcpgw/dev-authorization-server';
+import { developmentIssuerUrl, developmentKeystorePath } from './app.js';
+import { demoBootstrap } from './demo.js';
+import { publicBaseUrl, tenantResourceUri } from './public-url.js';
+import { createSourceRegistry } from './source-registry.js';
+
+const USAGE = `usage: npm run token -- --tenant ID [--scope "a b"] [--sub SUBJECT]
+
+  --tenant  a tenant whose auth.issuers include { "development": true }
+  --scope   space-separated scopes (default: every scope the tenant's grants and requiredScopes name)
+  --sub     the token's subject (default: demo-user)
+`;
+
+class UsageError extends Error {}
+
+function trustsDevelopmentIssuer(tenant: TenantConfig): boolean {
+  return tenant.auth?.issuers.some((issuer) => 'development' in issuer) ?? false;
+}
+
+/** The scopes the development server would grant this tenant's clients: the ones its policy can look at. */
+function tenantScopes(tenant: TenantConfig): string[] {
+  return [
+    ...new Set([...(tenant.auth?.requiredScopes ?? []), ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
+  ];
+}
+
+async function main(argv: string[]): Promise<void> {
+  let values: { tenant?: string; scope?: string; sub?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        tenant: { type: 'string' },
+        scope: { type: 'string' },
+        sub: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help === true) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (values.tenant === undefined || values.tenant === '') throw new UsageError('--tenant is required');
+  if (values.sub === '') throw new UsageError('--sub must not be empty');
+
+  const config = await loadConfig({ registry: createSourceRegistry(), defaultBootstrap: demoBootstrap() });
+  const trusting = config.tenants.filter(trustsDevelopmentIssuer).map((tenant) => tenant.id);
+  const tenant = config.tenants.find((candidate) => candidate.id === values.tenant);
+  if (tenant === undefined || !trustsDevelopmentIssuer(tenant)) {
+    const why =
+      tenant === undefined
+        ? `there is no tenant '${values.tenant}'`
+        : `tenant '${tenant.id}' does not trust the development issuer`;
+    const which = trusting.length === 0 ? 'no tenant does' : `tenants that do: ${trusting.join(', ')}`;
+    throw new UsageError(`${why} in ${config.origin} (${which})`);
+  }
+
+  const base = publicBaseUrl(config.env);
+  const issuer = developmentIssuerUrl(base);
+  const resource = tenantResourceUri(base, tenant.id);
+  const scope = values.scope ?? tenantScopes(tenant).join(' ');
+  const token = await mintDevAccessToken({
+    issuer,
+    keystorePath: developmentKeystorePath(config),
+    resource,
+    scope,
+    ...(values.sub === undefined ? {} : { subject: values.sub }),
+  });
+  process.stderr.write(
+    `# tenant ${tenant.id}: aud ${resource}, scope "${scope}", issuer ${issuer}, valid ${ACCESS_TOKEN_TTL_SECONDS / 60} minutes\n`,
+  );
+  process.stdout.write(`${token}\n`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  process.stderr.write(
+    error instanceof ConfigError ? `${error.message}\n` : `token: ${String((error as Error)?.stack ?? error)}\n`,
+  );
+  process.exit(1);
+});
