@@ -28,7 +28,6 @@ export function bearerChallenge(input: BearerChallengeInput): string {
 }
 
 function quote(value: string): string {
-  // eslint-disable-next-line no-control-regex
   const visible = value.replace(/[^\x20-\x7e]/g, '?');
   return `"${visible.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }

@@ -28,6 +28,7 @@ export async function verifyByIntrospection(
     const abort = signal === undefined ? ctx.closed : AbortSignal.any([ctx.closed, signal]);
     answer = await introspectToken(token, client, { fetch: ctx.fetch, signal: abort });
   } catch (error) {
+    if (signal?.aborted === true) throw signal.reason;
     ctx.logger.warn(
       { issuer: settings.issuer, reason: error instanceof Error ? error.message : 'unknown' },
       'token introspection failed',

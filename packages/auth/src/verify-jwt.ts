@@ -92,6 +92,8 @@ async function verifySignedClaims(
     const { payload } = await jwtVerify(token, (header, jws) => keys.getKey(header, jws, signal), options);
     return payload;
   } catch (error) {
+    // The caller went away while a refetch was pending: not the token's fault.
+    if (signal?.aborted === true) throw signal.reason;
     if (!(error instanceof errors.JWKSMultipleMatchingKeys)) throw toAuthError(error, ctx);
     // No `kid` and several keys of the right type: try each (jose's
     // documented way; the set is the issuer's own, so it is small).

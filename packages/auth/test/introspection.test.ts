@@ -1,0 +1,172 @@
+import { silentLogger } from '@mcpgw/core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AuthError, createTokenVerifier, type IssuerSettings, type TokenVerifier } from '../src/index.js';
+import { fakeClock, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
+
+const RESOURCE = 'https://gw.example.com/t/acme/mcp';
+const CLIENT = { clientId: 'gateway', clientSecret: 's3cr:et/+ with space' };
+
+let idp: LocalIssuer;
+let clock: ReturnType<typeof fakeClock>;
+let verifier: TokenVerifier;
+const nowS = () => Math.floor(clock.now() / 1000);
+
+function settings(cacheMaxSeconds = 60): IssuerSettings {
+  return {
+    issuer: idp.issuer,
+    algorithms: ['RS256'],
+    audiences: ['api://acme'],
+    tokenTypes: ['at+jwt'],
+    scopeClaim: 'scope',
+    groupsClaim: 'roles',
+    clockToleranceSeconds: 5,
+    introspection: { endpoint: idp.introspectionEndpoint, ...CLIENT, cacheMaxSeconds },
+  };
+}
+
+function opaque(answer: Record<string, unknown>): string {
+  const token = `opaque-${crypto.randomUUID()}`;
+  idp.opaqueTokens.set(token, answer);
+  return token;
+}
+
+function active(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { active: true, iss: idp.issuer, sub: 'carol', aud: RESOURCE, exp: nowS() + 600, scope: 'mcp:read', ...extra };
+}
+
+async function refusal(token: string): Promise<AuthError> {
+  const error = await verifier.verify(token).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error, 'the token must be refused').toBeInstanceOf(AuthError);
+  expect((error as AuthError).status).toBe(401);
+  expect((error as AuthError).message).not.toContain(token);
+  return error as AuthError;
+}
+
+beforeAll(async () => {
+  idp = await startLocalIssuer({ introspectionClient: CLIENT });
+});
+afterAll(async () => {
+  await idp.close();
+});
+beforeEach(() => {
+  idp.mode = 'ok';
+  clock = fakeClock();
+  verifier?.close();
+  verifier = createTokenVerifier({ resource: RESOURCE, issuers: [settings()], logger: silentLogger, now: clock.now });
+});
+
+describe('opaque tokens (RFC 7662)', () => {
+  it('an active token becomes a Principal; the gateway authenticates with client_secret_basic', async () => {
+    const token = opaque(active({ client_id: 'connector', roles: ['ops'] }));
+    await expect(verifier.verify(token)).resolves.toEqual({
+      issuer: idp.issuer,
+      subject: 'carol',
+      clientId: 'connector',
+      scopes: ['mcp:read'],
+      groups: ['ops'],
+      expiresAt: nowS() + 600,
+    });
+    // The local issuer answers 401 to any other credentials, so a Principal proves them right.
+    expect(idp.introspectionAuth.at(-1)).toMatch(/^Basic /);
+  });
+
+  it('active: false → invalid_token', async () => {
+    expect((await refusal(opaque({ active: false }))).message).toMatch(/not active/);
+    expect((await refusal('never-issued')).message).toMatch(/not active/);
+  });
+
+  it('a returned iss or aud must match, like a JWT', async () => {
+    expect((await refusal(opaque(active({ iss: 'https://other.example.com' })))).message).toMatch(/issuer/);
+    expect((await refusal(opaque(active({ aud: ['https://gw.example.com/t/globex/mcp'] })))).message).toMatch(
+      /not issued for this resource/,
+    );
+    expect((await verifier.verify(opaque(active({ aud: ['x', 'api://acme'] })))).subject).toBe('carol');
+    expect((await verifier.verify(opaque(active({ aud: undefined, iss: undefined })))).subject).toBe('carol');
+  });
+
+  it('an expired or not-yet-valid answer, or one without sub, is refused', async () => {
+    expect((await refusal(opaque(active({ exp: nowS() - 10 })))).message).toMatch(/expired/);
+    expect((await refusal(opaque(active({ nbf: nowS() + 60 })))).message).toMatch(/not valid yet/);
+    expect((await refusal(opaque(active({ sub: undefined })))).message).toMatch(/sub/);
+  });
+
+  it('introspection down (503), hanging or unreachable → invalid_token, never cached', async () => {
+    const token = opaque(active());
+    idp.mode = 'down';
+    expect((await refusal(token)).message).toMatch(/did not answer/);
+    idp.mode = 'ok';
+    expect((await verifier.verify(token)).subject).toBe('carol');
+
+    const unreachable = createTokenVerifier({
+      resource: RESOURCE,
+      issuers: [
+        { ...settings(), introspection: { ...settings().introspection!, endpoint: 'http://127.0.0.1:9/introspect' } },
+      ],
+      logger: silentLogger,
+      now: clock.now,
+    });
+    await expect(unreachable.verify(token)).rejects.toThrow(/did not answer/);
+    unreachable.close();
+  });
+
+  it('a hanging endpoint is given up after 5 s', async () => {
+    idp.mode = 'hang';
+    const started = performance.now();
+    expect((await refusal(opaque(active()))).message).toMatch(/did not answer/);
+    expect(performance.now() - started).toBeGreaterThan(4_500);
+  }, 10_000);
+
+  it('caches an answer until exp, capped by cacheMaxSeconds', async () => {
+    const token = opaque(active({ exp: nowS() + 600 }));
+    const calls = () => idp.hitCount('/introspect');
+    const before = calls();
+    await verifier.verify(token);
+    await verifier.verify(token);
+    expect(calls()).toBe(before + 1);
+    // Revoked at the IdP: still answered from cache within the 60 s cap…
+    idp.opaqueTokens.set(token, { active: false });
+    clock.advance(59_000);
+    expect((await verifier.verify(token)).subject).toBe('carol');
+    // …and refused once the cap passes.
+    clock.advance(1_000);
+    await refusal(token);
+    expect(calls()).toBe(before + 2);
+  });
+
+  it('cacheMaxSeconds 0 asks every time', async () => {
+    verifier.close();
+    verifier = createTokenVerifier({
+      resource: RESOURCE,
+      issuers: [settings(0)],
+      logger: silentLogger,
+      now: clock.now,
+    });
+    const token = opaque(active());
+    const before = idp.hitCount('/introspect');
+    await verifier.verify(token);
+    await verifier.verify(token);
+    expect(idp.hitCount('/introspect')).toBe(before + 2);
+  });
+
+  it('with no introspection configured an opaque token is refused without any request', async () => {
+    const jwtOnly = createTokenVerifier({
+      resource: RESOURCE,
+      issuers: [{ ...settings(), introspection: undefined, keys: { jwksUri: idp.jwksUri } }],
+      logger: silentLogger,
+      now: clock.now,
+    });
+    const before = idp.hits.size;
+    await expect(jwtOnly.verify(opaque(active()))).rejects.toThrow(/not a JWT this resource can verify/);
+    expect(idp.hits.size).toBe(before);
+    jwtOnly.close();
+  });
+
+  it('a JWT of an introspection-only issuer is introspected', async () => {
+    const jwt = await idp.sign({ iss: idp.issuer, sub: 'dave', aud: RESOURCE, exp: nowS() + 60 });
+    idp.opaqueTokens.set(jwt, active({ sub: 'dave' }));
+    expect((await verifier.verify(jwt)).subject).toBe('dave');
+  });
+});
