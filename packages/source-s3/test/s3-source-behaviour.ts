@@ -343,6 +343,19 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
           { uri: 's3:///files/folder/b.bin', mimeType: 'application/octet-stream', blob: 'AAEC' },
           { uri: 's3:///files/folder/c.txt', mimeType: 'text/plain', text: 'C'.repeat(100) },
         ]);
+        // The root folder is the prefix itself.
+        const root = await files.read('s3:///files/');
+        expect(root?.map((entry) => entry.uri)).toEqual([
+          's3:///files/all-bytes.txt',
+          's3:///files/custom',
+          's3:///files/data.json',
+          's3:///files/emoji%20%F0%9F%8E%89.txt',
+          's3:///files/empty.txt',
+          's3:///files/exactly-1k.bin',
+          's3:///files/over-1k.bin',
+          's3:///files/random.bin',
+          's3:///files/%E6%97%A5%E6%9C%AC%E8%AA%9E%20%E3%83%95%E3%82%A1%E3%82%A4%E3%83%AB.md',
+        ]);
         // Only subfolders: an explanatory entry, never an empty contents array.
         const onlySub = await files.read('s3:///files/only-sub/');
         expect(onlySub).toHaveLength(1);
