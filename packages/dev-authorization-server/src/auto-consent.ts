@@ -5,9 +5,6 @@ import { DEMO_SUBJECT } from './demo-account.js';
 import type { ResourceIndex } from './resource-servers.js';
 import { normalizeResource } from './resource-servers.js';
 
-/** The OpenID Connect scopes this server knows besides the resources' own. */
-export const OIDC_SCOPES = ['openid', 'profile', 'offline_access'] as const;
-
 /**
  * Answers oidc-provider's interaction URL (`{issuer}/interaction/{uid}`) the
  * way a user who always says yes would: signs in the demo user and grants
@@ -22,6 +19,7 @@ export const OIDC_SCOPES = ['openid', 'profile', 'offline_access'] as const;
 export async function finishInteraction(
   provider: Provider,
   resources: ResourceIndex,
+  scopes: readonly string[],
   uid: string,
   req: IncomingMessage,
   res: ServerResponse,
@@ -53,7 +51,9 @@ export async function finishInteraction(
   const grant = existing ?? new provider.Grant({ accountId: DEMO_SUBJECT, clientId });
 
   const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter((s) => s !== '') : [];
-  const oidcScopes = requested.filter((scope) => (OIDC_SCOPES as readonly string[]).includes(scope));
+  // oidc-provider counts every scope it knows as an OpenID scope too (resource scopes included), and
+  // wants those granted as such; they appear in no access token unless a resource allows them.
+  const oidcScopes = requested.filter((scope) => scopes.includes(scope));
   if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes);
   // A consent prompt names what is still missing; a login prompt names nothing, hence the params above.
   const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = prompt.details;

@@ -7,7 +7,7 @@ import { createDevAdapter } from './dev-adapter.js';
 import { loadOrCreateKeystore } from './keystore.js';
 import { assertLoopbackIssuer } from './loopback-issuer.js';
 import { importOidcProvider, routeProviderNotices } from './provider-notices.js';
-import { providerConfiguration } from './provider-configuration.js';
+import { knownScopes, providerConfiguration } from './provider-configuration.js';
 import { routeDevRequest } from './request-routing.js';
 import type { DevResource } from './resource-servers.js';
 import { indexResources } from './resource-servers.js';
@@ -64,6 +64,7 @@ export async function createDevAuthorizationServer(
   const mountPath = issuerUrl.pathname;
   const { logger } = options;
   const resources = indexResources(options.resources);
+  const scopes = knownScopes(resources);
   const keystore = await loadOrCreateKeystore(options.keystorePath);
   const adapter = await createDevAdapter(join(dirname(options.keystorePath), 'clients.json'));
 
@@ -71,6 +72,7 @@ export async function createDevAuthorizationServer(
   const configuration = providerConfiguration({
     mountPath,
     resources,
+    scopes,
     privateJwks: keystore.privateJwks,
     adapter: adapter.factory,
     InvalidTarget: errors.InvalidTarget,
@@ -111,7 +113,7 @@ export async function createDevAuthorizationServer(
         return;
       }
       if (route.kind === 'interaction') {
-        finishInteraction(provider, resources, route.uid, req, res, logger).catch((error: unknown) => {
+        finishInteraction(provider, resources, scopes, route.uid, req, res, logger).catch((error: unknown) => {
           logger.error({ err: error }, 'development authorization server: interaction failed');
           if (!res.headersSent) res.statusCode = 500;
           res.end();

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Adapter, Configuration, KoaContextWithOIDC, errors as OidcErrors } from 'oidc-provider';
 import type { JWK } from 'jose';
-import { OIDC_SCOPES } from './auto-consent.js';
 import { findDemoAccount } from './demo-account.js';
 import { SIGNING_ALGORITHM } from './keystore.js';
 import type { ResourceIndex } from './resource-servers.js';
@@ -12,13 +11,29 @@ export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 
 const DAY = 24 * 3600;
 
+/** The OpenID Connect scopes this server knows besides the resources' own. */
+const OIDC_SCOPES = ['openid', 'profile', 'offline_access'];
+
 export interface ProviderConfigurationInput {
   /** The issuer's path (`/dev-idp`): the interaction URLs live under it. */
   mountPath: string;
   resources: ResourceIndex;
+  /** Every scope a client may register and request: see knownScopes(). */
+  scopes: string[];
   privateJwks: { keys: JWK[] };
   adapter: (model: string) => Adapter;
   InvalidTarget: typeof OidcErrors.InvalidTarget;
+}
+
+/**
+ * The scopes the server knows: OpenID Connect's and every resource's. The
+ * resources' must be among them, not only in getResourceServerInfo: clients
+ * register the scopes they will ask for (the MCP SDK sends the challenge's
+ * `scope` plus offline_access in its RFC 7591 request), and oidc-provider
+ * refuses registered scopes it does not know (invalid_client_metadata).
+ */
+export function knownScopes(resources: ResourceIndex): string[] {
+  return [...new Set([...OIDC_SCOPES, ...[...resources.values()].flatMap((resource) => resource.scopes)])];
 }
 
 /**
@@ -39,7 +54,7 @@ export function providerConfiguration(input: ProviderConfigurationInput): Config
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     findAccount: findDemoAccount,
     claims: { openid: ['sub'], profile: ['name'] },
-    scopes: [...OIDC_SCOPES],
+    scopes: input.scopes,
     responseTypes: ['code'],
     // OAuth 2.1 §4.1.1: PKCE for every client, confidential ones included (S256 is the only method oidc-provider 9 offers).
     pkce: { required: () => true },

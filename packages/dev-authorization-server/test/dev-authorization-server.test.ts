@@ -109,6 +109,8 @@ describe('development authorization server', () => {
       jwks_uri: `${issuer}/jwks`,
       code_challenge_methods_supported: ['S256'],
       response_types_supported: ['code'],
+      // Clients register the scopes they will request; the resources' scopes are known ones.
+      scopes_supported: expect.arrayContaining([SCOPE, 'admin', 'openid', 'offline_access']),
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,
     });
@@ -164,7 +166,7 @@ describe('development authorization server', () => {
   });
 
   it('grants only the scopes configured for the resource', async () => {
-    const clientId = await registerClient({}, String(metadata.registration_endpoint));
+    const clientId = await registerClient({ scope: `${SCOPE} admin` }, String(metadata.registration_endpoint));
     const other = `${running.origin}/t/other/mcp`;
     const { status, body } = await obtainTokens(clientId, other, `${SCOPE} admin`);
     expect(status, JSON.stringify(body)).toBe(200);

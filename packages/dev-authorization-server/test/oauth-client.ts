@@ -110,7 +110,7 @@ export async function fetchJson(
   return { status: response.status, body };
 }
 
-/** RFC 7591 registration of a public client (no secret), as MCP clients register. */
+/** RFC 7591 registration of a public client (no secret), as the MCP SDK registers (scope included). */
 export async function registerClient(metadata: Record<string, unknown>, registrationEndpoint: string): Promise<string> {
   const { status, body } = await fetchJson(registrationEndpoint, {
     method: 'POST',
@@ -121,6 +121,8 @@ export async function registerClient(metadata: Record<string, unknown>, registra
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       client_name: 'test client',
+      application_type: 'native',
+      scope: 'resources:read offline_access',
       ...metadata,
     }),
   });

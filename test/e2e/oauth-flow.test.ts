@@ -1,0 +1,240 @@
+/**
+ * Issue 3, "Tests", end to end: the official MCP client, with nothing but its
+ * OAuth support and a callback catcher, meets the built-in demo tenant. It
+ * starts from a 401, reads the protected resource metadata (RFC 9728) and the
+ * development authorization server's metadata (RFC 8414), registers (RFC
+ * 7591), authorizes with PKCE S256 and a resource indicator (RFC 8707),
+ * redeems the code, and lists the handbook. The "browser" is fetch following
+ * redirects with a cookie jar; the demo user consents automatically.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintTenantToken } from '../../apps/gateway/src/token-cli.js';
+import { startGateway } from '../helpers/gateway.js';
+import type { StartedGateway } from '../helpers/gateway.js';
+import { createRecordingFetch } from '../helpers/recording-fetch.js';
+
+/** Never contacted: the test's "browser" stops at the redirect to it and hands its query to the client. */
+const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';
+
+type ClientInformation = Awaited<ReturnType<OAuthClientProvider['clientInformation']>>;
+type Tokens = Awaited<ReturnType<OAuthClientProvider['tokens']>>;
+type DiscoveryState = Awaited<ReturnType<NonNullable<OAuthClientProvider['discoveryState']>>>;
+
+/** An in-memory OAuthClientProvider whose user agent is fetch with a cookie jar. */
+class CatchingProvider implements OAuthClientProvider {
+  readonly authorizationUrls: URL[] = [];
+  callback: URL | undefined;
+  private client: ClientInformation;
+  private saved: Tokens;
+  private verifier = '';
+  private expectedState = '';
+  private discovery: DiscoveryState;
+
+  get redirectUrl(): string {
+    return REDIRECT_URI;
+  }
+
+  get clientMetadata() {
+    return {
+      client_name: 'mcpgw e2e OAuth client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+
+  state(): string {
+    this.expectedState = randomBytes(16).toString('base64url');
+    return this.expectedState;
+  }
+
+  clientInformation(): ClientInformation {
+    return this.client;
+  }
+
+  saveClientInformation(information: NonNullable<ClientInformation>): void {
+    this.client = information;
+  }
+
+  tokens(): Tokens {
+    return this.saved;
+  }
+
+  saveTokens(tokens: NonNullable<Tokens>): void {
+    this.saved = tokens;
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+
+  codeVerifier(): string {
+    return this.verifier;
+  }
+
+  // Kept beside the verifier so the SDK can bind the callback leg to the server it discovered.
+  saveDiscoveryState(state: NonNullable<DiscoveryState>): void {
+    this.discovery = state;
+  }
+
+  discoveryState(): DiscoveryState {
+    return this.discovery;
+  }
+
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    this.authorizationUrls.push(authorizationUrl);
+    this.callback = await followToRedirectUri(authorizationUrl);
+    // The SDK leaves `state` to the application (finishAuth docs).
+    expect(this.callback.searchParams.get('state')).toBe(this.expectedState);
+  }
+}
+
+/** A browser, minus the pixels: follows redirects one at a time, keeping cookies, until the redirect URI. */
+async function followToRedirectUri(start: URL): Promise<URL> {
+  const jar = new Map<string, string>();
+  let url = start;
+  for (let hop = 0; hop < 10; hop++) {
+    const response = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') },
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const pair = cookie.split(';', 1)[0] ?? '';
+      const at = pair.indexOf('=');
+      if (pair.slice(at + 1) === '') jar.delete(pair.slice(0, at));
+      else jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    const location = response.headers.get('location');
+    if (location === null) {
+      throw new Error(
+        `authorization stopped at ${response.status} ${url.href}: ${(await response.text()).slice(0, 300)}`,
+      );
+    }
+    const next = new URL(location, url);
+    if (`${next.origin}${next.pathname}` === REDIRECT_URI) return next;
+    url = next;
+  }
+  throw new Error('more than 10 redirects without reaching the redirect URI');
+}
+
+function modernClient(): Client {
+  return new Client(
+    { name: 'mcpgw-e2e-oauth', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+}
+
+let gateway: StartedGateway;
+let endpoint: URL;
+
+beforeAll(async () => {
+  // No configuration: the built-in demo tenant, protected by the development authorization server.
+  gateway = await startGateway();
+  endpoint = new URL('/t/demo/mcp', gateway.baseUrl);
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+describe('OAuth with the official MCP client against the demo tenant', () => {
+  it('goes from a 401 through discovery, registration and PKCE authorization to listing resources', async () => {
+    const provider = new CatchingProvider();
+    const recorder = createRecordingFetch();
+    const issuer = `${gateway.baseUrl}/dev-idp`;
+
+    const first = modernClient();
+    const transport = new StreamableHTTPClientTransport(endpoint, { authProvider: provider, fetch: recorder.fetch });
+    await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    await first.close();
+
+    // 1. The gateway refused the bare request and said where its metadata is (RFC 9728 §5.1).
+    const exchanges = recorder.exchanges;
+    const refused = exchanges[0];
+    expect(refused?.url).toBe(endpoint.href);
+    expect(refused?.status).toBe(401);
+    expect(refused?.responseHeaders['www-authenticate']).toContain(
+      `resource_metadata="${gateway.baseUrl}/.well-known/oauth-protected-resource/t/demo/mcp"`,
+    );
+    // 2. The client read it and then the authorization server's metadata, registered, and was sent to authorize.
+    const urls = exchanges.map((exchange) => `${exchange.method} ${exchange.url} ${exchange.status}`);
+    expect(urls).toContain(`GET ${gateway.baseUrl}/.well-known/oauth-protected-resource/t/demo/mcp 200`);
+    expect(urls).toContain(`GET ${gateway.baseUrl}/.well-known/oauth-authorization-server/dev-idp 200`);
+    expect(urls).toContain(`POST ${issuer}/reg 201`);
+    expect(provider.authorizationUrls).toHaveLength(1);
+    const authorization = provider.authorizationUrls[0] as URL;
+    expect(`${authorization.origin}${authorization.pathname}`).toBe(`${issuer}/auth`);
+    expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorization.searchParams.get('resource')).toBe(endpoint.href);
+    expect(authorization.searchParams.get('scope')?.split(' ')).toContain('mcp:read');
+    expect(authorization.searchParams.get('client_id')).toBe(provider.clientInformation()?.client_id);
+    // The code came back with the issuer (RFC 9207), and its PKCE challenge is the verifier's hash.
+    expect(provider.callback?.searchParams.get('iss')).toBe(issuer);
+    expect(authorization.searchParams.get('code_challenge')).toBe(
+      createHash('sha256').update(provider.codeVerifier()).digest('base64url'),
+    );
+
+    // 3. The application hands the callback to the transport, which redeems the code (with `resource`).
+    await transport.finishAuth(provider.callback?.searchParams ?? new URLSearchParams());
+    const tokenRequest = recorder.exchanges.find((exchange) => exchange.url === `${issuer}/token`);
+    expect(tokenRequest?.status).toBe(200);
+    expect(String(tokenRequest?.requestBody)).toContain(`resource=${encodeURIComponent(endpoint.href)}`);
+    const accessToken = provider.tokens()?.access_token ?? '';
+    const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(`${issuer}/jwks`)), {
+      issuer,
+      audience: endpoint.href,
+      typ: 'at+jwt',
+    });
+    expect(protectedHeader.alg).toBe('RS256');
+    expect(payload).toMatchObject({
+      sub: 'demo-user',
+      scope: 'mcp:read',
+      client_id: provider.clientInformation()?.client_id,
+    });
+
+    // 4. With the token, a fresh connection lists the handbook.
+    const second = modernClient();
+    await second.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: provider }));
+    try {
+      const { resources } = await second.listResources();
+      expect(resources.length).toBeGreaterThan(0);
+      expect(resources.map((resource) => resource.name)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/working-hours|Working hours/i)]),
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('accepts a token from the token CLI and refuses it on a tenant it was not minted for', async () => {
+    const { token, resource } = await mintTenantToken(gateway.config, { tenant: 'demo' });
+    expect(resource).toBe(endpoint.href);
+    const client = modernClient();
+    await client.connect(
+      new StreamableHTTPClientTransport(endpoint, { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    );
+    try {
+      const { resources } = await client.listResources();
+      expect(resources.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+
+    // The same key and issuer, another audience: the gateway must refuse it (RFC 8707 audience binding).
+    const elsewhere = await mintTenantToken(
+      { ...gateway.config, env: { ...gateway.config.env, PUBLIC_URL: 'http://127.0.0.1:1' } },
+      { tenant: 'demo' },
+    );
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${elsewhere.token}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+});
