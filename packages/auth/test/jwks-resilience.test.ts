@@ -208,6 +208,21 @@ describe('JWKS cache (issue 3, "JWKS resilience")', () => {
     expect(idp.hitCount('/jwks')).toBe(1);
   });
 
+  it('a token without kid is tried against each key of the right type', async () => {
+    const second = await newSigningKey('RS256', 'rsa-2');
+    idp.published = [idp.rsa, second, idp.ec];
+    for (const key of [idp.rsa, second]) {
+      expect((await verifier.verify(await idp.sign(claims(), { key, header: { kid: undefined } }))).subject).toBe(
+        'alice',
+      );
+    }
+    const stranger = await newSigningKey('RS256', 'x');
+    const refused = await verifier
+      .verify(await idp.sign(claims(), { key: stranger, header: { kid: undefined } }))
+      .catch((e) => e);
+    expect((refused as AuthError).message).toMatch(/signature/);
+  });
+
   it('pinned inline keys never touch the network', async () => {
     const v = makeVerifier({ jwks: { keys: [idp.rsa.publicJwk] } });
     expect((await v.verify(await idp.sign(claims()))).subject).toBe('alice');

@@ -265,6 +265,26 @@ describe('refused tokens (issue 3, "Tokens")', () => {
 });
 
 describe('verified-token cache', () => {
+  it('is bounded: the least recently used token is evicted', async () => {
+    const v = createTokenVerifier({
+      resource: RESOURCE,
+      issuers: [settings(idp)],
+      logger: silentLogger,
+      now: clock.now,
+      tokenCacheSize: 2,
+    });
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((sub) => idp.sign(claims({ sub }))));
+    const pa = await v.verify(a!);
+    const pb = await v.verify(b!);
+    expect(await v.verify(a!)).toBe(pa); // a is now the most recent
+    await v.verify(c!); // evicts b
+    expect(await v.verify(a!)).toBe(pa);
+    const pb2 = await v.verify(b!);
+    expect(pb2).not.toBe(pb);
+    expect(pb2).toEqual(pb);
+    v.close();
+  });
+
   it('answers a repeated token without refetching, and stops at exp', async () => {
     const v = createTokenVerifier({
       resource: RESOURCE,
