@@ -17,7 +17,14 @@ export { createCursorCodec } from './cursor.js';
 export type { CursorBinding, CursorCodec, CursorCodecOptions } from './cursor.js';
 export { dispatchMcpPost, errorResponse } from './dispatch.js';
 export type { DispatchContext, JsonRpcResponseBody, McpHttpRequest, McpHttpResponse } from './dispatch.js';
-export type { ReadOutcome, ResourcePage, ResourceService, ServerIdentity, TemplatePage } from './resource-service.js';
+export type {
+  ReadOutcome,
+  ResourcePage,
+  ResourceRequestOptions,
+  ResourceService,
+  ServerIdentity,
+  TemplatePage,
+} from './resource-service.js';
 export type { CacheScope } from './results.js';
 export { toMcpError } from './error-mapping.js';
 export {

@@ -5,7 +5,7 @@ import { ErrorCode } from './error-codes.js';
 import { decodeHeaderValue } from './header-value.js';
 import { McpError, headerMismatch, invalidParams, methodNotFound } from './mcp-error.js';
 import { readCursorParam, readUriParam } from './request-params.js';
-import type { ResourceService, ServerIdentity } from './resource-service.js';
+import type { ResourceRequestOptions, ResourceService, ServerIdentity } from './resource-service.js';
 import type { CacheScope } from './results.js';
 import { compact, resultMeta } from './results.js';
 import type { ModernVersion } from './versions.js';
@@ -43,7 +43,11 @@ const handlers: Record<string, Handler> = {
   }),
 
   'resources/list': async (request, context) => {
-    const page = await context.resources.listResources(readCursorParam(request.params), context.signal);
+    const page = await context.resources.listResources(
+      readCursorParam(request.params),
+      context.signal,
+      cacheOptions(request),
+    );
     return compact({
       resultType: 'complete',
       resources: page.resources,
@@ -55,7 +59,11 @@ const handlers: Record<string, Handler> = {
   },
 
   'resources/templates/list': async (request, context) => {
-    const page = await context.resources.listTemplates(readCursorParam(request.params), context.signal);
+    const page = await context.resources.listTemplates(
+      readCursorParam(request.params),
+      context.signal,
+      cacheOptions(request),
+    );
     return compact({
       resultType: 'complete',
       resourceTemplates: page.resourceTemplates,
@@ -69,7 +77,7 @@ const handlers: Record<string, Handler> = {
   'resources/read': async (request, context) => {
     const uri = readUriParam(request.params);
     checkMcpName(context.header('mcp-name'), uri);
-    const outcome = await context.resources.read(uri, context.signal);
+    const outcome = await context.resources.read(uri, context.signal, cacheOptions(request));
     if (outcome === undefined) {
       // "Servers MUST NOT return an empty contents array for a non-existent resource" (server-resources, Error Handling).
       throw new McpError(ErrorCode.InvalidParams, 'Resource not found', { data: { uri } });
@@ -83,6 +91,15 @@ const handlers: Record<string, Handler> = {
     };
   },
 };
+
+/**
+ * "Results produced by retrying a request through the multi round-trip
+ * requests mechanism, that is, requests carrying `inputResponses` or
+ * `requestState`, MUST NOT be cached" (2026-07-28 server/utilities/caching).
+ */
+function cacheOptions(request: JsonRpcRequest): ResourceRequestOptions {
+  return { cacheable: !('inputResponses' in request.params) && !('requestState' in request.params) };
+}
 
 /** Serves one modern request after the era was chosen. */
 export async function handleModernRequest(

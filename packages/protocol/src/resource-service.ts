@@ -7,10 +7,28 @@ import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor }
  * return (the shortest of the sources that shaped them).
  */
 export interface ResourceService {
-  listResources(cursor: string | undefined, signal: AbortSignal): Promise<ResourcePage>;
-  listTemplates(cursor: string | undefined, signal: AbortSignal): Promise<TemplatePage>;
+  listResources(
+    cursor: string | undefined,
+    signal: AbortSignal,
+    options?: ResourceRequestOptions,
+  ): Promise<ResourcePage>;
+  listTemplates(
+    cursor: string | undefined,
+    signal: AbortSignal,
+    options?: ResourceRequestOptions,
+  ): Promise<TemplatePage>;
   /** `undefined` when the resource does not exist for this caller. */
-  read(uri: string, signal: AbortSignal): Promise<ReadOutcome | undefined>;
+  read(uri: string, signal: AbortSignal, options?: ResourceRequestOptions): Promise<ReadOutcome | undefined>;
+}
+
+/** What the dispatcher knows about a request that the layers below need. */
+export interface ResourceRequestOptions {
+  /**
+   * False when the request carries `inputResponses` or `requestState`: its
+   * result "MUST NOT be cached" (2026-07-28 server/utilities/caching, Cache
+   * Key), so no cache may serve or store it. Absent means true.
+   */
+  cacheable: boolean;
 }
 
 export interface ResourcePage {
