@@ -247,9 +247,10 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
   }
 
   let feed: CatalogChangeFeed | undefined;
+  let closed: Promise<void> | undefined;
   const mode = options.changeDetection.mode;
   function watch(listener: (change: SourceChange) => void): () => void {
-    if (mode === 'off') return () => {};
+    if (mode === 'off' || closed !== undefined) return () => {};
     feed ??= new CatalogChangeFeed({
       mode,
       pollIntervalMs: options.changeDetection.pollIntervalMs,
@@ -272,7 +273,6 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     }
   }
 
-  let closed: Promise<void> | undefined;
   function close(): Promise<void> {
     closed ??= (async () => {
       await feed?.stop();
