@@ -120,7 +120,16 @@ export async function createDevAuthorizationServer(
         });
         return;
       }
-      req.originalUrl = `${mountPath}${route.url === '/' ? '' : route.url}`;
+      // Koa reads the path from req.url for as long as it handles the request; put the
+      // real one back as the response ends, before the host's access log reads it.
+      const received = req.url;
+      const end = res.end;
+      res.end = function (this: ServerResponse, ...args: unknown[]) {
+        req.url = received;
+        delete req.originalUrl;
+        return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+      } as ServerResponse['end'];
+      req.originalUrl = `${mountPath}${route.url}`;
       req.url = route.url;
       void callback(req, res);
     },

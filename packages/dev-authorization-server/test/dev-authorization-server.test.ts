@@ -124,6 +124,12 @@ describe('development authorization server', () => {
       expect(status, path).toBe(200);
       expect(body, path).toEqual(metadata);
     }
+    // The host's view of the request is left as it came (access logs print it).
+    expect(running.finishedUrls.slice(-3)).toEqual([
+      '/.well-known/openid-configuration/dev-idp',
+      '/dev-idp/.well-known/openid-configuration',
+      '/dev-idp/.well-known/oauth-authorization-server',
+    ]);
     const jwks = await fetchJson(`${issuer}/jwks`);
     expect(jwks.body).toEqual(running.server.publicJwks);
     expect((await fetch(`${running.origin}/elsewhere`)).status).toBe(404);

@@ -43,6 +43,8 @@ export interface RunningServer {
   origin: string;
   issuer: string;
   logger: ReturnType<typeof recordingLogger>;
+  /** `req.url` as the host saw it when each response finished (what an access log would print). */
+  finishedUrls: string[];
   close(): Promise<void>;
 }
 
@@ -58,7 +60,11 @@ export async function startDevServer(options: {
     res.statusCode = 503;
     res.end();
   };
-  const http: Server = createServer((req, res) => handler(req, res));
+  const finishedUrls: string[] = [];
+  const http: Server = createServer((req, res) => {
+    res.on('finish', () => finishedUrls.push(req.url ?? ''));
+    handler(req, res);
+  });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const logger = recordingLogger();
@@ -80,6 +86,7 @@ export async function startDevServer(options: {
     origin,
     issuer: server.issuer,
     logger,
+    finishedUrls,
     close: async () => {
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
