@@ -28,7 +28,10 @@ export interface RuntimeOptions {
  * Creates every tenant's sources and catalog. Any failure stops startup with
  * the tenant and source named, after closing what was already opened.
  */
-export async function createTenantRuntimes(config: GatewayConfig, options: RuntimeOptions): Promise<Map<string, TenantRuntime>> {
+export async function createTenantRuntimes(
+  config: GatewayConfig,
+  options: RuntimeOptions,
+): Promise<Map<string, TenantRuntime>> {
   const { registry, cursors, logger } = options;
   const runtimes = new Map<string, TenantRuntime>();
   const opened: Source[] = [];
@@ -58,7 +61,7 @@ export async function createTenantRuntimes(config: GatewayConfig, options: Runti
       }
       runtimes.set(tenant.id, {
         config: tenant,
-        catalog: createCatalog({ tenantId: tenant.id, sources, cursors }),
+        catalog: createCatalog({ tenantId: tenant.id, sources, cursors, logger: logger.child({ tenant: tenant.id }) }),
         server: serverIdentity(tenant.name),
         auth:
           tenant.auth === undefined

@@ -1,4 +1,5 @@
-import type { AccessScope, ResourceDescriptor, Source } from '@mcpgw/core';
+import type { AccessScope, Logger, ResourceDescriptor, Source } from '@mcpgw/core';
+import { isGatewayError, silentLogger } from '@mcpgw/core';
 import type { CursorCodec, ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
 import { invalidParams } from '@mcpgw/protocol';
 import { parseResourceCursor, parseTemplateCursor } from './cursor-state.js';
@@ -17,6 +18,8 @@ export interface CatalogOptions {
    * one request walk the whole backend. Default 10.
    */
   maxSourceCallsPerPage?: number;
+  /** Where degraded listings are reported. */
+  logger?: Logger;
 }
 
 /** A tenant's merged resource catalog; `forScope` gives one caller's view of it. */
@@ -30,6 +33,17 @@ export function createCatalog(options: CatalogOptions): Catalog {
   const { tenantId, sources, cursors } = options;
   const pageSize = options.pageSize ?? 100;
   const maxSourceCalls = options.maxSourceCallsPerPage ?? 10;
+  const logger = options.logger ?? silentLogger;
+  /**
+   * Issue 5: a backend that is down must not take the tenant's other sources
+   * with it. A listing skips an unavailable source (and says so in the log);
+   * the page then gets ttlMs 0 so no client or cache keeps the partial view.
+   */
+  const skipUnavailable = (source: Source, error: unknown): true => {
+    if (!isGatewayError(error) || error.code !== 'ERR_SOURCE_UNAVAILABLE') throw error;
+    logger.warn({ source: source.id, err: error }, 'source unavailable: listing continues without it');
+    return true;
+  };
   const ids = new Set<string>();
   for (const source of sources) {
     if (ids.has(source.id)) throw new Error(`Tenant '${tenantId}' has two sources with id '${source.id}'`);
@@ -54,6 +68,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
           const resources: ResourceDescriptor[] = [];
           let ttlMs = Number.POSITIVE_INFINITY;
           let calls = 0;
+          let degraded = false;
           let index = state.source;
           let position = state.position;
           while (index < sources.length && resources.length < pageSize && calls < maxSourceCalls) {
@@ -65,7 +80,15 @@ export function createCatalog(options: CatalogOptions): Catalog {
             }
             calls += 1;
             ttlMs = Math.min(ttlMs, source.ttl.listMs);
-            const page = await source.listResources({ position, limit: pageSize - resources.length }, signal);
+            let page;
+            try {
+              page = await source.listResources({ position, limit: pageSize - resources.length }, signal);
+            } catch (error) {
+              degraded = skipUnavailable(source, error);
+              index += 1;
+              position = undefined;
+              continue;
+            }
             for (const item of page.items) {
               if (scope.allows(source.id, item.uri)) resources.push(item);
             }
@@ -81,20 +104,26 @@ export function createCatalog(options: CatalogOptions): Catalog {
           return {
             resources,
             nextCursor: next === undefined ? undefined : cursors.encode(binding('resources'), next),
-            ttlMs: Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
+            ttlMs: degraded ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
           };
         },
 
         async listTemplates(cursor, signal): Promise<TemplatePage> {
           const offset = cursor === undefined ? 0 : parseTemplateCursor(cursors.decode(binding('templates'), cursor));
           const shown = sources.filter((s) => scope.allowsSource(s.id));
-          const all = (await Promise.all(shown.map((s) => s.listTemplates(signal)))).flat();
+          const settled = await Promise.allSettled(shown.map((s) => s.listTemplates(signal)));
+          let degraded = false;
+          const all = settled.flatMap((outcome, i) => {
+            if (outcome.status === 'fulfilled') return outcome.value;
+            degraded = skipUnavailable(shown[i]!, outcome.reason);
+            return [];
+          });
           if (offset > all.length) throw staleCursor();
           const end = offset + pageSize;
           return {
             resourceTemplates: all.slice(offset, end),
             nextCursor: end < all.length ? cursors.encode(binding('templates'), end) : undefined,
-            ttlMs: Math.min(fallbackListTtl, ...shown.map((s) => s.ttl.listMs)),
+            ttlMs: degraded ? 0 : Math.min(fallbackListTtl, ...shown.map((s) => s.ttl.listMs)),
           };
         },
 

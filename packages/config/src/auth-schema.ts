@@ -68,7 +68,14 @@ const developmentIssuer = z.strictObject({ development: z.literal(true) });
 export const issuerSchema = z.union([developmentIssuer, realIssuer]);
 
 export const tenantAuthSchema = z.strictObject({
-  issuers: z.array(issuerSchema).min(1, 'a tenant that authenticates needs at least one issuer'),
+  issuers: z
+    .array(issuerSchema)
+    .min(1, 'a tenant that authenticates needs at least one issuer')
+    // An opaque token names no issuer: trying several introspection endpoints
+    // would hand one identity provider's tokens to another.
+    .refine((issuers) => issuers.filter((i) => 'introspection' in i && i.introspection !== undefined).length <= 1, {
+      message: 'at most one issuer per tenant may use introspection',
+    }),
   /** Scopes every token must carry to use this tenant at all; missing → 403 insufficient_scope. */
   requiredScopes: z
     .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an RFC 6749 scope token'))

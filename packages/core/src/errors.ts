@@ -23,7 +23,9 @@ export class GatewayError extends Error {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.code = code;
-    this.expose = options?.expose ?? code !== 'ERR_SOURCE_UNAVAILABLE';
+    // Messages are written for the client by contract (they name a source id,
+    // never a host, path or connection string); `expose: false` withholds one.
+    this.expose = options?.expose ?? true;
   }
 }
 
