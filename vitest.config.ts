@@ -15,28 +15,28 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: [
       {
-        resolve: { alias },
+        extends: true,
         test: {
           name: 'unit',
           include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts'],
         },
       },
       {
-        resolve: { alias },
+        extends: true,
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
         },
       },
       {
-        resolve: { alias },
+        extends: true,
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
         },
       },
       {
-        resolve: { alias },
+        extends: true,
         test: {
           name: 'conformance',
           include: ['test/conformance/**/*.test.ts'],

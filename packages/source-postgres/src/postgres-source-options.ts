@@ -72,7 +72,7 @@ export const postgresSourceOptionsSchema = z.strictObject({
        * forever by default (FACTS.md), which would hang requests when the
        * server is unreachable.
        */
-      connectionTimeoutMs: z.number().int().min(100).max(60_000).default(2000),
+      connectionTimeoutMs: z.number().int().min(100).max(60_000).default(1500),
     })
     .prefault({}),
   /** `SET LOCAL statement_timeout` of every transaction. */

@@ -8,7 +8,7 @@ describe('postgres source options', () => {
     ).toEqual({
       connection: { url: 'postgres://u@h/db' },
       schemas: ['public'],
-      pool: { max: 4, connectionTimeoutMs: 2000 },
+      pool: { max: 4, connectionTimeoutMs: 1500 },
       statementTimeoutMs: 5000,
       lockTimeoutMs: 1000,
       rows: { enabled: false, maxLimit: 100, columns: { exclude: [] } },
