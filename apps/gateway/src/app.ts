@@ -5,7 +5,6 @@ import type { Logger, SourceFactory } from '@mcpgw/core';
 import type { GatewayConfig } from '@mcpgw/config';
 import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
-import { resolve } from 'node:path';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { installErrorHandler } from './plugins/error-handler.js';
 import { createRequestGuard } from './plugins/request-guard.js';
@@ -15,6 +14,12 @@ import { createSourceRegistry } from './source-registry.js';
 import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
+import {
+  developmentIssuerUrl,
+  developmentKeystorePath,
+  developmentScopes,
+  tenantsTrustingDevelopmentIssuer,
+} from './development-issuer.js';
 import { closeTenantRuntimes, createTenantRuntimes } from './tenant-runtime.js';
 
 /** 2026-07-28 bodies are single JSON-RPC messages; 1 MiB is generous and bounds memory per request. */
@@ -127,24 +132,15 @@ async function startDevelopmentIssuer(
   baseUrl: string,
   logger: Logger,
 ): Promise<DevAuthorizationServer | undefined> {
-  const trusting = config.tenants.filter((tenant) => tenant.auth?.issuers.some((issuer) => 'development' in issuer));
+  const trusting = tenantsTrustingDevelopmentIssuer(config);
   if (trusting.length === 0) return undefined;
   return createDevAuthorizationServer({
     issuer: developmentIssuerUrl(baseUrl),
     keystorePath: developmentKeystorePath(config),
     resources: trusting.map((tenant) => ({
       uri: tenantResourceUri(baseUrl, tenant.id),
-      scopes: [...new Set([...(tenant.auth?.requiredScopes ?? []), ...tenant.grants.flatMap((g) => g.match.scopes ?? [])])],
+      scopes: developmentScopes(tenant),
     })),
     logger: logger.child({ component: 'dev-authorization-server' }),
   });
-}
-
-/** Where the development issuer lives: on the gateway's own origin. */
-export function developmentIssuerUrl(baseUrl: string): string {
-  return `${baseUrl}/dev-idp`;
-}
-
-export function developmentKeystorePath(config: GatewayConfig): string {
-  return resolve(config.env.DATA_DIR, 'dev-authorization-server', 'keys.json');
 }

@@ -2,7 +2,13 @@ import type { AccessScope, Logger } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
-import { AuthError, bearerChallenge, createTokenVerifier, extractBearerToken, protectedResourceMetadata } from '@mcpgw/auth';
+import {
+  AuthError,
+  bearerChallenge,
+  createTokenVerifier,
+  extractBearerToken,
+  protectedResourceMetadata,
+} from '@mcpgw/auth';
 import { resolveAccess } from '@mcpgw/policy';
 import { protectedResourceMetadataUrl, tenantResourceUri } from './public-url.js';
 
@@ -18,8 +24,7 @@ export interface AuthRequest {
 }
 
 export type AuthOutcome =
-  | { ok: true; scope: AccessScope }
-  | { ok: false; status: 400 | 401 | 403; challenge: string; message: string };
+  { ok: true; scope: AccessScope } | { ok: false; status: 400 | 401 | 403; challenge: string; message: string };
 
 /**
  * One tenant's OAuth 2.1 resource-server front door (2026-07-28
@@ -49,14 +54,19 @@ export function createTenantAuthenticator(
   const authorizationServers = auth.issuers.map((entry) =>
     'development' in entry ? options.development!.issuer : (entry.authorizationServer ?? entry.issuer),
   );
-  const scopesSupported =
-    auth.scopesSupported ??
-    [...new Set([...auth.requiredScopes, ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])])];
+  const scopesSupported = auth.scopesSupported ?? [
+    ...new Set([...auth.requiredScopes, ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
+  ];
   // RFC 6750 section 3: the scope a client should request to be let in.
-  const challengeScope = (auth.requiredScopes.length > 0 ? auth.requiredScopes : scopesSupported).join(' ') || undefined;
+  const challengeScope =
+    (auth.requiredScopes.length > 0 ? auth.requiredScopes : scopesSupported).join(' ') || undefined;
   const verifier: TokenVerifier = createTokenVerifier({ resource, issuers, logger: options.logger });
 
-  const refuse = (status: 400 | 401 | 403, error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined, message: string): AuthOutcome => ({
+  const refuse = (
+    status: 400 | 401 | 403,
+    error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined,
+    message: string,
+  ): AuthOutcome => ({
     ok: false,
     status,
     message,
@@ -70,15 +80,33 @@ export function createTenantAuthenticator(
   return {
     resource,
     metadataUrl,
-    metadata: protectedResourceMetadata({ resource, authorizationServers: [...new Set(authorizationServers)], scopesSupported, resourceName: tenant.name }),
+    metadata: protectedResourceMetadata({
+      resource,
+      authorizationServers: [...new Set(authorizationServers)],
+      scopesSupported,
+      resourceName: tenant.name,
+    }),
     async authenticate(request, signal) {
       try {
-        const token = extractBearerToken({ rawHeaders: request.rawHeaders as string[], url: request.url, bodyHasAccessToken: false });
-        if (token === undefined) return refuse(401, undefined, 'Authentication required: send an OAuth access token in the Authorization header');
+        const token = extractBearerToken({
+          rawHeaders: request.rawHeaders as string[],
+          url: request.url,
+          bodyHasAccessToken: false,
+        });
+        if (token === undefined)
+          return refuse(
+            401,
+            undefined,
+            'Authentication required: send an OAuth access token in the Authorization header',
+          );
         const principal = await verifier.verify(token, signal);
         const missing = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));
         if (missing.length > 0) {
-          return refuse(403, 'insufficient_scope', `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`);
+          return refuse(
+            403,
+            'insufficient_scope',
+            `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
+          );
         }
         return { ok: true, scope: resolveAccess(tenant.id, principal, tenant.grants) };
       } catch (error) {

@@ -12,9 +12,14 @@
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '@mcpgw/config';
-import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
+import type { GatewayConfig } from '@mcpgw/config';
 import { ACCESS_TOKEN_TTL_SECONDS, mintDevAccessToken } from '@mcpgw/dev-authorization-server';
-import { developmentIssuerUrl, developmentKeystorePath } from './app.js';
+import {
+  developmentIssuerUrl,
+  developmentKeystorePath,
+  developmentScopes,
+  trustsDevelopmentIssuer,
+} from './development-issuer.js';
 import { demoBootstrap } from './demo.js';
 import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -28,17 +33,6 @@ const USAGE = `usage: npm run token -- --tenant ID [--scope "a b"] [--sub SUBJEC
 
 /** A mistake of the person at the terminal: printed with the usage, exit code 2. */
 export class UsageError extends Error {}
-
-function trustsDevelopmentIssuer(tenant: TenantConfig): boolean {
-  return tenant.auth?.issuers.some((issuer) => 'development' in issuer) ?? false;
-}
-
-/** The scopes the development server would grant this tenant's clients: the ones its policy can look at. */
-function tenantScopes(tenant: TenantConfig): string[] {
-  return [
-    ...new Set([...(tenant.auth?.requiredScopes ?? []), ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
-  ];
-}
 
 /** What the CLI prints, and what the token is for. */
 export interface TenantToken {
@@ -72,7 +66,7 @@ export async function mintTenantToken(
   const base = publicBaseUrl(config.env);
   const issuer = developmentIssuerUrl(base);
   const resource = tenantResourceUri(base, tenant.id);
-  const scope = request.scope ?? tenantScopes(tenant).join(' ');
+  const scope = request.scope ?? developmentScopes(tenant).join(' ');
   const token = await mintDevAccessToken({
     issuer,
     keystorePath: developmentKeystorePath(config),

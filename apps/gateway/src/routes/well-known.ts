@@ -8,10 +8,17 @@ import type { TenantRuntime } from '../tenant-runtime.js';
  * tenant's authorization servers. Anonymous tenants have none: 404.
  */
 export function registerWellKnownRoutes(app: FastifyInstance, tenants: ReadonlyMap<string, TenantRuntime>): void {
-  app.get<{ Params: { tenant: string } }>('/.well-known/oauth-protected-resource/t/:tenant/mcp', async (request, reply) => {
-    const auth = tenants.get(request.params.tenant)?.auth;
-    if (auth === undefined) return reply.code(404).send({ error: 'not_found', error_description: 'No protected resource here' });
-    // Public metadata, fetched by browser-based clients too.
-    return reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300').send(auth.metadata);
-  });
+  app.get<{ Params: { tenant: string } }>(
+    '/.well-known/oauth-protected-resource/t/:tenant/mcp',
+    async (request, reply) => {
+      const auth = tenants.get(request.params.tenant)?.auth;
+      if (auth === undefined)
+        return reply.code(404).send({ error: 'not_found', error_description: 'No protected resource here' });
+      // Public metadata, fetched by browser-based clients too.
+      return reply
+        .header('access-control-allow-origin', '*')
+        .header('cache-control', 'public, max-age=300')
+        .send(auth.metadata);
+    },
+  );
 }
