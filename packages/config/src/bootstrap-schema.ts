@@ -9,11 +9,21 @@ export const slug = z
     'must be a slug: lower-case letters, digits and inner hyphens (at most 63)',
   );
 
+const ttlMs = z.int('must be a whole number of milliseconds').min(0, 'must be 0 (no caching) or more');
+
 /**
- * A source entry: `id` and `type` here; every other key is the source type's
- * own options, validated by that type's schema (see loadBootstrap).
+ * Per-source freshness (issue 4): the `ttlMs` the gateway returns, and caches
+ * for, on list pages this source shaped (`list`) and on its reads (`read`).
+ * Omitted values keep the source type's defaults (60 s and 30 s); 0 disables
+ * caching of that kind for the source everywhere.
  */
-const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1) });
+export const sourceTtlSchema = z.strictObject({ list: ttlMs.optional(), read: ttlMs.optional() });
+
+/**
+ * A source entry: `id`, `type` and `ttlMs` here; every other key is the
+ * source type's own options, validated by that type's schema (see loadBootstrap).
+ */
+const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1), ttlMs: sourceTtlSchema.optional() });
 
 const tenant = z.strictObject({
   id: slug,

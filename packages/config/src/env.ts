@@ -50,7 +50,19 @@ export const envSchema = z.object({
     .default([]),
   /** Folder for local state: the development authorization server's signing keys. */
   DATA_DIR: z.string().min(1).default('.data'),
-  /** Server secret (at least 32 characters) keying cursor signatures; must be equal on every replica. */
+  /**
+   * Redis for the result and catalog caches, shared by every replica:
+   * `redis://` or `rediss://` for one node, `redis+cluster://h1:p1,h2:p2` (or
+   * `rediss+cluster://`) for Redis Cluster. Unset: an in-process cache.
+   */
+  REDIS_URL: z
+    .string()
+    .regex(
+      /^rediss?(\+cluster)?:\/\/\S+$/i,
+      'must start with redis://, rediss://, redis+cluster:// or rediss+cluster://',
+    )
+    .optional(),
+  /** Server secret (at least 32 characters) keying cursor signatures and cache keys; must be equal on every replica. */
   SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
 });
 

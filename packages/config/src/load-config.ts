@@ -15,6 +15,8 @@ export interface SourceConfig {
   type: string;
   /** The output of the source type's options schema. */
   options: unknown;
+  /** The entry's `ttlMs` overrides; absent keys keep the source's own. */
+  ttl?: { listMs?: number; readMs?: number };
 }
 
 export interface TenantConfig {
@@ -172,7 +174,7 @@ async function validateBootstrap(
     const sourceIds = new Set<string>();
     for (const [s, entry] of tenant.sources.entries()) {
       const sat = `${at}.sources[${s}]`;
-      const { id, type, ...rest } = entry;
+      const { id, type, ttlMs, ...rest } = entry;
       if (sourceIds.has(id)) issues.push({ path: `${sat}.id`, message: `duplicate source id '${id}' in this tenant` });
       sourceIds.add(id);
       const factory = context.registry.get(type);
@@ -190,7 +192,11 @@ async function validateBootstrap(
         );
         continue;
       }
-      sources.push({ id, type, options: result.value });
+      const ttl = {
+        ...(ttlMs?.list === undefined ? {} : { listMs: ttlMs.list }),
+        ...(ttlMs?.read === undefined ? {} : { readMs: ttlMs.read }),
+      };
+      sources.push({ id, type, options: result.value, ...(ttlMs === undefined ? {} : { ttl }) });
     }
     tenants.push({
       id: tenant.id,
