@@ -1,0 +1,68 @@
+import { createHmac, hkdfSync } from 'node:crypto';
+
+/**
+ * Builds every Redis key and channel name the gateway uses (STYLE.md habit 4:
+ * one helper puts the tenant in every key). Nothing in a key is readable:
+ *
+ *   {ns}:{<tag>}:e:<mac>    an entry (a cached MCP result or a backend page)
+ *   {ns}:{<tag>}:e:<mac>:l  the single-flight lock of that entry
+ *   {ns}:{<tag>}:g          the tenant's generation (invalidation)
+ *   {ns}:invalidate         the pub/sub channel announcing a new generation
+ *
+ * `<tag>` = HMAC(key, "tenant" | tenantId), 16 hex digits. Redis Cluster
+ * hashes only the text between the first `{` and `}`, so all of a tenant's
+ * keys live in one slot: MGET of an entry and its lock is legal, and a
+ * tenant's load spreads by tenant across the cluster.
+ *
+ * `<mac>` = HMAC-SHA256(key, [layer, tenantId, generation, who, method, params]),
+ * where `who` is the principal fingerprint (per-credential results) or the
+ * source id (the shared catalog layer). The MAC key is derived from the server
+ * secret with HKDF (info "mcpgw cache key v1"), as the cursor key is (with its
+ * own info string), so Redis contents reveal no principal, tenant or URI.
+ */
+export interface CacheKeys {
+  /** The tenant's hash tag, also the pub/sub message that invalidates it. */
+  tenantTag(tenantId: string): string;
+  entry(parts: EntryKeyParts): string;
+  lock(entryKey: string): string;
+  generation(tenantId: string): string;
+  readonly invalidationChannel: string;
+}
+
+export interface EntryKeyParts {
+  /** `result`: a finished MCP result for one principal; `source`: a backend page shared by a tenant. */
+  layer: 'result' | 'source';
+  tenantId: string;
+  generation: string;
+  /** The principal fingerprint (`result`) or the source id (`source`). */
+  who: string;
+  /** e.g. `resources/list`, or `listResources` for a source call. */
+  method: string;
+  /** Whatever else shapes the result: cursor, uri, position and limit. */
+  params: unknown;
+}
+
+export interface CacheKeysOptions {
+  /** Server secret (SECRETS_KEY bytes, or random per process). */
+  secret: Uint8Array;
+  /** Prefix of every key and channel; tests use a fresh one per run. Default `mcpgw`. */
+  namespace?: string;
+}
+
+export function createCacheKeys(options: CacheKeysOptions): CacheKeys {
+  const key = Buffer.from(hkdfSync('sha256', options.secret, new Uint8Array(0), 'mcpgw cache key v1', 32));
+  const ns = options.namespace ?? 'mcpgw';
+  const mac = (input: string) => createHmac('sha256', key).update(input).digest('base64url');
+  const tenantTag = (tenantId: string) =>
+    createHmac('sha256', key).update(`tenant\u0000${tenantId}`).digest('hex').slice(0, 16);
+
+  return {
+    tenantTag,
+    entry: (parts) =>
+      // JSON of an array is unambiguous: no choice of values makes two different tuples collide.
+      `${ns}:{${tenantTag(parts.tenantId)}}:e:${mac(JSON.stringify([parts.layer, parts.tenantId, parts.generation, parts.who, parts.method, parts.params ?? null]))}`,
+    lock: (entryKey) => `${entryKey}:l`,
+    generation: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:g`,
+    invalidationChannel: `${ns}:invalidate`,
+  };
+}

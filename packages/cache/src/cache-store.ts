@@ -1,0 +1,33 @@
+/**
+ * The one small storage interface both cache layers use. Values are strings
+ * (serialized MCP results); every key is built by `createCacheKeys`, so a
+ * store never sees a tenant id, a principal or a URI in clear.
+ *
+ * Every method may reject (Redis down, slow or the circuit open): callers
+ * treat any rejection as "no cache" and serve the request uncached.
+ */
+export interface CacheStore {
+  readonly kind: 'memory' | 'redis';
+  get(key: string): Promise<string | undefined>;
+  /**
+   * Several values at once. All keys must belong to one tenant (they share a
+   * hash tag, so this is one slot on Redis Cluster).
+   */
+  getMany(keys: readonly string[]): Promise<Array<string | undefined>>;
+  /** Stores `value` for `ttlMs` milliseconds (an integer >= 1). */
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+  /** Stores only when the key is absent (Redis `SET NX PX`); true when stored. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  /** Fire-and-forget broadcast to every replica subscribed to `channel`. */
+  publish(channel: string, message: string): Promise<void>;
+  /**
+   * Delivers messages on `channel`. `onResync` runs whenever the subscription
+   * (re)connects: messages sent while it was down are lost, so listeners must
+   * drop whatever those messages would have invalidated. Returns an unsubscribe.
+   */
+  subscribe(channel: string, listener: (message: string) => void, onResync?: () => void): () => void;
+  /** A cheap round trip, used by the circuit breaker's background probe. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

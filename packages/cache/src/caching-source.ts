@@ -1,0 +1,73 @@
+import type { Logger, Source, SourceTtl } from '@mcpgw/core';
+import { silentLogger } from '@mcpgw/core';
+import type { GatewayCache } from './gateway-cache.js';
+
+export interface SourceCacheContext {
+  tenantId: string;
+  cache: GatewayCache;
+  /** Per-source overrides from configuration (`ttlMs` on a source entry); the rest keeps the source's own. */
+  ttl?: Partial<SourceTtl> | undefined;
+  logger?: Logger;
+}
+
+/**
+ * The per-source catalog cache (issue 4): what the backend returned for a
+ * page (`listResources` at a position and limit) and its templates, shared
+ * by every caller of the tenant. The catalog filters by the caller's scope
+ * after this, so an entry never depends on who asked. Concurrent identical
+ * misses make one backend call: within a replica through a promise map, and
+ * across replicas through a short Redis lock the others wait on.
+ *
+ * Reads are not cached here (the per-credential layer caches finished read
+ * results). A change reported by the source's `watch` invalidates the
+ * tenant's entries on every replica.
+ */
+export function createCachingSource(inner: Source, context: SourceCacheContext): Source {
+  const { tenantId, cache } = context;
+  const logger = context.logger ?? silentLogger;
+  const ttl: SourceTtl = { ...inner.ttl, ...context.ttl };
+  const key = (method: string, params: unknown) => ({ layer: 'source' as const, who: inner.id, method, params });
+  const stopWatching = inner.watch?.(() => {
+    cache.invalidateTenant(tenantId).catch((error: unknown) => {
+      logger.warn({ err: { message: (error as Error).message } }, 'cache invalidation after a source change failed');
+    });
+  });
+
+  return {
+    id: inner.id,
+    kind: inner.kind,
+    ttl,
+    async listResources(page, signal) {
+      const { value } = await cache.lookup({
+        tenantId,
+        key: key('listResources', { position: page.position ?? null, limit: page.limit }),
+        cacheable: ttl.listMs > 0,
+        ttlMs: () => ttl.listMs,
+        crossReplica: true,
+        signal,
+        fetch: (shared) => inner.listResources(page, shared),
+      });
+      return value;
+    },
+    async listTemplates(signal) {
+      const { value } = await cache.lookup({
+        tenantId,
+        key: key('listTemplates', null),
+        cacheable: ttl.listMs > 0,
+        ttlMs: () => ttl.listMs,
+        crossReplica: true,
+        signal,
+        fetch: (shared) => inner.listTemplates(shared),
+      });
+      return value;
+    },
+    owns: (uri) => inner.owns(uri),
+    read: (uri, signal) => inner.read(uri, signal),
+    ...(inner.watch === undefined ? {} : { watch: (listener) => inner.watch!(listener) }),
+    health: (signal) => inner.health(signal),
+    async close() {
+      stopWatching?.();
+      await inner.close();
+    },
+  };
+}

@@ -1,0 +1,209 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '@mcpgw/core';
+import { silentLogger } from '@mcpgw/core';
+import type { CacheKeys, EntryKeyParts } from './cache-keys.js';
+import { createCacheKeys } from './cache-keys.js';
+import type { CacheCounters, CacheEvent } from './cache-metrics.js';
+import { CacheMetrics } from './cache-metrics.js';
+import type { CacheStore } from './cache-store.js';
+import type { CircuitBreakerOptions } from './circuit-breaker.js';
+import { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
+import type { MemoryStoreOptions } from './memory-store.js';
+import { createMemoryStore } from './memory-store.js';
+import { createRedisStore } from './redis-store.js';
+import { SingleFlight } from './single-flight.js';
+import { TenantGenerations } from './tenant-generations.js';
+
+export interface GatewayCacheOptions {
+  /** REDIS_URL; unset: the in-process store (one replica). */
+  redisUrl?: string | undefined;
+  /** Server secret keying cache keys (SECRETS_KEY bytes; random per process when unset). */
+  secret: Uint8Array;
+  logger?: Logger;
+  /** Prefix of every Redis key and channel. Default `mcpgw`. */
+  namespace?: string;
+  /** Bounds of the in-process store. */
+  memory?: Omit<MemoryStoreOptions, 'now'>;
+  /** Redis per-command deadline. Default 50 ms. */
+  commandTimeoutMs?: number;
+  breaker?: Omit<CircuitBreakerOptions, 'logger'>;
+  /** How long a replica waits for another replica's in-flight backend call before making its own. Default 500 ms. */
+  lockWaitMs?: number;
+  /** Values larger than this (characters of JSON) are served but not stored. Default 1 MiB. */
+  maxValueBytes?: number;
+  /** See TenantGenerationsOptions.refreshMs. */
+  generationRefreshMs?: number;
+  /** Clock; tests pass a fake one (it also drives the in-process store's expiry). */
+  now?: () => number;
+}
+
+/** How one lookup goes. */
+export interface CachedCall<T> {
+  tenantId: string;
+  key: Omit<EntryKeyParts, 'tenantId' | 'generation'>;
+  /** False for requests that must never be cached (MRTR retries). */
+  cacheable: boolean;
+  /** How long the fetched value may be kept; 0 or less: not stored. */
+  ttlMs(value: T): number;
+  /** Collapse concurrent misses across replicas with a short Redis lock (the shared catalog layer). */
+  crossReplica: boolean;
+  signal: AbortSignal | undefined;
+  fetch(signal: AbortSignal | undefined): Promise<T>;
+}
+
+/** A value as stored: when it was stored, so a hit can report the freshness left. */
+export interface Stored<T> {
+  value: T;
+  /** Milliseconds of freshness left. */
+  remainingMs: number;
+}
+
+/** The cache the gateway holds for its lifetime: both layers share one store. */
+export interface GatewayCache {
+  readonly kind: 'memory' | 'redis';
+  /**
+   * Looks the call up and otherwise fetches, stores and returns it. Never
+   * fails because of the cache: store errors and an open circuit mean "fetch".
+   */
+  lookup<T>(call: CachedCall<T>): Promise<Stored<T> | { value: T; remainingMs: undefined }>;
+  /** Makes all of a tenant's entries unreachable on every replica (source change, admin write). */
+  invalidateTenant(tenantId: string): Promise<void>;
+  /** Counters per tenant id. */
+  metrics(): Record<string, CacheCounters>;
+  close(): Promise<void>;
+}
+
+/** Creates the gateway cache: Redis when `redisUrl` is set, otherwise the in-process LRU. */
+export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const store: CacheStore =
+    options.redisUrl === undefined
+      ? createMemoryStore({ ...options.memory, now })
+      : withCircuitBreaker(
+          createRedisStore({
+            url: options.redisUrl,
+            logger,
+            ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+          }),
+          { ...options.breaker, logger },
+        );
+  const keys = createCacheKeys({
+    secret: options.secret,
+    ...(options.namespace ? { namespace: options.namespace } : {}),
+  });
+  return createGatewayCacheOn(store, keys, { ...options, logger, now });
+}
+
+/** The engine over any store (exported for tests that bring their own). */
+export function createGatewayCacheOn(
+  store: CacheStore,
+  keys: CacheKeys,
+  options: Pick<GatewayCacheOptions, 'lockWaitMs' | 'maxValueBytes' | 'generationRefreshMs' | 'now' | 'logger'> = {},
+): GatewayCache {
+  const logger = options.logger ?? silentLogger;
+  const now = options.now ?? Date.now;
+  const lockWaitMs = options.lockWaitMs ?? 500;
+  const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
+  const metrics = new CacheMetrics();
+  const flights = new SingleFlight();
+  const generations = new TenantGenerations(store, keys, {
+    now,
+    ...(options.generationRefreshMs === undefined ? {} : { refreshMs: options.generationRefreshMs }),
+  });
+  const failed = (tenantId: string, error: unknown) => {
+    const event: CacheEvent = error instanceof CacheBypassError ? 'bypasses' : 'errors';
+    metrics.count(tenantId, event);
+    if (event === 'errors') logger.debug({ err: { message: (error as Error).message } }, 'cache command failed');
+  };
+
+  const decode = <T>(raw: string): Stored<T> | undefined => {
+    try {
+      const parsed = JSON.parse(raw) as { at: number; ttl: number; value: T };
+      return { value: parsed.value, remainingMs: Math.max(0, parsed.at + parsed.ttl - now()) };
+    } catch {
+      return undefined;
+    }
+  };
+
+  const store_ = async <T>(tenantId: string, key: string, value: T, ttlMs: number) => {
+    const ttl = Math.floor(ttlMs);
+    if (!(ttl > 0)) return;
+    const raw = JSON.stringify({ at: now(), ttl, value });
+    if (raw.length > maxValueBytes) return;
+    await store.set(key, raw, ttl).catch((error: unknown) => failed(tenantId, error));
+  };
+
+  /** Waits briefly for another replica that holds the lock to store the value. */
+  const awaitOtherReplica = async <T>(key: string, lock: string): Promise<Stored<T> | undefined> => {
+    // Real time, not the injectable clock: this bounds how long a request waits.
+    const started = Date.now();
+    while (Date.now() - started < lockWaitMs) {
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      const [raw, holder] = await store.getMany([key, lock]);
+      if (raw !== undefined) return decode<T>(raw);
+      // The holder finished without storing (its fetch failed, or ttl 0): stop waiting.
+      if (holder === undefined) return undefined;
+    }
+    return undefined;
+  };
+
+  return {
+    kind: store.kind,
+
+    async lookup<T>(call: CachedCall<T>) {
+      const { tenantId } = call;
+      const uncached = async () => ({ value: await call.fetch(call.signal), remainingMs: undefined });
+      if (!call.cacheable) {
+        metrics.count(tenantId, 'bypasses');
+        return uncached();
+      }
+      let key: string;
+      let raw: string | undefined;
+      try {
+        const generation = await generations.current(tenantId);
+        key = keys.entry({ ...call.key, tenantId, generation });
+        raw = await store.get(key);
+      } catch (error) {
+        failed(tenantId, error);
+        return uncached();
+      }
+      const hit = raw === undefined ? undefined : decode<T>(raw);
+      if (hit !== undefined) {
+        metrics.count(tenantId, 'hits');
+        return hit;
+      }
+      metrics.count(tenantId, 'misses');
+      const entryKey = key;
+      const value = await flights.run(entryKey, call.signal, async (signal) => {
+        let lock: string | undefined;
+        if (call.crossReplica && store.kind === 'redis') {
+          lock = keys.lock(entryKey);
+          const token = randomBytes(8).toString('base64url');
+          // A lock outlives a normal backend call but not a stuck one.
+          const mine = await store.setIfAbsent(lock, token, 2 * lockWaitMs + 1000).catch(() => true);
+          if (!mine) {
+            const theirs = await awaitOtherReplica<T>(entryKey, lock).catch(() => undefined);
+            if (theirs !== undefined) return theirs.value;
+            lock = undefined;
+          }
+        }
+        try {
+          const fetched = await call.fetch(signal);
+          await store_(tenantId, entryKey, fetched, call.ttlMs(fetched));
+          return fetched;
+        } finally {
+          if (lock !== undefined) await store.delete(lock).catch(() => undefined);
+        }
+      });
+      return { value, remainingMs: undefined };
+    },
+
+    invalidateTenant: (tenantId) => generations.invalidate(tenantId),
+    metrics: () => metrics.snapshot(),
+    async close() {
+      generations.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,16 @@
+export type { CacheStore } from './cache-store.js';
+export { createMemoryStore } from './memory-store.js';
+export type { MemoryStoreOptions } from './memory-store.js';
+export { createRedisStore, isClusterUrl } from './redis-store.js';
+export type { RedisStoreOptions } from './redis-store.js';
+export { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
+export type { BreakerStore, CircuitBreakerOptions } from './circuit-breaker.js';
+export { createCacheKeys } from './cache-keys.js';
+export type { CacheKeys, CacheKeysOptions, EntryKeyParts } from './cache-keys.js';
+export type { CacheCounters } from './cache-metrics.js';
+export { createGatewayCache, createGatewayCacheOn } from './gateway-cache.js';
+export type { CachedCall, GatewayCache, GatewayCacheOptions, Stored } from './gateway-cache.js';
+export { createCachingResourceService, withResultCache } from './caching-resource-service.js';
+export type { CallerCacheContext, ScopedCatalog } from './caching-resource-service.js';
+export { createCachingSource } from './caching-source.js';
+export type { SourceCacheContext } from './caching-source.js';

@@ -1,0 +1,102 @@
+import type { CacheStore } from './cache-store.js';
+
+export interface MemoryStoreOptions {
+  /** Most entries kept; the least recently used go first. Default 10,000. */
+  maxEntries?: number;
+  /** Most bytes kept (keys plus values, counted as UTF-16 code units x 2). Default 64 MiB. */
+  maxBytes?: number;
+  /** Clock for expiry; tests pass a fake one. */
+  now?: () => number;
+}
+
+interface Entry {
+  value: string;
+  expiresAt: number;
+  bytes: number;
+}
+
+/**
+ * The in-process store used when REDIS_URL is unset: an LRU bounded by entry
+ * count and bytes, with a TTL per entry. A `Map` keeps insertion order, so
+ * re-inserting on every hit makes its first key the least recently used.
+ * Publish/subscribe stays inside the process (there is only one replica).
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore {
+  const maxEntries = options.maxEntries ?? 10_000;
+  const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+  const now = options.now ?? Date.now;
+  const entries = new Map<string, Entry>();
+  const channels = new Map<string, Set<(message: string) => void>>();
+  let bytes = 0;
+
+  const remove = (key: string) => {
+    const entry = entries.get(key);
+    if (entry === undefined) return;
+    entries.delete(key);
+    bytes -= entry.bytes;
+  };
+  const live = (key: string): Entry | undefined => {
+    const entry = entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.expiresAt <= now()) {
+      remove(key);
+      return undefined;
+    }
+    return entry;
+  };
+  const get = (key: string): string | undefined => {
+    const entry = live(key);
+    if (entry === undefined) return undefined;
+    entries.delete(key);
+    entries.set(key, entry);
+    return entry.value;
+  };
+  const put = (key: string, value: string, ttlMs: number) => {
+    remove(key);
+    const size = (key.length + value.length) * 2;
+    // An entry larger than the whole budget would only evict everything else.
+    if (size > maxBytes || ttlMs <= 0) return;
+    entries.set(key, { value, expiresAt: now() + ttlMs, bytes: size });
+    bytes += size;
+    for (const oldest of entries.keys()) {
+      if (entries.size <= maxEntries && bytes <= maxBytes) break;
+      remove(oldest);
+    }
+  };
+
+  return {
+    kind: 'memory',
+    async get(key) {
+      return get(key);
+    },
+    async getMany(keys) {
+      return keys.map(get);
+    },
+    async set(key, value, ttlMs) {
+      put(key, value, ttlMs);
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      if (live(key) !== undefined) return false;
+      put(key, value, ttlMs);
+      return true;
+    },
+    async delete(key) {
+      remove(key);
+    },
+    async publish(channel, message) {
+      for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener(message));
+    },
+    subscribe(channel, listener) {
+      const set = channels.get(channel) ?? new Set();
+      set.add(listener);
+      channels.set(channel, set);
+      return () => set.delete(listener);
+    },
+    async ping() {},
+    async close() {
+      entries.clear();
+      channels.clear();
+      bytes = 0;
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import { Cluster, Redis } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import type { Logger } from '@mcpgw/core';
+import { silentLogger } from '@mcpgw/core';
+import type { CacheStore } from './cache-store.js';
+
+export interface RedisStoreOptions {
+  /**
+   * `redis://[user:password@]host:port[/db]` or `rediss://` for one node;
+   * `redis+cluster://host1:port1,host2:port2` (or `rediss+cluster://`) for
+   * Redis Cluster, listing any reachable seed nodes.
+   */
+  url: string;
+  /** Per-command deadline; a slow Redis must not slow requests. Default 50 ms (issue 4). */
+  commandTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** Whether REDIS_URL names a cluster (see RedisStoreOptions.url). */
+export function isClusterUrl(url: string): boolean {
+  return /^rediss?\+cluster:\/\//i.test(url);
+}
+
+/**
+ * The Redis store. Commands fail fast instead of waiting: no offline queue
+ * (ioredis would otherwise hold commands while disconnected, FACTS.md), a
+ * 50 ms command timeout and no per-request retries. Reconnection continues
+ * in the background. Subscriptions use a second connection that does queue,
+ * so a subscription made while Redis is down is established once it is back.
+ */
+export function createRedisStore(options: RedisStoreOptions): CacheStore {
+  const logger = options.logger ?? silentLogger;
+  const commandTimeout = options.commandTimeoutMs ?? 50;
+  const common: RedisOptions = {
+    commandTimeout,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    // Reconnect quickly and keep trying: recovery is automatic (issue 4).
+    retryStrategy: (times) => Math.min(times * 100, 1000),
+  };
+  const connect = (offlineQueue: boolean, timeout: number | undefined) =>
+    isClusterUrl(options.url)
+      ? createCluster(options.url, { ...common, commandTimeout: timeout }, offlineQueue)
+      : new Redis(options.url, { ...common, commandTimeout: timeout, enableOfflineQueue: offlineQueue });
+  const client = connect(false, commandTimeout);
+  const subscriber = connect(true, undefined);
+
+  // The connection's own errors are expected while Redis is down; commands
+  // report them to the caller. Log transitions only, never the URL (it may hold a password).
+  let up = false;
+  client.on('ready', () => {
+    if (!up) logger.info({}, 'Redis cache connected');
+    up = true;
+  });
+  client.on('error', (error: Error) => {
+    if (up) logger.warn({ err: { message: error.message } }, 'Redis cache connection lost; serving uncached');
+    up = false;
+  });
+  subscriber.on('error', () => undefined);
+
+  const listeners = new Map<string, Set<(message: string) => void>>();
+  const resyncs = new Set<() => void>();
+  subscriber.on('message', (channel: string, message: string) => {
+    for (const listener of listeners.get(channel) ?? []) listener(message);
+  });
+  // 'ready' fires on the first connection and after every reconnection.
+  subscriber.on('ready', () => {
+    for (const resync of resyncs) resync();
+  });
+
+  return {
+    kind: 'redis',
+    async get(key) {
+      return (await client.get(key)) ?? undefined;
+    },
+    async getMany(keys) {
+      if (keys.length === 0) return [];
+      return (await client.mget(...keys)).map((value) => value ?? undefined);
+    },
+    async set(key, value, ttlMs) {
+      await client.set(key, value, 'PX', ttlMs);
+    },
+    async setIfAbsent(key, value, ttlMs) {
+      return (await client.set(key, value, 'PX', ttlMs, 'NX')) === 'OK';
+    },
+    async delete(key) {
+      await client.del(key);
+    },
+    async publish(channel, message) {
+      await client.publish(channel, message);
+    },
+    subscribe(channel, listener, onResync) {
+      let set = listeners.get(channel);
+      if (set === undefined) {
+        set = new Set();
+        listeners.set(channel, set);
+        subscriber.subscribe(channel).catch((error: Error) => {
+          logger.warn({ err: { message: error.message } }, 'Redis cache subscription failed');
+        });
+      }
+      set.add(listener);
+      if (onResync !== undefined) resyncs.add(onResync);
+      return () => {
+        set.delete(listener);
+        if (onResync !== undefined) resyncs.delete(onResync);
+      };
+    },
+    async ping() {
+      await client.ping();
+    },
+    async close() {
+      subscriber.disconnect();
+      client.disconnect();
+    },
+  };
+}
+
+function createCluster(url: string, common: RedisOptions, offlineQueue: boolean): Cluster {
+  const tls = /^rediss/i.test(url);
+  const seeds = url.replace(/^rediss?\+cluster:\/\//i, '').split(',');
+  let username: string | undefined;
+  let password: string | undefined;
+  const nodes = seeds.map((seed) => {
+    const parsed = new URL(`redis://${seed}`);
+    if (parsed.username !== '') username = decodeURIComponent(parsed.username);
+    if (parsed.password !== '') password = decodeURIComponent(parsed.password);
+    return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port || 6379) };
+  });
+  const { retryStrategy, ...redisOptions } = common;
+  return new Cluster(nodes, {
+    enableOfflineQueue: offlineQueue,
+    clusterRetryStrategy: (times) => retryStrategy?.(times) ?? 1000,
+    redisOptions: {
+      ...redisOptions,
+      ...(username === undefined ? {} : { username }),
+      ...(password === undefined ? {} : { password }),
+      ...(tls ? { tls: {} } : {}),
+    },
+  });
+}
