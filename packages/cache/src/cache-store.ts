@@ -27,6 +27,8 @@ export interface CacheStore {
    * drop whatever those messages would have invalidated. Returns an unsubscribe.
    */
   subscribe(channel: string, listener: (message: string) => void, onResync?: () => void): () => void;
+  /** Resolves true once connected (at once for the in-process store), false after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<boolean>;
   /** A cheap round trip, used by the circuit breaker's background probe. */
   ping(): Promise<void>;
   close(): Promise<void>;

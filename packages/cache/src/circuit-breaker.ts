@@ -80,6 +80,7 @@ export function withCircuitBreaker(store: CacheStore, options: CircuitBreakerOpt
     delete: (key) => guard(() => store.delete(key)),
     publish: (channel, message) => guard(() => store.publish(channel, message)),
     subscribe: (channel, listener, onResync) => store.subscribe(channel, listener, onResync),
+    ready: (timeoutMs) => store.ready(timeoutMs),
     ping: () => store.ping(),
     async close() {
       closed = true;

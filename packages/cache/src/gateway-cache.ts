@@ -68,6 +68,11 @@ export interface GatewayCache {
   lookup<T>(call: CachedCall<T>): Promise<Stored<T> | { value: T; remainingMs: undefined }>;
   /** Makes all of a tenant's entries unreachable on every replica (source change, admin write). */
   invalidateTenant(tenantId: string): Promise<void>;
+  /**
+   * Resolves true once the store is connected, false after `timeoutMs`
+   * (the gateway then starts anyway and serves uncached until Redis answers).
+   */
+  ready(timeoutMs: number): Promise<boolean>;
   /** Counters per tenant id. */
   metrics(): Record<string, CacheCounters>;
   close(): Promise<void>;
@@ -199,6 +204,7 @@ export function createGatewayCacheOn(
       return { value, remainingMs: undefined };
     },
 
+    ready: (timeoutMs) => store.ready(timeoutMs),
     invalidateTenant: (tenantId) => generations.invalidate(tenantId),
     metrics: () => metrics.snapshot(),
     async close() {

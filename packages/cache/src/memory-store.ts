@@ -92,6 +92,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
       channels.set(channel, set);
       return () => set.delete(listener);
     },
+    async ready() {
+      return true;
+    },
     async ping() {},
     async close() {
       entries.clear();

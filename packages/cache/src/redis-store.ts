@@ -105,6 +105,19 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
         if (onResync !== undefined) resyncs.delete(onResync);
       };
     },
+    ready(timeoutMs) {
+      if (client.status === 'ready') return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const done = (ok: boolean) => {
+          clearTimeout(timer);
+          client.off('ready', onReady);
+          resolve(ok);
+        };
+        const onReady = () => done(true);
+        const timer = setTimeout(() => done(false), timeoutMs);
+        client.once('ready', onReady);
+      });
+    },
     async ping() {
       await client.ping();
     },

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { createCacheKeys } from '../src/index.js';
+
+const secret = Buffer.from('k'.repeat(32));
+const parts = {
+  layer: 'result' as const,
+  tenantId: 'acme',
+  generation: 'g1',
+  who: 'fingerprint-of-alice',
+  method: 'resources/read',
+  params: 'test://docs/salaries.txt',
+};
+
+describe('cache keys', () => {
+  it('reveal no tenant, principal, method or URI, and share one Redis Cluster hash tag per tenant', () => {
+    const keys = createCacheKeys({ secret });
+    const entry = keys.entry(parts);
+    for (const clear of ['acme', 'alice', 'fingerprint', 'resources', 'salaries', 'docs']) {
+      expect(entry).not.toContain(clear);
+    }
+    const tag = /\{([^}]+)\}/.exec(entry)?.[1];
+    expect(tag).toBe(keys.tenantTag('acme'));
+    expect(keys.generation('acme')).toContain(`{${tag}}`);
+    expect(keys.lock(entry)).toContain(`{${tag}}`);
+    expect(keys.tenantTag('globex')).not.toBe(tag);
+  });
+
+  it('differ when any part differs, and with another secret', () => {
+    const keys = createCacheKeys({ secret });
+    const base = keys.entry(parts);
+    for (const change of [
+      { layer: 'source' as const },
+      { tenantId: 'globex' },
+      { generation: 'g2' },
+      { who: 'fingerprint-of-bob' },
+      { method: 'resources/list' },
+      { params: 'test://docs/other.txt' },
+    ]) {
+      expect(keys.entry({ ...parts, ...change })).not.toBe(base);
+    }
+    expect(createCacheKeys({ secret: Buffer.from('j'.repeat(32)) }).entry(parts)).not.toBe(base);
+    expect(createCacheKeys({ secret }).entry(parts)).toBe(base);
+  });
+
+  it('cannot be made to collide by moving a separator between parts', () => {
+    const keys = createCacheKeys({ secret });
+    expect(keys.entry({ ...parts, who: 'a|b', method: 'c' })).not.toBe(
+      keys.entry({ ...parts, who: 'a', method: 'b|c' }),
+    );
+  });
+});

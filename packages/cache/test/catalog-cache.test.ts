@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayCache, GatewayCacheOptions } from '../src/index.js';
+import { createCachingSource, createGatewayCache } from '../src/index.js';
+import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '../../../test/helpers/redis.js';
+import { countingSource } from './counting-source.js';
+
+// Issue 4, per-source catalog cache: shared by a tenant's callers, one
+// backend call for concurrent identical misses within a replica and across
+// replicas, and invalidation that reaches every replica within 1 s. Two
+// "replicas" are two caches with the same secret against the same Redis.
+
+const secret = randomBytes(32);
+const namespace = testNamespace('catalog');
+const opened: GatewayCache[] = [];
+
+async function replica(options: Partial<GatewayCacheOptions> = {}): Promise<GatewayCache> {
+  const cache = createGatewayCache({ secret, namespace, redisUrl: redisUrl(), ...options });
+  opened.push(cache);
+  expect(await cache.ready(3000)).toBe(true);
+  return cache;
+}
+
+beforeAll(async () => {
+  await requireRedis();
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((cache) => cache.close()));
+});
+afterAll(async () => {
+  await deleteNamespace(namespace);
+});
+
+describe('single flight', () => {
+  it('collapses 20 concurrent identical misses on two replicas into one backend call', async () => {
+    const backend = countingSource('docs', 150);
+    const [a, b] = [await replica(), await replica()];
+    const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
+    const onB = createCachingSource(backend, { tenantId: 'acme', cache: b });
+    const pages = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? onA : onB).listResources({ limit: 3 })),
+    );
+    expect(backend.calls.list).toBe(1);
+    for (const page of pages) expect(page).toEqual(pages[0]);
+    // A different page is a different call; templates likewise collapse.
+    await Promise.all([onA.listResources({ position: '3', limit: 3 }), onB.listResources({ position: '3', limit: 3 })]);
+    expect(backend.calls.list).toBe(2);
+    await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? onA : onB).listTemplates()));
+    expect(backend.calls.templates).toBe(1);
+  });
+
+  it('falls back to its own backend call when the other replica fails', async () => {
+    const backend = countingSource('docs', 100);
+    const [a, b] = [await replica(), await replica()];
+    const failing = { ...backend, listResources: async () => Promise.reject(new Error('backend down')) };
+    const onA = createCachingSource(failing, { tenantId: 'acme', cache: a });
+    const onB = createCachingSource(backend, { tenantId: 'acme', cache: b });
+    const [first, second] = await Promise.allSettled([
+      onA.listResources({ limit: 2 }),
+      onB.listResources({ limit: 2 }),
+    ]);
+    expect(first.status).toBe('rejected');
+    expect(second).toMatchObject({
+      status: 'fulfilled',
+      value: { items: [{ uri: 'test://docs/0' }, { uri: 'test://docs/1' }] },
+    });
+  });
+
+  it('does not cache a source whose list ttl is 0', async () => {
+    const backend = countingSource('docs');
+    const onA = createCachingSource(backend, { tenantId: 'acme', cache: await replica(), ttl: { listMs: 0 } });
+    expect(onA.ttl).toEqual({ listMs: 0, readMs: 30_000 });
+    await onA.listResources({ limit: 1 });
+    await onA.listResources({ limit: 1 });
+    expect(backend.calls.list).toBe(2);
+  });
+});
+
+describe('invalidation', () => {
+  it('invalidateTenant on one replica reaches the other within 1 s (pub/sub), and spares other tenants', async () => {
+    const backend = countingSource('docs');
+    const other = countingSource('docs');
+    // B would only re-read the generation after a minute: only the pub/sub message can tell it.
+    const [a, b] = [await replica(), await replica({ generationRefreshMs: 60_000 })];
+    const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
+    const onB = createCachingSource(backend, { tenantId: 'acme', cache: b });
+    const globexOnB = createCachingSource(other, { tenantId: 'globex', cache: b });
+    await onA.listResources({ limit: 1 });
+    await onB.listResources({ limit: 1 });
+    await globexOnB.listResources({ limit: 1 });
+    expect(backend.calls.list).toBe(1);
+    backend.version = 2;
+    const started = Date.now();
+    await a.invalidateTenant('acme');
+    let seen = '';
+    while (Date.now() - started < 1000) {
+      seen = (await onB.listResources({ limit: 1 })).items[0]?.name ?? '';
+      if (seen.endsWith('v2')) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(seen).toBe('docs 0 v2');
+    expect(Date.now() - started).toBeLessThan(1000);
+    await globexOnB.listResources({ limit: 1 });
+    expect(other.calls.list).toBe(1);
+  });
+
+  it('a change reported by the source (watch) invalidates the tenant on every replica', async () => {
+    const backend = countingSource('docs');
+    const [a, b] = [await replica(), await replica({ generationRefreshMs: 60_000 })];
+    const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
+    const onB = createCachingSource({ ...backend, watch: undefined }, { tenantId: 'acme', cache: b });
+    await onB.listTemplates();
+    backend.version = 2;
+    backend.emit({ type: 'list-changed' });
+    const started = Date.now();
+    let name = '';
+    while (Date.now() - started < 1000 && !name.endsWith('v2')) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      name = (await onB.listTemplates())[0]?.name ?? '';
+    }
+    expect(name).toBe('docs v2');
+    await onA.close();
+  });
+});

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayCache } from '../src/index.js';
+import { createCachingResourceService, createGatewayCache } from '../src/index.js';
+import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '../../../test/helpers/redis.js';
+import { fakeService } from './fake-service.js';
+
+// Issue 4, per-credential result cache, against both stores: the in-process
+// LRU (REDIS_URL unset) and real Redis.
+
+const signal = new AbortController().signal;
+const namespace = testNamespace('results');
+let clock = Date.now();
+
+beforeAll(async () => {
+  await requireRedis();
+});
+afterAll(async () => {
+  await deleteNamespace(namespace);
+});
+
+describe.each(['memory', 'redis'] as const)('result cache (%s store)', (kind) => {
+  let cache: GatewayCache;
+  beforeAll(async () => {
+    cache = createGatewayCache({
+      secret: randomBytes(32),
+      namespace,
+      ...(kind === 'redis' ? { redisUrl: redisUrl() } : { now: () => clock }),
+    });
+    expect(await cache.ready(3000)).toBe(true);
+  });
+  afterAll(async () => {
+    await cache?.close();
+  });
+  const caller = (tenantId: string, fingerprint: string, label = `${tenantId}-${fingerprint}`) => {
+    const inner = fakeService(label);
+    return { inner, service: createCachingResourceService(inner, { tenantId, fingerprint, cache }) };
+  };
+
+  it('misses, then hits with the same page; another cursor is another entry', async () => {
+    const { inner, service } = caller(`t-${kind}-1`, 'fp');
+    const first = await service.listResources(undefined, signal);
+    const second = await service.listResources(undefined, signal);
+    expect(second.resources).toEqual(first.resources);
+    expect(second.nextCursor).toBe('page-2');
+    expect(inner.calls.list).toBe(1);
+    await service.listResources('page-2', signal);
+    expect(inner.calls.list).toBe(2);
+    await service.listTemplates(undefined, signal);
+    await service.listTemplates(undefined, signal);
+    expect(inner.calls.templates).toBe(1);
+    const read = await service.read('test://a', signal);
+    expect(await service.read('test://a', signal)).toEqual(read);
+    expect(inner.calls.read).toBe(1);
+    expect(cache.metrics()[`t-${kind}-1`]).toMatchObject({ hits: 3, misses: 4, errors: 0, bypasses: 0 });
+  });
+
+  it('never stores ttlMs 0, "not found", errors, or requests that must not be cached', async () => {
+    const { inner, service } = caller(`t-${kind}-2`, 'fp');
+    inner.ttlMs = 0;
+    await service.listResources(undefined, signal);
+    await service.listResources(undefined, signal);
+    expect(inner.calls.list).toBe(2);
+    inner.ttlMs = 60_000;
+    expect(await service.read(inner.missing, signal)).toBeUndefined();
+    expect(await service.read(inner.missing, signal)).toBeUndefined();
+    expect(inner.calls.read).toBe(2);
+    inner.failure = new Error('backend down');
+    await expect(service.read('test://x', signal)).rejects.toThrow('backend down');
+    inner.failure = undefined;
+    await service.read('test://x', signal);
+    expect(inner.calls.read).toBe(4);
+    // An MRTR retry (inputResponses / requestState) neither reads nor writes the cache.
+    await service.read('test://y', signal, { cacheable: false });
+    await service.read('test://y', signal);
+    await service.read('test://y', signal, { cacheable: false });
+    expect(inner.calls.read).toBe(7);
+    expect(cache.metrics()[`t-${kind}-2`]?.bypasses).toBe(2);
+  });
+
+  it('keeps principals and tenants apart; the same fingerprint (a refreshed token) hits', async () => {
+    const alice = caller(`t-${kind}-3`, 'alice');
+    const bob = caller(`t-${kind}-3`, 'bob');
+    const aliceElsewhere = caller(`t-${kind}-4`, 'alice');
+    const aliceAgain = caller(`t-${kind}-3`, 'alice', 'unused');
+    const a = await alice.service.listResources(undefined, signal);
+    const b = await bob.service.listResources(undefined, signal);
+    const c = await aliceElsewhere.service.listResources(undefined, signal);
+    expect(a.resources[0]?.name).toBe(`t-${kind}-3-alice call 1`);
+    expect(b.resources[0]?.name).toBe(`t-${kind}-3-bob call 1`);
+    expect(c.resources[0]?.name).toBe(`t-${kind}-4-alice call 1`);
+    const again = await aliceAgain.service.listResources(undefined, signal);
+    expect(again.resources).toEqual(a.resources);
+    expect(aliceAgain.inner.calls.list).toBe(0);
+  });
+});
+
+describe('expiry honours ttlMs', () => {
+  it('in process: fresh until ttlMs (reporting the freshness left), then fetched again (fake clock, 60 s)', async () => {
+    const cache = createGatewayCache({ secret: randomBytes(32), now: () => clock });
+    const inner = fakeService('clock');
+    const service = createCachingResourceService(inner, { tenantId: 't', fingerprint: 'f', cache });
+    await service.listResources(undefined, signal);
+    clock += 45_000;
+    const cached = await service.listResources(undefined, signal);
+    expect(cached.ttlMs).toBe(15_000);
+    expect(inner.calls.list).toBe(1);
+    clock += 15_000;
+    const fresh = await service.listResources(undefined, signal);
+    expect(inner.calls.list).toBe(2);
+    expect(fresh.ttlMs).toBe(60_000);
+    await cache.close();
+  });
+
+  it('in Redis: the entry lives exactly ttlMs (a real 150 ms)', async () => {
+    const cache = createGatewayCache({ secret: randomBytes(32), namespace, redisUrl: redisUrl() });
+    expect(await cache.ready(3000)).toBe(true);
+    const inner = fakeService('short', 150);
+    const service = createCachingResourceService(inner, { tenantId: 't', fingerprint: 'f', cache });
+    await service.read('test://r', signal);
+    await service.read('test://r', signal);
+    expect(inner.calls.read).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await service.read('test://r', signal);
+    expect(inner.calls.read).toBe(2);
+    await cache.close();
+  });
+});
