@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
+import type { GatewayCache } from '@mcpgw/cache';
+import { createGatewayCache } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
 import type { GatewayConfig } from '@mcpgw/config';
 import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
@@ -21,6 +23,13 @@ import {
   tenantsTrustingDevelopmentIssuer,
 } from './development-issuer.js';
 import { closeTenantRuntimes, createTenantRuntimes } from './tenant-runtime.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Both cache layers: `metrics()` per tenant, `invalidateTenant(id)` for source changes and admin writes. */
+    cache: GatewayCache;
+  }
+}
 
 /** 2026-07-28 bodies are single JSON-RPC messages; 1 MiB is generous and bounds memory per request. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -64,16 +73,32 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   if (config.env.SECRETS_KEY === undefined) {
     logger.warn(
       {},
-      'SECRETS_KEY is unset: cursors are signed with a random per-process key, so they do not survive a restart or work across replicas',
+      'SECRETS_KEY is unset: cursors and cache keys use a random per-process key, so they do not survive a restart or work across replicas',
     );
   }
   const cursors = createCursorCodec({ secret });
   const registry = options.registry ?? createSourceRegistry();
   const baseUrl = publicBaseUrl(config.env);
   const development = await startDevelopmentIssuer(config, baseUrl, logger);
-  const tenants = await createTenantRuntimes(config, { registry, cursors, logger, baseUrl, development });
+  // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
+  const cache = createGatewayCache({
+    redisUrl: config.env.REDIS_URL,
+    secret,
+    logger: logger.child({ component: 'cache' }),
+  });
+  if (config.env.REDIS_URL !== undefined && !(await cache.ready(2000))) {
+    logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
+  }
+  app.decorate('cache', cache);
+  const tenants = await createTenantRuntimes(config, { registry, cursors, cache, logger, baseUrl, development }).catch(
+    async (error: unknown) => {
+      await cache.close();
+      throw error;
+    },
+  );
   app.addHook('onClose', async () => {
     await closeTenantRuntimes(tenants);
+    await cache.close();
     await development?.close();
   });
   if (development !== undefined) {

@@ -1,3 +1,5 @@
+import type { GatewayCache } from '@mcpgw/cache';
+import { createCachingSource, withResultCache } from '@mcpgw/cache';
 import type { Catalog } from '@mcpgw/catalog';
 import { createCatalog } from '@mcpgw/catalog';
 import type { Logger, Source, SourceFactory } from '@mcpgw/core';
@@ -19,6 +21,8 @@ export interface TenantRuntime {
 export interface RuntimeOptions {
   registry: ReadonlyMap<string, SourceFactory>;
   cursors: CursorCodec;
+  /** Both cache layers: each source's pages, and each caller's finished results. */
+  cache: GatewayCache;
   logger: Logger;
   baseUrl: string;
   development: DevelopmentIssuer | undefined;
@@ -42,11 +46,18 @@ export async function createTenantRuntimes(
         const factory = registry.get(entry.type);
         if (factory === undefined) throw new Error(`unknown source type '${entry.type}'`);
         try {
-          const source = await factory.create(entry.options, {
+          const sourceLogger = logger.child({ tenant: tenant.id, source: entry.id });
+          const created = await factory.create(entry.options, {
             sourceId: entry.id,
             tenantId: tenant.id,
             configDir: config.configDir,
-            logger: logger.child({ tenant: tenant.id, source: entry.id }),
+            logger: sourceLogger,
+          });
+          const source = createCachingSource(created, {
+            tenantId: tenant.id,
+            cache: options.cache,
+            ttl: entry.ttl,
+            logger: sourceLogger,
           });
           sources.push(source);
           opened.push(source);
@@ -61,7 +72,10 @@ export async function createTenantRuntimes(
       }
       runtimes.set(tenant.id, {
         config: tenant,
-        catalog: createCatalog({ tenantId: tenant.id, sources, cursors, logger: logger.child({ tenant: tenant.id }) }),
+        catalog: withResultCache(
+          createCatalog({ tenantId: tenant.id, sources, cursors, logger: logger.child({ tenant: tenant.id }) }),
+          options.cache,
+        ),
         server: serverIdentity(tenant.name),
         auth:
           tenant.auth === undefined
