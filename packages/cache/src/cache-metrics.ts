@@ -1,4 +1,4 @@
-/** Per-tenant cache counters (issue 4, Metrics). */
+/** Counters of one cache layer (issue 4, Metrics). */
 export interface CacheCounters {
   /** Served from the cache. */
   hits: number;
@@ -6,26 +6,40 @@ export interface CacheCounters {
   misses: number;
   /** A store command failed (timeout, connection); the request was served uncached. */
   errors: number;
-  /** The cache was not consulted: circuit open, or a request that must not be cached. */
+  /** The cache was not consulted: circuit open, a request that must not be cached, or a ttl of 0. */
   bypasses: number;
 }
 
+/** One tenant's counters per layer: `result` (each caller's finished results) and `source` (backend pages). */
+export interface TenantCacheMetrics {
+  result: CacheCounters;
+  source: CacheCounters;
+}
+
 export type CacheEvent = keyof CacheCounters;
+export type CacheLayer = keyof TenantCacheMetrics;
+
+const zero = (): CacheCounters => ({ hits: 0, misses: 0, errors: 0, bypasses: 0 });
 
 /** In-process counters the app can expose; a snapshot is a plain object per tenant id. */
 export class CacheMetrics {
-  private readonly tenants = new Map<string, CacheCounters>();
+  private readonly tenants = new Map<string, TenantCacheMetrics>();
 
-  count(tenantId: string, event: CacheEvent): void {
+  count(tenantId: string, layer: CacheLayer, event: CacheEvent): void {
     let counters = this.tenants.get(tenantId);
     if (counters === undefined) {
-      counters = { hits: 0, misses: 0, errors: 0, bypasses: 0 };
+      counters = { result: zero(), source: zero() };
       this.tenants.set(tenantId, counters);
     }
-    counters[event] += 1;
+    counters[layer][event] += 1;
   }
 
-  snapshot(): Record<string, CacheCounters> {
-    return Object.fromEntries([...this.tenants].map(([tenantId, counters]) => [tenantId, { ...counters }]));
+  snapshot(): Record<string, TenantCacheMetrics> {
+    return Object.fromEntries(
+      [...this.tenants].map(([tenantId, { result, source }]) => [
+        tenantId,
+        { result: { ...result }, source: { ...source } },
+      ]),
+    );
   }
 }

@@ -3,7 +3,7 @@ import type { Logger } from '@mcpgw/core';
 import { silentLogger } from '@mcpgw/core';
 import type { CacheKeys, EntryKeyParts } from './cache-keys.js';
 import { createCacheKeys } from './cache-keys.js';
-import type { CacheCounters, CacheEvent } from './cache-metrics.js';
+import type { CacheEvent, TenantCacheMetrics } from './cache-metrics.js';
 import { CacheMetrics } from './cache-metrics.js';
 import type { CacheStore } from './cache-store.js';
 import type { CircuitBreakerOptions } from './circuit-breaker.js';
@@ -74,7 +74,7 @@ export interface GatewayCache {
    */
   ready(timeoutMs: number): Promise<boolean>;
   /** Counters per tenant id. */
-  metrics(): Record<string, CacheCounters>;
+  metrics(): Record<string, TenantCacheMetrics>;
   close(): Promise<void>;
 }
 
@@ -116,9 +116,9 @@ export function createGatewayCacheOn(
     now,
     ...(options.generationRefreshMs === undefined ? {} : { refreshMs: options.generationRefreshMs }),
   });
-  const failed = (tenantId: string, error: unknown) => {
+  const failed = (tenantId: string, layer: EntryKeyParts['layer'], error: unknown) => {
     const event: CacheEvent = error instanceof CacheBypassError ? 'bypasses' : 'errors';
-    metrics.count(tenantId, event);
+    metrics.count(tenantId, layer, event);
     if (event === 'errors') logger.debug({ err: { message: (error as Error).message } }, 'cache command failed');
   };
 
@@ -131,12 +131,12 @@ export function createGatewayCacheOn(
     }
   };
 
-  const store_ = async <T>(tenantId: string, key: string, value: T, ttlMs: number) => {
+  const store_ = async <T>(tenantId: string, layer: EntryKeyParts['layer'], key: string, value: T, ttlMs: number) => {
     const ttl = Math.floor(ttlMs);
     if (!(ttl > 0)) return;
     const raw = JSON.stringify({ at: now(), ttl, value });
     if (raw.length > maxValueBytes) return;
-    await store.set(key, raw, ttl).catch((error: unknown) => failed(tenantId, error));
+    await store.set(key, raw, ttl).catch((error: unknown) => failed(tenantId, layer, error));
   };
 
   /** Waits briefly for another replica that holds the lock to store the value. */
@@ -158,9 +158,10 @@ export function createGatewayCacheOn(
 
     async lookup<T>(call: CachedCall<T>) {
       const { tenantId } = call;
+      const { layer } = call.key;
       const uncached = async () => ({ value: await call.fetch(call.signal), remainingMs: undefined });
       if (!call.cacheable) {
-        metrics.count(tenantId, 'bypasses');
+        metrics.count(tenantId, layer, 'bypasses');
         return uncached();
       }
       let key: string;
@@ -170,15 +171,15 @@ export function createGatewayCacheOn(
         key = keys.entry({ ...call.key, tenantId, generation });
         raw = await store.get(key);
       } catch (error) {
-        failed(tenantId, error);
+        failed(tenantId, layer, error);
         return uncached();
       }
       const hit = raw === undefined ? undefined : decode<T>(raw);
       if (hit !== undefined) {
-        metrics.count(tenantId, 'hits');
+        metrics.count(tenantId, layer, 'hits');
         return hit;
       }
-      metrics.count(tenantId, 'misses');
+      metrics.count(tenantId, layer, 'misses');
       const entryKey = key;
       const value = await flights.run(entryKey, call.signal, async (signal) => {
         let lock: string | undefined;
@@ -195,7 +196,7 @@ export function createGatewayCacheOn(
         }
         try {
           const fetched = await call.fetch(signal);
-          await store_(tenantId, entryKey, fetched, call.ttlMs(fetched));
+          await store_(tenantId, layer, entryKey, fetched, call.ttlMs(fetched));
           return fetched;
         } finally {
           if (lock !== undefined) await store.delete(lock).catch(() => undefined);

@@ -7,7 +7,7 @@ export { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
 export type { BreakerStore, CircuitBreakerOptions } from './circuit-breaker.js';
 export { createCacheKeys } from './cache-keys.js';
 export type { CacheKeys, CacheKeysOptions, EntryKeyParts } from './cache-keys.js';
-export type { CacheCounters } from './cache-metrics.js';
+export type { CacheCounters, TenantCacheMetrics } from './cache-metrics.js';
 export { createGatewayCache, createGatewayCacheOn } from './gateway-cache.js';
 export type { CachedCall, GatewayCache, GatewayCacheOptions, Stored } from './gateway-cache.js';
 export { createCachingResourceService, withResultCache } from './caching-resource-service.js';

@@ -49,26 +49,29 @@ describe('single flight', () => {
     expect(backend.calls.templates).toBe(1);
   });
 
-  it('falls back to its own backend call when the other replica fails', async () => {
-    const backend = countingSource('docs', 100);
+  it('falls back to its own backend call when the replica holding the lock fails', async () => {
+    const backend = countingSource('docs');
     const [a, b] = [await replica(), await replica()];
-    const failing = { ...backend, listResources: async () => Promise.reject(new Error('backend down')) };
-    const onA = createCachingSource(failing, { tenantId: 'acme', cache: a });
-    const onB = createCachingSource(backend, { tenantId: 'acme', cache: b });
-    const [first, second] = await Promise.allSettled([
-      onA.listResources({ limit: 2 }),
-      onB.listResources({ limit: 2 }),
-    ]);
-    expect(first.status).toBe('rejected');
-    expect(second).toMatchObject({
-      status: 'fulfilled',
-      value: { items: [{ uri: 'test://docs/0' }, { uri: 'test://docs/1' }] },
-    });
+    const failing = {
+      ...backend,
+      listResources: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        throw new Error('backend down');
+      },
+    };
+    const onA = createCachingSource(failing, { tenantId: 'fallback', cache: a });
+    const onB = createCachingSource(backend, { tenantId: 'fallback', cache: b });
+    const first = onA.listResources({ limit: 2 });
+    await new Promise((resolve) => setTimeout(resolve, 30)); // A holds the lock now
+    const second = onB.listResources({ limit: 2 });
+    await expect(first).rejects.toThrow('backend down');
+    expect((await second).items.map((item) => item.uri)).toEqual(['test://docs/0', 'test://docs/1']);
+    expect(backend.calls.list).toBe(1);
   });
 
   it('does not cache a source whose list ttl is 0', async () => {
     const backend = countingSource('docs');
-    const onA = createCachingSource(backend, { tenantId: 'acme', cache: await replica(), ttl: { listMs: 0 } });
+    const onA = createCachingSource(backend, { tenantId: 'ttl-zero', cache: await replica(), ttl: { listMs: 0 } });
     expect(onA.ttl).toEqual({ listMs: 0, readMs: 30_000 });
     await onA.listResources({ limit: 1 });
     await onA.listResources({ limit: 1 });
@@ -82,8 +85,8 @@ describe('invalidation', () => {
     const other = countingSource('docs');
     // B would only re-read the generation after a minute: only the pub/sub message can tell it.
     const [a, b] = [await replica(), await replica({ generationRefreshMs: 60_000 })];
-    const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
-    const onB = createCachingSource(backend, { tenantId: 'acme', cache: b });
+    const onA = createCachingSource(backend, { tenantId: 'invalidated', cache: a });
+    const onB = createCachingSource(backend, { tenantId: 'invalidated', cache: b });
     const globexOnB = createCachingSource(other, { tenantId: 'globex', cache: b });
     await onA.listResources({ limit: 1 });
     await onB.listResources({ limit: 1 });
@@ -91,7 +94,7 @@ describe('invalidation', () => {
     expect(backend.calls.list).toBe(1);
     backend.version = 2;
     const started = Date.now();
-    await a.invalidateTenant('acme');
+    await a.invalidateTenant('invalidated');
     let seen = '';
     while (Date.now() - started < 1000) {
       seen = (await onB.listResources({ limit: 1 })).items[0]?.name ?? '';
@@ -107,8 +110,8 @@ describe('invalidation', () => {
   it('a change reported by the source (watch) invalidates the tenant on every replica', async () => {
     const backend = countingSource('docs');
     const [a, b] = [await replica(), await replica({ generationRefreshMs: 60_000 })];
-    const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
-    const onB = createCachingSource({ ...backend, watch: undefined }, { tenantId: 'acme', cache: b });
+    const onA = createCachingSource(backend, { tenantId: 'watched', cache: a });
+    const onB = createCachingSource({ ...backend, watch: undefined }, { tenantId: 'watched', cache: b });
     await onB.listTemplates();
     backend.version = 2;
     backend.emit({ type: 'list-changed' });

@@ -52,7 +52,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   return false;
 }
 
-const counters = () => cache.metrics().acme ?? { hits: 0, misses: 0, errors: 0, bypasses: 0 };
+const counters = () => cache.metrics().acme?.result ?? { hits: 0, misses: 0, errors: 0, bypasses: 0 };
 
 describe('Redis outage', () => {
   it('serves every request while Redis is killed, then caches again once it is back', async () => {
