@@ -1,18 +1,7 @@
+import { ASYMMETRIC_ALGORITHMS } from '@mcpgw/core';
 import { z } from 'zod';
 
-/** Asymmetric JWS algorithms only: a shared-secret (HS*) or `none` token can be forged by anyone holding the "key". */
-export const ASYMMETRIC_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-] as const;
+export { ASYMMETRIC_ALGORITHMS };
 
 const httpsOrLoopbackUrl = z.url({ protocol: /^https?$/ }).refine((value) => {
   const url = new URL(value);

@@ -1,6 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
+  bytesToContents,
   DEFAULT_SOURCE_TTL,
   GatewayError,
   invalidPosition,
@@ -19,7 +20,7 @@ import { watchFolder } from './folder-watcher.js';
 import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
 import { DIRECTORY_MIME_TYPE, mediaTypeOf } from './media-type.js';
 import { comparePaths, isServableName } from './path-segment.js';
-import { readFileBounded, readHead, TOO_LARGE, toContents } from './read-file.js';
+import { readFileBounded, readHead, TOO_LARGE } from './read-file.js';
 import { isNotFound, resolveInside } from './safe-path.js';
 import { readChildren, walkFolder, type Walk, type WalkEntry } from './walk-folder.js';
 
@@ -129,7 +130,7 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     const bytes = await readFileBounded(resolved.realPath, maxFileBytes);
     if (bytes === undefined) return undefined;
     if (bytes === TOO_LARGE) throw tooLarge();
-    return [toContents(uri, mediaTypeOf(segments.at(-1) ?? ''), bytes)];
+    return [bytesToContents(uri, mediaTypeOf(segments.at(-1) ?? ''), bytes)];
   }
 
   /** A folder read: its direct files in name order, within the `directoryRead` bounds. */
@@ -154,7 +155,7 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
       if (bytes === TOO_LARGE) break; // grew past the remaining budget since its stat
       total += bytes.length;
       const name = child.segments.at(-1) ?? '';
-      contents.push(toContents(toFileUri(sourceId, child.segments, false), mediaTypeOf(name), bytes));
+      contents.push(bytesToContents(toFileUri(sourceId, child.segments, false), mediaTypeOf(name), bytes));
     }
     return contents;
   }

@@ -17,33 +17,4 @@ export function mediaTypeOf(name: string): string {
   return OVERRIDES[extname(name).toLowerCase()] ?? (lookup(name) || 'application/octet-stream');
 }
 
-const TEXT_APPLICATION_TYPES = new Set([
-  'application/json',
-  'application/xml',
-  'application/yaml',
-  'application/x-yaml',
-  'application/toml',
-  'application/javascript',
-  'application/ecmascript',
-  'application/sql',
-  'application/graphql',
-  'application/x-sh',
-  'application/x-ndjson',
-]);
-
-/**
- * Whether files of this type are served as `text` (when their bytes are valid
- * UTF-8) rather than as a base64 `blob`: `text/*`, the structured-syntax
- * suffixes `+json`, `+xml` and `+yaml` (RFC 6839), and common textual
- * `application/*` types.
- */
-export function isTextLike(mimeType: string): boolean {
-  const essence = (mimeType.split(';')[0] ?? '').trim().toLowerCase();
-  return (
-    essence.startsWith('text/') ||
-    TEXT_APPLICATION_TYPES.has(essence) ||
-    essence.endsWith('+json') ||
-    essence.endsWith('+xml') ||
-    essence.endsWith('+yaml')
-  );
-}
+export { isTextLike } from '@mcpgw/core';

@@ -1,7 +1,5 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import type { ResourceContents } from '@mcpgw/core';
-import { isTextLike } from './media-type.js';
 
 /** Returned instead of the bytes when a file holds more than the limit. */
 export const TOO_LARGE = Symbol('too large');
@@ -52,22 +50,4 @@ export async function readHead(realPath: string, bytes: number): Promise<Buffer>
   } finally {
     await handle.close();
   }
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/**
- * One `contents` entry: `text` when the type is textual and the bytes are
- * valid UTF-8, otherwise a base64 `blob` (server-resources.md, "Binary data
- * MUST be properly encoded").
- */
-export function toContents(uri: string, mimeType: string, bytes: Buffer): ResourceContents {
-  if (isTextLike(mimeType)) {
-    try {
-      return { uri, mimeType, text: utf8.decode(bytes) };
-    } catch {
-      // Not UTF-8 (e.g. a Latin-1 text file): fall through to a blob.
-    }
-  }
-  return { uri, mimeType, blob: bytes.toString('base64') };
 }

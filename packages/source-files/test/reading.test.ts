@@ -172,7 +172,7 @@ describe('health and startup', () => {
     const error = await gatewayErrorOf(source.listResources({ limit: 10 }));
     expect(error.code).toBe('ERR_SOURCE_UNAVAILABLE');
     expect(error.message).toBe('Source "docs" could not list its folder');
-    expect(error.expose).toBe(false);
+    expect(error.expose).toBe(true); // public by contract: it names only the source
     expect(String((error.cause as Error).message)).toBe('file system error ENOENT');
     expect(await source.read('file:///docs/a.txt')).toBeUndefined();
   });

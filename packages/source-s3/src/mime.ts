@@ -17,28 +17,3 @@ export function effectiveMimeType(storedContentType: string | undefined, key: st
   const stored = (storedContentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   return GENERIC_TYPES.has(stored) ? mimeTypeFromKey(key) : stored;
 }
-
-const TEXT_APPLICATION_TYPES = new Set([
-  'application/json',
-  'application/xml',
-  'application/javascript',
-  'application/ecmascript',
-  'application/x-javascript',
-  'application/yaml',
-  'application/x-yaml',
-  'application/toml',
-  'application/sql',
-  'application/graphql',
-  'application/x-sh',
-  'application/x-ndjson',
-]);
-
-/** Whether bytes of this type are meant as text (read() still requires valid UTF-8). */
-export function isTextLike(mimeType: string): boolean {
-  return (
-    mimeType.startsWith('text/') ||
-    mimeType.endsWith('+json') ||
-    mimeType.endsWith('+xml') ||
-    TEXT_APPLICATION_TYPES.has(mimeType)
-  );
-}

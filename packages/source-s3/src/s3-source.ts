@@ -7,6 +7,7 @@ import {
   type _Object,
 } from '@aws-sdk/client-s3';
 import {
+  bytesToContents,
   DEFAULT_SOURCE_TTL,
   GatewayError,
   isGatewayError,
@@ -23,7 +24,6 @@ import {
   type SourceTtl,
 } from '@mcpgw/core';
 import { ChangePoller, errorSummary, type ListingFingerprint } from './change-poller.js';
-import { toContents } from './contents.js';
 import { formatBytes } from './format-bytes.js';
 import { walkListing, type ListedObject, type ListingEntry } from './listing-walk.js';
 import { effectiveMimeType, mimeTypeFromKey } from './mime.js';
@@ -214,7 +214,7 @@ export class S3Source implements Source {
       body === undefined
         ? Buffer.alloc(0)
         : await readBounded(body, maxBytes, output.ContentLength, () => this.#tooLarge(), deadline);
-    return toContents(keyToUri(this.id, key), effectiveMimeType(output.ContentType, key), bytes);
+    return bytesToContents(keyToUri(this.id, key), effectiveMimeType(output.ContentType, key), bytes);
   }
 
   #tooLarge(): GatewayError {

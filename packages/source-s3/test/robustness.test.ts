@@ -79,7 +79,7 @@ describe('S3 source timeouts and retries', () => {
       const error = await rejection(attempt());
       const elapsed = Date.now() - started;
       expect(isGatewayError(error) && error.code).toBe('ERR_SOURCE_UNAVAILABLE');
-      expect(isGatewayError(error) && error.expose).toBe(false);
+      expect(isGatewayError(error) && error.expose).toBe(true); // public: names only the source
       expect(error.message).toContain('"stuck"');
       for (const secret of ['127.0.0.1', String(port), 'private-bucket-name'])
         expect(error.message).not.toContain(secret);

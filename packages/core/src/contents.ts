@@ -1,0 +1,52 @@
+import type { ResourceContents } from './resource.js';
+
+/** Textual `application/*` types (besides `text/*` and the +json/+xml/+yaml suffixes). */
+const TEXT_APPLICATION_TYPES = new Set([
+  'application/json',
+  'application/xml',
+  'application/yaml',
+  'application/x-yaml',
+  'application/toml',
+  'application/javascript',
+  'application/ecmascript',
+  'application/x-javascript',
+  'application/sql',
+  'application/graphql',
+  'application/x-sh',
+  'application/x-ndjson',
+]);
+
+/**
+ * Whether bytes of this media type are meant as text: `text/*`, the
+ * structured-syntax suffixes `+json`, `+xml` and `+yaml` (RFC 6839), and
+ * common textual `application/*` types. Parameters and case are ignored.
+ */
+export function isTextLike(mimeType: string): boolean {
+  const essence = (mimeType.split(';')[0] ?? '').trim().toLowerCase();
+  return (
+    essence.startsWith('text/') ||
+    TEXT_APPLICATION_TYPES.has(essence) ||
+    essence.endsWith('+json') ||
+    essence.endsWith('+xml') ||
+    essence.endsWith('+yaml')
+  );
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * One `contents` entry for bytes a source read: `text` when the type is
+ * textual and the bytes are valid UTF-8, otherwise a base64 `blob`, so bytes
+ * are never mangled by a lossy decode (server-resources.md, "Binary data MUST
+ * be properly encoded").
+ */
+export function bytesToContents(uri: string, mimeType: string, bytes: Uint8Array): ResourceContents {
+  if (isTextLike(mimeType)) {
+    try {
+      return { uri, mimeType, text: utf8.decode(bytes) };
+    } catch {
+      // Not UTF-8 despite the type (e.g. a Latin-1 file): fall through to a blob.
+    }
+  }
+  return { uri, mimeType, blob: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+}
