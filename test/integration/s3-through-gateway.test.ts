@@ -6,6 +6,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedGateway } from '../helpers/gateway.js';
 import { startGateway } from '../helpers/gateway.js';
+import { mcpPost } from '../helpers/mcp-http.js';
 import type { S3rverHandle } from '../helpers/s3rver.js';
 import { startS3rver } from '../helpers/s3rver.js';
 
@@ -13,10 +14,6 @@ import { startS3rver } from '../helpers/s3rver.js';
 // API on loopback), credentials from the environment via $env, reached over
 // real HTTP on the tenant endpoint, listed and read on the 2026-07-28 wire.
 
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 const binary = randomBytes(4096);
 let s3: S3rverHandle;
 let gateway: StartedGateway;
@@ -72,22 +69,8 @@ interface ResponseBody {
   error?: { code: number; data?: unknown };
 }
 
-async function call(method: string, params: Record<string, unknown> = {}) {
-  const response = await fetch(`${gateway.baseUrl}/t/acme/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(typeof params.uri === 'string'
-        ? { 'mcp-name': `=?base64?${Buffer.from(params.uri).toString('base64')}?=` }
-        : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } }),
-  });
-  const text = await response.text();
-  return { text, body: JSON.parse(text) as ResponseBody };
-}
+const call = (method: string, params: Record<string, unknown> = {}) =>
+  mcpPost<ResponseBody>(`${gateway.baseUrl}/t/acme/mcp`, method, params);
 
 describe('an S3 source behind the gateway', () => {
   it('lists the objects and folders under the prefix only, without bucket or endpoint in any URI', async () => {

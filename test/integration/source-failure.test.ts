@@ -4,16 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedGateway } from '../helpers/gateway.js';
 import { freePort, startGateway } from '../helpers/gateway.js';
+import { mcpPost } from '../helpers/mcp-http.js';
 
 // Issue 5, Failure: a Postgres source whose database is down answers -32603
 // naming the source (not the connection string) within 2 s, while the
 // tenant's other sources keep working, and listings degrade instead of failing.
 // The "database" is a loopback port nothing listens on: a real refused connection.
 
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 let gateway: StartedGateway;
 let deadUrl: string;
 
@@ -37,30 +34,19 @@ beforeAll(async () => {
 });
 afterAll(() => gateway?.close());
 
-async function call(method: string, params: Record<string, unknown>, name?: string) {
-  const response = await fetch(`${gateway.baseUrl}/t/acme/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(name === undefined ? {} : { 'mcp-name': name }),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } }),
-  });
-  return { status: response.status, text: await response.text() };
+interface ResponseBody {
+  result: { resources: Array<{ uri: string }>; contents: Array<{ text?: string }>; ttlMs: number };
+  error: { code: number; message: string };
 }
+const call = (method: string, params: Record<string, unknown> = {}) =>
+  mcpPost<ResponseBody>(`${gateway.baseUrl}/t/acme/mcp`, method, params);
 
 describe('a source whose backend is down', () => {
   it('reads of it fail fast with -32603 naming the source, never the connection string', async () => {
     const started = Date.now();
-    const response = await call(
-      'resources/read',
-      { uri: 'db+postgres:///warehouse/public' },
-      'db+postgres:///warehouse/public',
-    );
+    const response = await call('resources/read', { uri: 'db+postgres:///warehouse/public' });
     expect(Date.now() - started).toBeLessThan(2_000);
-    const body = JSON.parse(response.text);
+    const body = response.body;
     expect(body.error.code).toBe(-32603);
     expect(body.error.message).toContain('warehouse');
     expect(response.text).not.toContain('127.0.0.1');
@@ -68,13 +54,13 @@ describe('a source whose backend is down', () => {
   });
 
   it('leaves the other sources readable', async () => {
-    const body = JSON.parse((await call('resources/read', { uri: 'test://docs/a' }, 'test://docs/a')).text);
+    const { body } = await call('resources/read', { uri: 'test://docs/a' });
     expect(body.result.contents).toEqual([expect.objectContaining({ text: 'still here' })]);
   });
 
   it('lists what still answers, with ttlMs 0 so nobody caches the partial view', async () => {
-    const body = JSON.parse((await call('resources/list', {})).text);
-    expect(body.result.resources.map((r: { uri: string }) => r.uri)).toEqual(['test://docs/a']);
+    const { body } = await call('resources/list');
+    expect(body.result.resources.map((r) => r.uri)).toEqual(['test://docs/a']);
     expect(body.result.ttlMs).toBe(0);
   });
 });

@@ -2,10 +2,37 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '@mcpgw/config';
 import { buildApp } from '../src/app.js';
-import { demoBootstrap } from '../src/demo.js';
 import { createSourceRegistry } from '../src/source-registry.js';
 
-const CONFIG = new URL('../../../test/conformance/gateway.config.json', import.meta.url).pathname;
+// Transport behaviour of the endpoint, without authentication in the way: an
+// anonymous tenant (loopback-only development mode) with a static source.
+// Authentication has its own tests (test/integration/auth.test.ts).
+const BOOTSTRAP = {
+  configDir: '.',
+  document: {
+    tenants: [
+      {
+        id: 'conformance',
+        anonymous: true,
+        sources: [
+          {
+            id: 'fixtures',
+            type: 'static',
+            resources: [{ uri: 'test://static-text', name: 'static-text', mimeType: 'text/plain', text: 'hello' }],
+            templates: [
+              {
+                uriTemplate: 'test://template/{id}/data',
+                name: 'template-data',
+                mimeType: 'application/json',
+                text: '{"id":"{{id}}"}',
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  },
+};
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -18,8 +45,8 @@ beforeAll(async () => {
   const registry = createSourceRegistry();
   const config = await loadConfig({
     registry,
-    defaultBootstrap: demoBootstrap(),
-    env: { GATEWAY_CONFIG: CONFIG, LOG_LEVEL: 'silent' },
+    defaultBootstrap: BOOTSTRAP,
+    env: { LOG_LEVEL: 'silent' },
   });
   app = await buildApp(config, { registry });
 });
