@@ -22,6 +22,9 @@ import { loadConfig } from '@mcpgw/config';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
+import type * as AppModule from '../apps/gateway/src/app.js';
+import type * as DemoModule from '../apps/gateway/src/demo.js';
+import type * as RegistryModule from '../apps/gateway/src/source-registry.js';
 import type * as S3rverHelper from '../test/helpers/s3rver.js';
 
 interface Variant {
@@ -67,15 +70,13 @@ const source = createS3Source(
 );
 
 // The app is loaded from its build (dist/), typed from its sources.
-const { buildApp } = (await import(
-  new URL('../apps/gateway/dist/app.js', import.meta.url).href
-)) as typeof import('../apps/gateway/src/app.js');
+const { buildApp } = (await import(new URL('../apps/gateway/dist/app.js', import.meta.url).href)) as typeof AppModule;
 const { createSourceRegistry } = (await import(
   new URL('../apps/gateway/dist/source-registry.js', import.meta.url).href
-)) as typeof import('../apps/gateway/src/source-registry.js');
+)) as typeof RegistryModule;
 const { demoBootstrap } = (await import(
   new URL('../apps/gateway/dist/demo.js', import.meta.url).href
-)) as typeof import('../apps/gateway/src/demo.js');
+)) as typeof DemoModule;
 
 const configDir = await mkdtemp(join(tmpdir(), 'bench-s3-'));
 await writeFile(
