@@ -58,13 +58,7 @@ export async function startLocalIssuer(name: string): Promise<LocalIssuer> {
 
 type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 
-async function sign(
-  key: SigningKey,
-  kid: string,
-  issuer: string,
-  claims: JWTPayload,
-  header: Record<string, unknown>,
-) {
+async function sign(key: SigningKey, kid: string, issuer: string, claims: JWTPayload, header: Record<string, unknown>) {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ iss: issuer, sub: 'alice', iat: now, exp: now + 300, client_id: 'test-client', ...claims })
     .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid, ...header })
