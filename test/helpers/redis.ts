@@ -183,3 +183,105 @@ function freePort(): Promise<number> {
     });
   });
 }
+
+/** A three-master Redis Cluster of child processes this test owns. */
+export interface OwnRedisCluster {
+  /** `redis+cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3` */
+  readonly url: string;
+  readonly ports: readonly number[];
+  close(): Promise<void>;
+}
+
+/** Starts three `redis-server --cluster-enabled yes` on free ports and joins them (`redis-cli --cluster create`). */
+export async function startRedisCluster(): Promise<OwnRedisCluster> {
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { execFile } = await import('node:child_process');
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const dir = await mkdtemp(join(tmpdir(), 'redis-cluster-'));
+  const children: ChildProcess[] = [];
+  const close = async () => {
+    await Promise.all(
+      children.map((child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return undefined;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        return exited;
+      }),
+    );
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports) {
+      const child = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--save',
+          '',
+          '--appendonly',
+          'no',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--dir',
+          dir,
+          '--loglevel',
+          'warning',
+        ],
+        { stdio: 'ignore' },
+      );
+      child.once('error', () => undefined);
+      children.push(child);
+    }
+    for (const port of ports) {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        try {
+          await requireRedis(`redis://127.0.0.1:${port}`);
+          break;
+        } catch (error) {
+          if (Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    }
+    await new Promise<void>((resolve, reject) =>
+      execFile(
+        'redis-cli',
+        [
+          '--cluster',
+          'create',
+          ...ports.map((port) => `127.0.0.1:${port}`),
+          '--cluster-replicas',
+          '0',
+          '--cluster-yes',
+        ],
+        { timeout: 20_000 },
+        (error, _stdout, stderr) =>
+          error ? reject(new Error(`redis-cli --cluster create failed: ${stderr}`)) : resolve(),
+      ),
+    );
+    // Every node must agree the cluster is up before clients route by slot.
+    const client = inspector(`redis://127.0.0.1:${ports[0]}`);
+    await client.connect();
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!(await client.cluster('INFO')).includes('cluster_state:ok')) {
+        if (Date.now() > deadline) throw new Error('the Redis Cluster did not reach cluster_state:ok within 10 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      client.disconnect();
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { url: `redis+cluster://${ports.map((port) => `127.0.0.1:${port}`).join(',')}`, ports, close };
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayCache } from '../src/index.js';
+import {
+  createCacheKeys,
+  createCachingResourceService,
+  createCachingSource,
+  createGatewayCache,
+} from '../src/index.js';
+import type { OwnRedisCluster } from '../../../test/helpers/redis.js';
+import { inspector, startRedisCluster } from '../../../test/helpers/redis.js';
+import { countingSource } from './counting-source.js';
+import { fakeService } from './fake-service.js';
+
+// Issue 4: the same cache on Redis Cluster (REDIS_URL=redis+cluster://...).
+// Three masters started by the test. All of a tenant's keys share a hash tag,
+// so the entry + lock MGET of the cross-replica single flight is legal, and
+// different tenants spread over the slots.
+
+const secret = randomBytes(32);
+const signal = new AbortController().signal;
+let cluster: OwnRedisCluster;
+const opened: GatewayCache[] = [];
+
+async function replica(): Promise<GatewayCache> {
+  const cache = createGatewayCache({ secret, redisUrl: cluster.url, generationRefreshMs: 60_000 });
+  opened.push(cache);
+  expect(await cache.ready(5000)).toBe(true);
+  return cache;
+}
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+}, 40_000);
+afterAll(async () => {
+  await Promise.all(opened.map((cache) => cache.close()));
+  await cluster?.close();
+});
+
+describe('Redis Cluster', () => {
+  it('caches results, collapses misses across two replicas and invalidates on both', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const inner = fakeService('cluster');
+    const view = createCachingResourceService(inner, { tenantId: 'acme', fingerprint: 'f', cache: a });
+    await view.listResources(undefined, signal);
+    await view.listResources(undefined, signal);
+    expect(inner.calls.list).toBe(1);
+
+    const backend = countingSource('docs', 150);
+    const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
+    const onB = createCachingSource(backend, { tenantId: 'acme', cache: b });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? onA : onB).listResources({ limit: 2 })));
+    expect(backend.calls.list).toBe(1);
+    expect(a.metrics().acme?.source.errors).toBe(0);
+    expect(b.metrics().acme?.source.errors).toBe(0);
+
+    backend.version = 2;
+    await a.invalidateTenant('acme');
+    const started = Date.now();
+    let name = '';
+    while (Date.now() - started < 1000 && !name.endsWith('v2')) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      name = (await onB.listResources({ limit: 2 })).items[0]?.name ?? '';
+    }
+    expect(name).toBe('docs 0 v2');
+  });
+
+  it('puts every key of a tenant in one slot, and spreads tenants over the masters', async () => {
+    const keys = createCacheKeys({ secret });
+    const client = inspector(`redis://127.0.0.1:${cluster.ports[0]}`);
+    await client.connect();
+    try {
+      const slotOf = (key: string) => client.cluster('KEYSLOT', key);
+      const entry = keys.entry({
+        layer: 'result',
+        tenantId: 'acme',
+        generation: 'g',
+        who: 'f',
+        method: 'm',
+        params: 1,
+      });
+      const slot = await slotOf(entry);
+      expect(await slotOf(keys.lock(entry))).toBe(slot);
+      expect(await slotOf(keys.generation('acme'))).toBe(slot);
+      const slots = await Promise.all(Array.from({ length: 50 }, (_, i) => slotOf(keys.generation(`tenant-${i}`))));
+      // 50 tenants over 16,384 slots: nearly every one gets a slot of its own.
+      expect(new Set(slots).size).toBeGreaterThan(40);
+    } finally {
+      client.disconnect();
+    }
+  });
+});
