@@ -10,6 +10,8 @@ const alias = [{ find: /^@mcpgw\/([a-z0-9-]+)$/, replacement: `${packagesDir}$1/
 export default defineConfig({
   resolve: { alias },
   test: {
+    // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
+    reporters: process.env.CI ? ['default', ['json', { outputFile: 'test-results/vitest.json' }]] : ['default'],
     // Services (Postgres, Redis, S3) are real; a missing one fails loudly.
     testTimeout: 20_000,
     hookTimeout: 60_000,
