@@ -1,0 +1,81 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StartedGateway } from '../helpers/gateway.js';
+import { startGateway } from '../helpers/gateway.js';
+import type { OwnRedisServer } from '../helpers/redis.js';
+import { startRedisServer } from '../helpers/redis.js';
+
+// Issue 4 through the real gateway: its Redis (a child process this test
+// owns) is killed mid-run and started again. Every request is answered 200
+// with the full listing, and caching resumes by itself.
+
+let redis: OwnRedisServer;
+let gateway: StartedGateway;
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+  const dir = await mkdtemp(join(tmpdir(), 'gw-cache-outage-'));
+  const resources = Array.from({ length: 5 }, (_, i) => ({ uri: `test://docs/${i}`, name: `doc ${i}`, text: `${i}` }));
+  await writeFile(
+    join(dir, 'gateway.json'),
+    JSON.stringify({
+      tenants: [{ id: 'acme', anonymous: true, sources: [{ id: 'docs', type: 'static', resources }] }],
+    }),
+  );
+  gateway = await startGateway({ configPath: join(dir, 'gateway.json'), env: { REDIS_URL: redis.url } });
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await redis?.close();
+});
+
+async function list(): Promise<{ status: number; count: number }> {
+  const response = await fetch(`${gateway.baseUrl}/t/acme/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'resources/list',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'resources/list',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  });
+  const body = (await response.json()) as { result?: { resources: unknown[] } };
+  return { status: response.status, count: body.result?.resources.length ?? -1 };
+}
+
+const hits = () => gateway.app.cache.metrics().acme?.result.hits ?? 0;
+
+describe('gateway with Redis going away', () => {
+  it('answers every request while Redis is down, then caches again once it is back', async () => {
+    await list();
+    await list();
+    expect(hits()).toBe(1);
+
+    await redis.kill();
+    const answers = [];
+    for (let i = 0; i < 30; i += 1) answers.push(await list());
+    expect(answers.filter((answer) => answer.status !== 200 || answer.count !== 5)).toEqual([]);
+    const hitsWhileDown = hits();
+
+    await redis.restart();
+    const deadline = Date.now() + 8000;
+    while (hits() <= hitsWhileDown && Date.now() < deadline) {
+      expect(await list()).toEqual({ status: 200, count: 5 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(hits()).toBeGreaterThan(hitsWhileDown);
+  });
+});
