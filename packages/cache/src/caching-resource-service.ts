@@ -1,4 +1,4 @@
-import type { AccessScope } from '@mcpgw/core';
+import type { AccessScope, SourceTtl } from '@mcpgw/core';
 import type { ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
 import type { GatewayCache } from './gateway-cache.js';
 
@@ -7,6 +7,11 @@ export interface CallerCacheContext {
   /** The principal fingerprint from the policy layer: who may reuse an entry. */
   fingerprint: string;
   cache: GatewayCache;
+  /**
+   * Kinds of result that can never have a `ttlMs` above 0 (every source of
+   * the tenant has 0 for them): not even looked up, saving a round trip.
+   */
+  neverCached?: { lists: boolean; reads: boolean };
 }
 
 /**
@@ -27,6 +32,8 @@ export interface CallerCacheContext {
  */
 export function createCachingResourceService(inner: ResourceService, context: CallerCacheContext): ResourceService {
   const { tenantId, fingerprint, cache } = context;
+  const lists = !(context.neverCached?.lists ?? false);
+  const reads = !(context.neverCached?.reads ?? false);
   const key = (method: string, params: unknown) => ({ layer: 'result' as const, who: fingerprint, method, params });
 
   return {
@@ -34,7 +41,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       const { value, remainingMs } = await cache.lookup<ResourcePage>({
         tenantId,
         key: key('resources/list', cursor ?? null),
-        cacheable: options?.cacheable ?? true,
+        cacheable: lists && (options?.cacheable ?? true),
         ttlMs: (page) => page.ttlMs,
         crossReplica: false,
         signal,
@@ -47,7 +54,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       const { value, remainingMs } = await cache.lookup<TemplatePage>({
         tenantId,
         key: key('resources/templates/list', cursor ?? null),
-        cacheable: options?.cacheable ?? true,
+        cacheable: lists && (options?.cacheable ?? true),
         ttlMs: (page) => page.ttlMs,
         crossReplica: false,
         signal,
@@ -60,7 +67,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       const { value, remainingMs } = await cache.lookup<ReadOutcome | undefined>({
         tenantId,
         key: key('resources/read', uri),
-        cacheable: options?.cacheable ?? true,
+        cacheable: reads && (options?.cacheable ?? true),
         // Absent resources are not stored: the next read asks the source again.
         ttlMs: (outcome) => outcome?.ttlMs ?? 0,
         crossReplica: false,
@@ -72,14 +79,19 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
   };
 }
 
-/** Anything with the catalog's shape: a tenant id and a per-scope view. */
+/** Anything with the catalog's shape: a tenant id, its sources and a per-scope view. */
 export interface ScopedCatalog {
   readonly tenantId: string;
+  readonly sources: ReadonlyArray<{ readonly ttl: SourceTtl }>;
   forScope(scope: AccessScope): ResourceService;
 }
 
 /** The same catalog, whose per-scope views go through the per-credential result cache. */
 export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: GatewayCache): C {
+  const neverCached = {
+    lists: catalog.sources.every((source) => source.ttl.listMs <= 0),
+    reads: catalog.sources.every((source) => source.ttl.readMs <= 0),
+  };
   return {
     ...catalog,
     forScope: (scope: AccessScope) =>
@@ -87,6 +99,7 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
         tenantId: catalog.tenantId,
         fingerprint: scope.fingerprint,
         cache,
+        neverCached,
       }),
   };
 }

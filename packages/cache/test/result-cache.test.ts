@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayCache } from '../src/index.js';
-import { createCachingResourceService, createGatewayCache } from '../src/index.js';
+import type { AccessScope } from '@mcpgw/core';
+import { unrestrictedScope } from '@mcpgw/core';
+import { createCachingResourceService, createGatewayCache, withResultCache } from '../src/index.js';
 import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '../../../test/helpers/redis.js';
 import { fakeService } from './fake-service.js';
 
@@ -123,6 +125,25 @@ describe('expiry honours ttlMs', () => {
     await new Promise((resolve) => setTimeout(resolve, 250));
     await service.read('test://r', signal);
     expect(inner.calls.read).toBe(2);
+    await cache.close();
+  });
+});
+
+describe('withResultCache', () => {
+  it('does not even look up results no source of the tenant lets anyone cache', async () => {
+    const cache = createGatewayCache({ secret: randomBytes(32) });
+    const inner = fakeService('zero', 0);
+    const catalog = withResultCache(
+      { tenantId: 'zero', sources: [{ ttl: { listMs: 0, readMs: 30_000 } }], forScope: (_scope: AccessScope) => inner },
+      cache,
+    );
+    const view = catalog.forScope(unrestrictedScope);
+    await view.listResources(undefined, signal);
+    inner.ttlMs = 30_000;
+    await view.read('test://a', signal);
+    await view.read('test://a', signal);
+    expect(inner.calls.read).toBe(1);
+    expect(cache.metrics().zero?.result).toEqual({ hits: 1, misses: 1, errors: 0, bypasses: 1 });
     await cache.close();
   });
 });
