@@ -38,7 +38,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
     kind: inner.kind,
     ttl,
     async listResources(page, signal) {
-      const { value } = await cache.lookup({
+      const { value, remainingMs } = await cache.lookup({
         tenantId,
         key: key('listResources', { position: page.position ?? null, limit: page.limit }),
         cacheable: ttl.listMs > 0,
@@ -47,7 +47,9 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
         signal,
         fetch: (shared) => inner.listResources(page, shared),
       });
-      return value;
+      // A cached page is only as fresh as what is left of its ttl: the merged
+      // page's ttlMs must not restart the clock (issue 4, "honors ttlMs").
+      return remainingMs === undefined ? value : { ...value, freshForMs: remainingMs };
     },
     async listTemplates(signal) {
       const { value } = await cache.lookup({

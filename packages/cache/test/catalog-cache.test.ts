@@ -4,6 +4,9 @@ import type { GatewayCache, GatewayCacheOptions } from '../src/index.js';
 import { createCachingSource, createGatewayCache } from '../src/index.js';
 import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '../../../test/helpers/redis.js';
 import { countingSource } from './counting-source.js';
+import { createCatalog } from '@mcpgw/catalog';
+import { unrestrictedScope } from '@mcpgw/core';
+import { createCursorCodec } from '@mcpgw/protocol';
 
 // Issue 4, per-source catalog cache: shared by a tenant's callers, one
 // backend call for concurrent identical misses within a replica and across
@@ -123,5 +126,31 @@ describe('invalidation', () => {
     }
     expect(name).toBe('docs v2');
     await onA.close();
+  });
+});
+
+describe('freshness', () => {
+  it('a cached source page carries only the freshness it has left, and the merged page honours it', async () => {
+    let clock = 1_000_000;
+    const cache = createGatewayCache({ secret, namespace, now: () => clock });
+    opened.push(cache);
+    const backend = countingSource('docs');
+    const cached = createCachingSource(backend, { tenantId: 'fresh', cache, ttl: { listMs: 60_000 } });
+    const first = await cached.listResources({ limit: 5 });
+    expect(first.freshForMs).toBeUndefined(); // straight from the backend
+    clock += 45_000;
+    const again = await cached.listResources({ limit: 5 });
+    expect(backend.calls.list).toBe(1);
+    expect(again.freshForMs).toBe(15_000);
+
+    const catalog = createCatalog({
+      tenantId: 'fresh',
+      sources: [cached],
+      cursors: createCursorCodec({ secret }),
+      pageSize: 5,
+    });
+    const page = await catalog.forScope(unrestrictedScope).listResources(undefined, new AbortController().signal);
+    // Not the source's 60 s: only what is left of the cached page's.
+    expect(page.ttlMs).toBe(15_000);
   });
 });

@@ -89,6 +89,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
               position = undefined;
               continue;
             }
+            if (page.freshForMs !== undefined) ttlMs = Math.min(ttlMs, page.freshForMs);
             for (const item of page.items) {
               if (scope.allows(source.id, item.uri)) resources.push(item);
             }

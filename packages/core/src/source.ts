@@ -72,6 +72,11 @@ export interface Page<T> {
   items: T[];
   /** Absent when this was the last page. */
   nextPosition?: string;
+  /**
+   * How much longer this page is fresh, when it came out of a cache rather
+   * than the backend; the catalog never promises a client more than this.
+   */
+  freshForMs?: number;
 }
 
 export type SourceChange = { type: 'list-changed' } | { type: 'resource-updated'; uri: string };
