@@ -270,3 +270,49 @@ describe('legacy era (initialize)', () => {
     expect(response.body).toMatchObject({ error: { code: -32601 } });
   });
 });
+
+describe('cache eligibility', () => {
+  // 2026-07-28 server/utilities/caching, Cache Key: results of requests
+  // carrying inputResponses or requestState "MUST NOT be cached".
+  it.each([
+    ['a plain request', {}, true],
+    ['one carrying requestState', { requestState: 'abc' }, false],
+    ['one carrying inputResponses', { inputResponses: {} }, false],
+  ])('%s is cacheable: %s', async (_name, extra, expected) => {
+    const seen: Array<boolean | undefined> = [];
+    const recording: ResourceService = {
+      ...service,
+      async listResources(cursor, signal, options) {
+        seen.push(options?.cacheable);
+        return service.listResources(cursor, signal, options);
+      },
+      async read(uri, signal, options) {
+        seen.push(options?.cacheable);
+        return service.read(uri, signal, options);
+      },
+    };
+    const context = {
+      server,
+      resources: recording,
+      resourceCacheScope: 'private' as const,
+      discoverTtlMs: 1,
+      logger: silentLogger,
+    };
+    const headers: Record<string, string> = { 'mcp-protocol-version': '2026-07-28' };
+    for (const [method, params] of [
+      ['resources/list', { ...extra }],
+      ['resources/read', { uri: 'test://a', ...extra }],
+    ] as const) {
+      const lookup = { ...headers, 'mcp-method': method, 'mcp-name': 'test://a' };
+      await dispatchMcpPost(
+        {
+          header: (name) => lookup[name as keyof typeof lookup],
+          body: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } },
+          signal: new AbortController().signal,
+        },
+        context,
+      );
+    }
+    expect(seen).toEqual([expected, expected]);
+  });
+});
