@@ -146,7 +146,7 @@ describe('official MCP conformance suite', () => {
     });
     expect(plain.status).toBe(401);
     expect(plain.headers.get('www-authenticate')).toMatch(/^Bearer .*resource_metadata="/);
-    expect(await plain.json()).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: expect.any(Number) } });
+    expect(await plain.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
 
     const { code, output } = await runScript(['--url', url, '--output-dir', outputDirFor('no-token')], {
       limitMs: REFUSED_LIMIT_MS,

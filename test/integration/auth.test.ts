@@ -129,7 +129,9 @@ describe('challenges', () => {
     const response = await post('acme', 'resources/list', {});
     expect(response.status).toBe(401);
     expect(response.challenge).toBe(`Bearer resource_metadata="${metadataUrl('acme')}", scope="mcp:read"`);
-    expect(response.body).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32600 } });
+    expect(response.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+    // Refused before the body is read, so there is no request id to echo (MCP: omitted, never null).
+    expect(response.body).not.toHaveProperty('id');
   });
 
   it.each([
@@ -152,7 +154,7 @@ describe('challenges', () => {
     expect(response.challenge).toMatch(
       new RegExp(`^Bearer resource_metadata="${metadataUrl('acme')}", scope="mcp:read", error="invalid_token"`),
     );
-    expect(response.body).toMatchObject({ id: 9, error: { code: -32600 } });
+    expect(response.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
   });
 
   it('a token without the required scope → 403 insufficient_scope naming the scope', async () => {

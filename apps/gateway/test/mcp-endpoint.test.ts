@@ -95,7 +95,6 @@ describe('POST /t/{tenant}/mcp', () => {
     expect(response.statusCode).toBe(404);
     expect(response.json()).toMatchObject({
       jsonrpc: '2.0',
-      id: 1,
       error: { code: -32600, message: expect.stringContaining('nobody') },
     });
   });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
-import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest, readRequestId } from '@mcpgw/protocol';
+import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import type { GuardVerdict } from '../plugins/request-guard.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -19,6 +19,20 @@ interface TenantParams {
   tenant: string;
 }
 
+/** The tenant and the caller's resource set, once the caller is admitted. */
+interface McpCaller {
+  tenant: TenantRuntime;
+  scope: AccessScope;
+  /** Aborted when the client disconnects. */
+  signal: AbortSignal;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    mcpCaller: McpCaller | null;
+  }
+}
+
 /**
  * The per-tenant MCP endpoint, `POST /t/{tenant}/mcp` (2026-07-28
  * transports: one endpoint, POST only). Framework concerns live here; the
@@ -26,6 +40,7 @@ interface TenantParams {
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
   const { tenants, guard } = options;
+  app.decorateRequest('mcpCaller', null);
 
   const guardRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const verdict = guard(request.headers.host, request.headers.origin);
@@ -36,10 +51,13 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     return undefined;
   };
 
-  app.post<{ Params: TenantParams }>('/t/:tenant/mcp', { onRequest: guardRequest }, async (request, reply) => {
+  /**
+   * Who is calling, settled before the body is read: an unknown tenant or a
+   * caller without valid credentials costs no JSON parsing.
+   */
+  const admitCaller = async (request: FastifyRequest<{ Params: TenantParams }>, reply: FastifyReply) => {
     const tenant = lookupTenant(tenants, request.params.tenant);
-    if (tenant === undefined) return send(reply, unknownTenant(request.params.tenant, readRequestId(request.body)));
-
+    if (tenant === undefined) return send(reply, unknownTenant(request.params.tenant, null));
     const signal = abortOnDisconnect(reply);
     let scope: AccessScope = unrestrictedScope;
     if (tenant.auth !== undefined) {
@@ -47,26 +65,37 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       if (!outcome.ok) {
         // 401/403 carry the RFC 6750 / RFC 9728 challenge, plus a JSON-RPC body a client can show.
         reply.header('www-authenticate', outcome.challenge);
-        return send(reply, errorResponse(readRequestId(request.body), invalidRequest(outcome.message, outcome.status)));
+        return send(reply, errorResponse(null, invalidRequest(outcome.message, outcome.status)));
       }
       scope = outcome.scope;
     }
-    const response = await dispatchMcpPost(
-      {
-        header: (name) => headerValue(request.headers[name]),
-        body: request.body,
-        signal,
-      },
-      {
-        server: tenant.server,
-        resources: tenant.catalog.forScope(scope),
-        resourceCacheScope: 'private',
-        discoverTtlMs: DISCOVER_TTL_MS,
-        logger: request.log as unknown as Logger,
-      },
-    );
-    return send(reply, response);
-  });
+    request.mcpCaller = { tenant, scope, signal };
+    return undefined;
+  };
+
+  app.post<{ Params: TenantParams }>(
+    '/t/:tenant/mcp',
+    { onRequest: [guardRequest, admitCaller] },
+    async (request, reply) => {
+      const caller = request.mcpCaller;
+      if (caller === null) throw new Error('admitCaller did not run');
+      const response = await dispatchMcpPost(
+        {
+          header: (name) => headerValue(request.headers[name]),
+          body: request.body,
+          signal: caller.signal,
+        },
+        {
+          server: caller.tenant.server,
+          resources: caller.tenant.catalog.forScope(caller.scope),
+          resourceCacheScope: 'private',
+          discoverTtlMs: DISCOVER_TTL_MS,
+          logger: request.log as unknown as Logger,
+        },
+      );
+      return send(reply, response);
+    },
+  );
 
   // 2026-07-28 has no GET stream and no sessions to DELETE: "HTTP GET or
   // DELETE to the MCP endpoint: respond with 405 Method Not Allowed".
