@@ -53,12 +53,10 @@ describe('modern era, pinned to 2026-07-28', () => {
 });
 
 describe('legacy era, initialize', () => {
-  // KNOWN GATEWAY DEFECT (reported, issue 2): after `notifications/initialized`
-  // the client opens its optional GET stream; the gateway rightly answers 405
-  // but with the body {"jsonrpc":"2.0","id":null,"error":{...}}. Both schemas
-  // define JSONRPCErrorResponse.id as an optional RequestId (string | integer),
-  // so `"id": null` is invalid: the id must be omitted when unknown (or the 405
-  // sent without a body). This test fails until the gateway is fixed.
+  // After `notifications/initialized` the client opens its optional GET
+  // stream; the gateway answers 405, and its error body must be schema-valid
+  // too: JSONRPCErrorResponse.id is an optional string or integer, so an
+  // unknown id is omitted, never null (this test found that bug once).
   it('initializes statelessly at 2025-11-25, without subscriptions or a session', async () => {
     const { client, recorder, close } = await connectClient(e2e.url, 'legacy');
     try {
