@@ -13,6 +13,8 @@ export default defineConfig({
     // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" line.
     reporters: process.env.CI ? ['default', ['json', { outputFile: 'test-results/vitest.json' }]] : ['default'],
     // Services (Postgres, Redis, S3) are real; a missing one fails loudly.
+    // Where no URL is given and nothing answers on loopback, a container is started if Docker answers.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
     projects: [
