@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintTenantToken } from '../../apps/gateway/src/token-cli.js';
 import { startGateway } from '../helpers/gateway.js';
+import { mcpPost } from '../helpers/mcp-http.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const configPath = fileURLToPath(new URL('./gateway.config.json', import.meta.url));
@@ -124,29 +125,10 @@ describe('official MCP conformance suite', () => {
   });
 
   it('is refused without a token: the tenant answers 401 and the script stops before any scenario', async () => {
-    const plain = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'resources/list',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'resources/list',
-        params: {
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-          },
-        },
-      }),
-    });
+    const plain = await mcpPost(url, 'resources/list');
     expect(plain.status).toBe(401);
     expect(plain.headers.get('www-authenticate')).toMatch(/^Bearer .*resource_metadata="/);
-    expect(await plain.json()).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
+    expect(plain.body).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
 
     const { code, output } = await runScript(['--url', url, '--output-dir', outputDirFor('no-token')], {
       limitMs: REFUSED_LIMIT_MS,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StartedGateway } from '../helpers/gateway.js';
 import { startGateway } from '../helpers/gateway.js';
+import { mcpPost } from '../helpers/mcp-http.js';
 import type { OwnRedisServer } from '../helpers/redis.js';
 import { startRedisServer } from '../helpers/redis.js';
 
@@ -33,27 +34,11 @@ afterAll(async () => {
 });
 
 async function list(): Promise<{ status: number; count: number }> {
-  const response = await fetch(`${gateway.baseUrl}/t/acme/mcp`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'resources/list',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'resources/list',
-      params: {
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  const body = (await response.json()) as { result?: { resources: unknown[] } };
-  return { status: response.status, count: body.result?.resources.length ?? -1 };
+  const response = await mcpPost<{ result?: { resources: unknown[] } }>(
+    `${gateway.baseUrl}/t/acme/mcp`,
+    'resources/list',
+  );
+  return { status: response.status, count: response.body.result?.resources.length ?? -1 };
 }
 
 const hits = () => gateway.app.cache.metrics().acme?.result.hits ?? 0;
