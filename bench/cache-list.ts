@@ -23,13 +23,10 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { loadConfig } from '@mcpgw/config';
 import { createCacheKeys } from '@mcpgw/cache';
 import type * as PostgresHelper from '../test/helpers/postgres.js';
 import type * as RedisHelper from '../test/helpers/redis.js';
-import type * as AppModule from '../apps/gateway/src/app.js';
-import type * as DemoModule from '../apps/gateway/src/demo.js';
-import type * as RegistryModule from '../apps/gateway/src/source-registry.js';
+import type * as BuiltGatewayModule from './support/built-gateway.js';
 
 const requestsArg = process.argv.indexOf('--requests');
 const perVariant = requestsArg === -1 ? 4000 : Number(process.argv[requestsArg + 1]);
@@ -38,16 +35,12 @@ const CONCURRENCY = 10;
 const ROUNDS = 5;
 const WARMUP = 200;
 
+const { startBuiltGateway } = (await import(
+  new URL('./support/built-gateway.ts', import.meta.url).href
+)) as typeof BuiltGatewayModule;
 const { redisUrl, requireRedis, deleteNamespace } = (await import(
   new URL('../test/helpers/redis.ts', import.meta.url).href
 )) as typeof RedisHelper;
-const { buildApp } = (await import(new URL('../apps/gateway/dist/app.js', import.meta.url).href)) as typeof AppModule;
-const { createSourceRegistry } = (await import(
-  new URL('../apps/gateway/dist/source-registry.js', import.meta.url).href
-)) as typeof RegistryModule;
-const { demoBootstrap } = (await import(
-  new URL('../apps/gateway/dist/demo.js', import.meta.url).href
-)) as typeof DemoModule;
 
 const { createTestDatabase } = (await import(
   new URL('../test/helpers/postgres.ts', import.meta.url).href
@@ -96,24 +89,13 @@ await writeFile(
   }),
 );
 
-async function startGateway(env: Record<string, string>) {
-  const registry = createSourceRegistry();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
-    env: {
-      GATEWAY_CONFIG: join(configDir, 'gateway.json'),
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      DATA_DIR: configDir,
-      SECRETS_KEY,
-      ...env,
-    },
+function startGateway(env: Record<string, string>) {
+  return startBuiltGateway({
+    GATEWAY_CONFIG: join(configDir, 'gateway.json'),
+    DATA_DIR: configDir,
+    SECRETS_KEY,
+    ...env,
   });
-  const app = await buildApp(config, { registry });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  return { app, port: typeof address === 'object' && address !== null ? address.port : 0 };
 }
 
 const withRedis = await startGateway({ REDIS_URL: redisUrl() });

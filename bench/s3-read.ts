@@ -18,14 +18,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '@mcpgw/config';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
-import type * as AppModule from '../apps/gateway/src/app.js';
-import type * as DemoModule from '../apps/gateway/src/demo.js';
-import type * as RegistryModule from '../apps/gateway/src/source-registry.js';
 import type * as S3rverHelper from '../test/helpers/s3rver.js';
+import type * as BuiltGatewayModule from './support/built-gateway.js';
 
 interface Variant {
   readonly name: string;
@@ -69,14 +66,10 @@ const source = createS3Source(
   { sourceId: 'bench', tenantId: 'bench', configDir: '/', logger: silentLogger },
 );
 
-// The app is loaded from its build (dist/), typed from its sources.
-const { buildApp } = (await import(new URL('../apps/gateway/dist/app.js', import.meta.url).href)) as typeof AppModule;
-const { createSourceRegistry } = (await import(
-  new URL('../apps/gateway/dist/source-registry.js', import.meta.url).href
-)) as typeof RegistryModule;
-const { demoBootstrap } = (await import(
-  new URL('../apps/gateway/dist/demo.js', import.meta.url).href
-)) as typeof DemoModule;
+// The gateway runs from its build (dist/), as `npm start` runs it.
+const { startBuiltGateway } = (await import(
+  new URL('./support/built-gateway.ts', import.meta.url).href
+)) as typeof BuiltGatewayModule;
 
 const configDir = await mkdtemp(join(tmpdir(), 'bench-s3-'));
 await writeFile(
@@ -96,22 +89,16 @@ await writeFile(
             bucket: BUCKET,
             prefix: PREFIX,
             maxObjectBytes: 2 * 1024 * 1024,
+            // Measure the serving path, not the result cache: every read goes to S3.
+            ttlMs: { read: 0 },
           },
         ],
       },
     ],
   }),
 );
-const registry = createSourceRegistry();
-const config = await loadConfig({
-  registry,
-  defaultBootstrap: demoBootstrap(),
-  env: { GATEWAY_CONFIG: join(configDir, 'gateway.json'), PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: configDir },
-});
-const app = await buildApp(config, { registry });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const address = app.server.address();
-const endpoint = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/t/bench/mcp`;
+const { app, port } = await startBuiltGateway({ GATEWAY_CONFIG: join(configDir, 'gateway.json'), DATA_DIR: configDir });
+const endpoint = `http://127.0.0.1:${port}/t/bench/mcp`;
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
