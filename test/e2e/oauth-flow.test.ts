@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintTenantToken } from '../../apps/gateway/src/token-cli.js';
 import { startGateway } from '../helpers/gateway.js';
 import type { StartedGateway } from '../helpers/gateway.js';
+import { followToRedirectUri } from '../helpers/follow-redirects.js';
 import { createRecordingFetch } from '../helpers/recording-fetch.js';
 
 /** Never contacted: the test's "browser" stops at the redirect to it and hands its query to the client. */
@@ -88,38 +89,10 @@ class CatchingProvider implements OAuthClientProvider {
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     this.authorizationUrls.push(authorizationUrl);
-    this.callback = await followToRedirectUri(authorizationUrl);
+    this.callback = await followToRedirectUri(authorizationUrl, REDIRECT_URI);
     // The SDK leaves `state` to the application (finishAuth docs).
     expect(this.callback.searchParams.get('state')).toBe(this.expectedState);
   }
-}
-
-/** A browser, minus the pixels: follows redirects one at a time, keeping cookies, until the redirect URI. */
-async function followToRedirectUri(start: URL): Promise<URL> {
-  const jar = new Map<string, string>();
-  let url = start;
-  for (let hop = 0; hop < 10; hop++) {
-    const response = await fetch(url, {
-      redirect: 'manual',
-      headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') },
-    });
-    for (const cookie of response.headers.getSetCookie()) {
-      const pair = cookie.split(';', 1)[0] ?? '';
-      const at = pair.indexOf('=');
-      if (pair.slice(at + 1) === '') jar.delete(pair.slice(0, at));
-      else jar.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-    const location = response.headers.get('location');
-    if (location === null) {
-      throw new Error(
-        `authorization stopped at ${response.status} ${url.href}: ${(await response.text()).slice(0, 300)}`,
-      );
-    }
-    const next = new URL(location, url);
-    if (`${next.origin}${next.pathname}` === REDIRECT_URI) return next;
-    url = next;
-  }
-  throw new Error('more than 10 redirects without reaching the redirect URI');
 }
 
 function modernClient(): Client {

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from '@mcpgw/core';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import type { DevAuthorizationServer, DevResource } from '@mcpgw/dev-authorization-server';
+import { followToRedirectUri as followRedirects } from '../../../test/helpers/follow-redirects.js';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -139,36 +140,7 @@ export async function registerClient(metadata: Record<string, unknown>, registra
   return body.client_id;
 }
 
-/**
- * Opens `authorizationUrl` like a browser with no prior session and follows
- * redirects (keeping cookies) until one leads to `redirectUri`; returns that
- * URL with its query (code, state, iss, or error).
- */
-export async function followToRedirectUri(authorizationUrl: URL, redirectUri = REDIRECT_URI): Promise<URL> {
-  const jar = new Map<string, string>();
-  let url = authorizationUrl;
-  for (let hop = 0; hop < 10; hop++) {
-    const response = await fetch(url, {
-      redirect: 'manual',
-      headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') },
-    });
-    for (const cookie of response.headers.getSetCookie()) {
-      const pair = cookie.split(';', 1)[0] ?? '';
-      const at = pair.indexOf('=');
-      const name = pair.slice(0, at);
-      const value = pair.slice(at + 1);
-      if (value === '') jar.delete(name);
-      else jar.set(name, value);
-    }
-    const location = response.headers.get('location');
-    if (location === null) {
-      throw new Error(
-        `the authorization server stopped at ${response.status} ${url.href}: ${(await response.text()).slice(0, 300)}`,
-      );
-    }
-    const next = new URL(location, url);
-    if (`${next.origin}${next.pathname}` === redirectUri) return next;
-    url = next;
-  }
-  throw new Error('more than 10 redirects without reaching the redirect URI');
+/** Follows the authorization redirects like a browser until the test client's redirect URI. */
+export function followToRedirectUri(authorizationUrl: URL, redirectUri = REDIRECT_URI): Promise<URL> {
+  return followRedirects(authorizationUrl, redirectUri);
 }
