@@ -38,6 +38,19 @@ const realIssuer = z
         clientId: z.string().min(1),
         clientSecret: z.string().min(1),
         cacheMaxSeconds: z.number().int().min(0).max(3600).default(300),
+        /**
+         * Accept active answers without `aud` (for servers that never return
+         * one). Weakens MCP "Token Audience Binding": needs `clientIds`.
+         */
+        dangerouslyAcceptMissingAudience: z.boolean().default(false),
+        /** When given, an answer's `client_id` must be one of these. */
+        clientIds: z.array(z.string().min(1)).min(1).optional(),
+      })
+      .refine((i) => !i.dangerouslyAcceptMissingAudience || i.clientIds !== undefined, {
+        message:
+          '"dangerouslyAcceptMissingAudience": true needs "clientIds", a non-empty list of the clients whose ' +
+          'audience-less tokens are accepted (otherwise any token of this issuer, minted for any API or tenant, would be)',
+        path: ['clientIds'],
       })
       .optional(),
     /** Advertised in the protected resource metadata; default: the issuer itself. */

@@ -282,6 +282,42 @@ describe('authentication and grants', () => {
     expect(error.issues.map((i) => i.path)).toContainEqual(expect.stringContaining(path));
   });
 
+  describe('introspection without an audience', () => {
+    const introspection = {
+      endpoint: 'https://idp.example.com/introspect',
+      clientId: 'gateway',
+      clientSecret: 'secret',
+    };
+    const withIntrospection = (extra: Record<string, unknown>) => [
+      { id: 'a', auth: { issuers: [{ ...idp, introspection: { ...introspection, ...extra } }] }, sources: source },
+    ];
+
+    it('is refused by default; the opt-in is off unless given', async () => {
+      const config = await load(withIntrospection({}));
+      expect(config.tenants[0]?.auth?.issuers[0]).toMatchObject({
+        introspection: { dangerouslyAcceptMissingAudience: false },
+      });
+    });
+
+    it.each([
+      ['without clientIds', {}, /needs "clientIds", a non-empty list of the clients/],
+      ['with an empty clientIds', { clientIds: [] }, /clientIds: Too small/],
+    ])('dangerouslyAcceptMissingAudience %s is refused with the reason', async (_name, extra, reason) => {
+      const error = await configError(load(withIntrospection({ dangerouslyAcceptMissingAudience: true, ...extra })));
+      expect(error.message).toContain('tenants[0].auth.issuers[0].introspection.clientIds');
+      expect(error.message).toMatch(reason);
+    });
+
+    it('dangerouslyAcceptMissingAudience with a clientIds allowlist loads', async () => {
+      const config = await load(
+        withIntrospection({ dangerouslyAcceptMissingAudience: true, clientIds: ['claude-connector'] }),
+      );
+      expect(config.tenants[0]?.auth?.issuers[0]).toMatchObject({
+        introspection: { dangerouslyAcceptMissingAudience: true, clientIds: ['claude-connector'] },
+      });
+    });
+  });
+
   it('refuses the development issuer off loopback, and port 0 without PUBLIC_URL', async () => {
     const dev = [{ id: 'a', auth: { issuers: [{ development: true }] }, sources: source }];
     const offLoopback = await configError(load(dev, { HOST: '0.0.0.0', PUBLIC_URL: 'https://gw.example.com' }));
