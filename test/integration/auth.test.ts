@@ -172,6 +172,16 @@ describe('challenges', () => {
       () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { jku: 'https://evil.example/jwks' }),
     ],
     ['of the wrong typ', () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { typ: 'id+jwt' })],
+    // RFC 9068 section 4: by default only at+jwt; an ID token says JWT or nothing (RFC 8725 section 3.11).
+    ['of typ JWT (not configured)', () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { typ: 'JWT' })],
+    [
+      'without typ (not configured)',
+      () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { typ: undefined }),
+    ],
+    [
+      'with an x5c header',
+      () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { x5c: ['bm90IGEgY2VydGlmaWNhdGU='] }),
+    ],
   ])('a token %s → 401 invalid_token', async (_name, makeToken) => {
     const response = await post('acme', 'resources/list', {}, bearer(await makeToken()));
     expect(response.status).toBe(401);
@@ -180,6 +190,16 @@ describe('challenges', () => {
     );
     expect(response.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
   });
+
+  it.each(['Basic dXNlcjpwYXNz', 'DPoP eyJhbGciOi.e30.sig', 'Negotiate'])(
+    'another scheme (%s) → 401 with the plain challenge, without an error code (RFC 6750 section 3.1)',
+    async (authorization) => {
+      const response = await post('acme', 'resources/list', {}, { authorization });
+      expect(response.status).toBe(401);
+      expect(response.challenge).toBe(`Bearer resource_metadata="${metadataUrl('acme')}", scope="mcp:read"`);
+      expect(response.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+    },
+  );
 
   it('a token without the required scope → 403 insufficient_scope naming the scope', async () => {
     const response = await post('acme', 'resources/list', {}, bearer(await goodToken({ scope: 'profile' })));

@@ -22,7 +22,11 @@ export interface IssuerSettings {
   readonly algorithms: readonly string[];
   /** Audiences accepted in addition to the tenant's canonical resource URI. */
   readonly audiences: readonly string[];
-  /** Allowed JOSE `typ` values; `none` allows an absent `typ`. */
+  /**
+   * Allowed JOSE `typ` values; `none` allows an absent `typ`. RFC 9068
+   * section 4 says resource servers MUST check for `at+jwt`; `jwt` and `none`
+   * also let the issuer's ID tokens through (RFC 8725 section 3.11).
+   */
   readonly tokenTypes: ReadonlyArray<'at+jwt' | 'jwt' | 'none'>;
   /** `scope` (space-delimited string, RFC 9068) or e.g. `scp` (string or array). */
   readonly scopeClaim: string;

@@ -181,6 +181,17 @@ describe('opaque tokens (RFC 7662)', () => {
     idp.opaqueTokens.set(jwt, active({ sub: 'dave' }));
     expect((await verifier.verify(jwt)).subject).toBe('dave');
   });
+
+  it('a JWT of an introspection-only issuer whose typ is not allowed is refused without asking', async () => {
+    // RFC 8725 section 3.11: an ID token (typ JWT) introspects as active too.
+    for (const typ of ['JWT', null]) {
+      const jwt = await idp.sign({ iss: idp.issuer, sub: 'dave', aud: RESOURCE, exp: nowS() + 60 }, { typ });
+      idp.opaqueTokens.set(jwt, active({ sub: 'dave' }));
+      const before = idp.hitCount('/introspect');
+      expect((await refusal(jwt)).message).toMatch(/typ/);
+      expect(idp.hitCount('/introspect')).toBe(before);
+    }
+  });
 });
 
 describe('dangerouslyAcceptMissingAudience (per issuer, only with a clientIds allowlist)', () => {

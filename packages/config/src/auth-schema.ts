@@ -23,11 +23,15 @@ const realIssuer = z
     algorithms: z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1).default(['RS256', 'PS256', 'ES256', 'EdDSA']),
     /** Audiences accepted besides the tenant's canonical URI, for IdPs that cannot put it in `aud`. */
     audiences: z.array(z.string().min(1)).default([]),
-    /** Accepted JOSE `typ` values; "none" means the header may be absent. */
+    /**
+     * Accepted JOSE `typ` values; "none" means the header may be absent. RFC
+     * 9068 section 4: `at+jwt` only by default; `jwt` and "none" also admit
+     * the issuer's ID tokens (RFC 8725 section 3.11).
+     */
     tokenTypes: z
       .array(z.enum(['at+jwt', 'jwt', 'none']))
       .min(1)
-      .default(['at+jwt', 'jwt', 'none']),
+      .default(['at+jwt']),
     scopeClaim: z.string().min(1).default('scope'),
     groupsClaim: z.string().min(1).optional(),
     clockToleranceSeconds: z.number().int().min(0).max(60).default(30),

@@ -213,7 +213,8 @@ describe('authentication and grants', () => {
     expect(config.tenants[0]?.auth?.issuers[0]).toMatchObject({
       issuer: 'https://idp.example.com/',
       algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
-      tokenTypes: ['at+jwt', 'jwt', 'none'],
+      // RFC 9068 section 4: only access tokens by default, never an ID token's `JWT` or no typ.
+      tokenTypes: ['at+jwt'],
       scopeClaim: 'scope',
       clockToleranceSeconds: 30,
     });
