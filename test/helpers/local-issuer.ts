@@ -5,13 +5,18 @@ import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 
 /**
  * A real OAuth issuer for tests: its own key pair, a JWKS and RFC 8414
- * metadata served over HTTP on a loopback port, and real signed access
- * tokens. Counts JWKS fetches so tests can see what the gateway asks for.
+ * metadata served over HTTP on a loopback port, real signed access tokens,
+ * and an RFC 7662 introspection endpoint answering from `opaqueTokens`.
+ * Counts JWKS fetches so tests can see what the gateway asks for.
  */
 export interface LocalIssuer {
   /** e.g. http://127.0.0.1:40000/idp-a */
   issuer: string;
   jwksUri: string;
+  /** RFC 7662 endpoint; any client credentials are accepted. */
+  introspectionEndpoint: string;
+  /** Opaque token → its introspection answer (absent → `{ active: false }`). */
+  opaqueTokens: Map<string, Record<string, unknown>>;
   jwksFetches(): number;
   /** A signed RFC 9068 access token; override any claim or header field. */
   token(claims: JWTPayload & { aud: string | string[] }, header?: Record<string, unknown>): Promise<string>;
@@ -24,9 +29,19 @@ export async function startLocalIssuer(name: string): Promise<LocalIssuer> {
   const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' };
   let fetches = 0;
   let base = '';
+  const opaqueTokens = new Map<string, Record<string, unknown>>();
   const server: Server = createServer((request, response) => {
     const path = request.url ?? '';
-    if (path === `/${name}/jwks.json`) {
+    if (request.method === 'POST' && path === `/${name}/introspect`) {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const token = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('token') ?? '';
+        response
+          .setHeader('content-type', 'application/json')
+          .end(JSON.stringify(opaqueTokens.get(token) ?? { active: false }));
+      });
+    } else if (path === `/${name}/jwks.json`) {
       fetches += 1;
       response.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [publicJwk] }));
     } else if (path === `/.well-known/oauth-authorization-server/${name}`) {
@@ -50,6 +65,8 @@ export async function startLocalIssuer(name: string): Promise<LocalIssuer> {
   return {
     issuer,
     jwksUri: `${issuer}/jwks.json`,
+    introspectionEndpoint: `${issuer}/introspect`,
+    opaqueTokens,
     jwksFetches: () => fetches,
     token: (claims, header = {}) => sign(privateKey, kid, issuer, claims, header),
     close: () => new Promise((resolve) => server.close(() => resolve())),

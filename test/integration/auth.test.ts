@@ -21,6 +21,8 @@ const META = {
 let gateway: StartedGateway;
 let idpA: LocalIssuer;
 let idpB: LocalIssuer;
+/** An authorization server of opaque tokens, trusted by two tenants through introspection. */
+let idpC: LocalIssuer;
 const logLines: string[] = [];
 
 const resource = (tenant: string) => `${gateway.baseUrl}/t/${tenant}/mcp`;
@@ -29,6 +31,8 @@ const metadataUrl = (tenant: string) => `${gateway.baseUrl}/.well-known/oauth-pr
 beforeAll(async () => {
   idpA = await startLocalIssuer('idp-a');
   idpB = await startLocalIssuer('idp-b');
+  idpC = await startLocalIssuer('idp-c');
+  const introspection = { endpoint: idpC.introspectionEndpoint, clientId: 'gateway', clientSecret: 'not-logged' };
   const staticSource = (id: string, count: number) => ({
     id,
     type: 'static',
@@ -62,6 +66,25 @@ beforeAll(async () => {
         grants: [{ name: 'readers', match: {}, allow: [{ source: 'secrets' }] }],
         sources: [staticSource('secrets', 3)],
       },
+      {
+        id: 'initech',
+        auth: { issuers: [{ issuer: idpC.issuer, introspection }] },
+        grants: [{ name: 'readers', match: {}, allow: [{ source: 'payroll' }] }],
+        sources: [staticSource('payroll', 2)],
+      },
+      {
+        id: 'hooli',
+        auth: {
+          issuers: [
+            {
+              issuer: idpC.issuer,
+              introspection: { ...introspection, dangerouslyAcceptMissingAudience: true, clientIds: ['hooli-agent'] },
+            },
+          ],
+        },
+        grants: [{ name: 'readers', match: {}, allow: [{ source: 'designs' }] }],
+        sources: [staticSource('designs', 2)],
+      },
     ],
   };
   const dir = await mkdtemp(join(tmpdir(), 'gw-auth-'));
@@ -75,6 +98,7 @@ afterAll(async () => {
   await gateway?.close();
   await idpA?.close();
   await idpB?.close();
+  await idpC?.close();
 });
 
 async function post(
@@ -148,6 +172,16 @@ describe('challenges', () => {
       () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { jku: 'https://evil.example/jwks' }),
     ],
     ['of the wrong typ', () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { typ: 'id+jwt' })],
+    // RFC 9068 section 4: by default only at+jwt; an ID token says JWT or nothing (RFC 8725 section 3.11).
+    ['of typ JWT (not configured)', () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { typ: 'JWT' })],
+    [
+      'without typ (not configured)',
+      () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { typ: undefined }),
+    ],
+    [
+      'with an x5c header',
+      () => idpA.token({ aud: resource('acme'), scope: 'mcp:read' }, { x5c: ['bm90IGEgY2VydGlmaWNhdGU='] }),
+    ],
   ])('a token %s → 401 invalid_token', async (_name, makeToken) => {
     const response = await post('acme', 'resources/list', {}, bearer(await makeToken()));
     expect(response.status).toBe(401);
@@ -156,6 +190,16 @@ describe('challenges', () => {
     );
     expect(response.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
   });
+
+  it.each(['Basic dXNlcjpwYXNz', 'DPoP eyJhbGciOi.e30.sig', 'Negotiate'])(
+    'another scheme (%s) → 401 with the plain challenge, without an error code (RFC 6750 section 3.1)',
+    async (authorization) => {
+      const response = await post('acme', 'resources/list', {}, { authorization });
+      expect(response.status).toBe(401);
+      expect(response.challenge).toBe(`Bearer resource_metadata="${metadataUrl('acme')}", scope="mcp:read"`);
+      expect(response.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+    },
+  );
 
   it('a token without the required scope → 403 insufficient_scope naming the scope', async () => {
     const response = await post('acme', 'resources/list', {}, bearer(await goodToken({ scope: 'profile' })));
@@ -276,6 +320,50 @@ describe('the caller resource set', () => {
     expect(await listAll('globex', globexToken)).toEqual(['test://secrets/0', 'test://secrets/1', 'test://secrets/2']);
     expect((await post('acme', 'resources/list', {}, bearer(globexToken))).status).toBe(401);
     expect((await post('globex', 'resources/list', {}, bearer(await goodToken()))).status).toBe(401);
+  });
+});
+
+describe('opaque tokens and audience binding (MCP "Token Audience Binding", RFC 8707)', () => {
+  const opaque = (answer: Record<string, unknown>) => {
+    const token = `opaque-${crypto.randomUUID()}`;
+    idpC.opaqueTokens.set(token, {
+      active: true,
+      sub: 'mallory',
+      exp: Math.floor(Date.now() / 1000) + 300,
+      ...answer,
+    });
+    return token;
+  };
+
+  it('an active token without aud, minted for another API of the same server, reads nothing', async () => {
+    const stray = opaque({ client_id: 'billing-api' });
+    const response = await post('initech', 'resources/list', {}, bearer(stray));
+    expect(response.status).toBe(401);
+    expect(response.challenge).toContain('error="invalid_token"');
+    expect(response.challenge).toContain('names no audience');
+    expect(response.body).not.toHaveProperty('result');
+    // The same server's token for this tenant is fine.
+    const bound = await post('initech', 'resources/list', {}, bearer(opaque({ aud: resource('initech') })));
+    expect(bound.status).toBe(200);
+    expect(bound.body.result.resources.map((r) => r.uri)).toEqual(['test://payroll/0', 'test://payroll/1']);
+    // …and not for the other tenant trusting the same server.
+    expect((await post('initech', 'resources/list', {}, bearer(opaque({ aud: resource('hooli') })))).status).toBe(401);
+  });
+
+  it('dangerouslyAcceptMissingAudience lets in audience-less tokens of the listed clients only', async () => {
+    const listed = await post('hooli', 'resources/list', {}, bearer(opaque({ client_id: 'hooli-agent' })));
+    expect(listed.status).toBe(200);
+    const stranger = await post('hooli', 'resources/list', {}, bearer(opaque({ client_id: 'billing-api' })));
+    expect(stranger.status).toBe(401);
+    expect(stranger.challenge).toContain('error="invalid_token"');
+  });
+
+  it('dangerouslyAcceptMissingAudience is warned about when the tenant loads', () => {
+    const warnings = logLines
+      .map((line) => JSON.parse(line) as { level: number; tenant?: string; msg?: string; clientIds?: string[] })
+      .filter((entry) => entry.level === 40 && /without an audience/.test(entry.msg ?? ''));
+    expect(warnings.map((w) => [w.tenant, w.clientIds])).toEqual([['hooli', ['hooli-agent']]]);
+    expect(logLines.some((line) => line.includes('not-logged'))).toBe(false);
   });
 });
 

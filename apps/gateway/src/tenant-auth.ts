@@ -93,11 +93,13 @@ export function createTenantAuthenticator(
           url: request.url,
           bodyHasAccessToken: false,
         });
+        // No credentials, or another scheme such as Basic: a challenge without
+        // an error code (RFC 6750 section 3.1).
         if (token === undefined)
           return refuse(
             401,
             undefined,
-            'Authentication required: send an OAuth access token in the Authorization header',
+            'Authentication required: send an OAuth access token in the Authorization header (Bearer scheme)',
           );
         const principal = await verifier.verify(token, signal);
         const missing = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));

@@ -20,16 +20,18 @@ export interface BearerTokenRequest {
  * The bearer token of a request, taken only from the Authorization header
  * (MCP authorization, "Token Requirements": header only, never the query).
  *
- * Returns `undefined` when the request carries no Authorization header at all:
- * that is the first step of every OAuth flow, not an error, and RFC 6750
- * section 3.1 says the challenge then SHOULD NOT carry an `error` code.
+ * Returns `undefined` when the request carries no bearer credentials: no
+ * Authorization header (the first step of every OAuth flow), an empty one, or
+ * one of another scheme (`Basic`, `DPoP`, …). RFC 6750 section 3.1: when "the
+ * request lacks any authentication information (e.g., the client was unaware
+ * that authentication is necessary or attempted using an unsupported
+ * authentication method), the resource server SHOULD NOT include an error
+ * code", so the caller answers with a plain challenge.
  *
- * Throws {@link AuthError}:
- * - 400 `invalid_request`: a token in the query string (`access_token`) or in
- *   a form body, two Authorization headers, or `Bearer` without a
- *   well-formed token (RFC 6750 section 3.1: "uses more than one method",
- *   "repeats the same parameter", "otherwise malformed");
- * - 401 `invalid_token`: an Authorization header with another scheme.
+ * Throws {@link AuthError} 400 `invalid_request`: a token in the query string
+ * (`access_token`) or in a form body, two Authorization headers, or `Bearer`
+ * without a well-formed token (RFC 6750 section 3.1: "uses more than one
+ * method", "repeats the same parameter", "otherwise malformed").
  *
  * The scheme is matched case-insensitively (RFC 9110 section 11.1).
  */
@@ -50,9 +52,7 @@ export function extractBearerToken(request: BearerTokenRequest): string | undefi
   }
   // RFC 9110 section 11.4: credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ].
   const match = /^([^ ]+)(?: +(.*))?$/.exec(values[0]!.trim());
-  if (match === null || match[1]!.toLowerCase() !== 'bearer') {
-    throw new AuthError('invalid_token', 'The Authorization header must use the Bearer scheme');
-  }
+  if (match === null || match[1]!.toLowerCase() !== 'bearer') return undefined;
   const token = match[2];
   if (token === undefined || !B64TOKEN.test(token)) {
     throw new AuthError('invalid_request', 'The Bearer credentials are malformed');

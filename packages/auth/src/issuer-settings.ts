@@ -22,7 +22,11 @@ export interface IssuerSettings {
   readonly algorithms: readonly string[];
   /** Audiences accepted in addition to the tenant's canonical resource URI. */
   readonly audiences: readonly string[];
-  /** Allowed JOSE `typ` values; `none` allows an absent `typ`. */
+  /**
+   * Allowed JOSE `typ` values; `none` allows an absent `typ`. RFC 9068
+   * section 4 says resource servers MUST check for `at+jwt`; `jwt` and `none`
+   * also let the issuer's ID tokens through (RFC 8725 section 3.11).
+   */
   readonly tokenTypes: ReadonlyArray<'at+jwt' | 'jwt' | 'none'>;
   /** `scope` (space-delimited string, RFC 9068) or e.g. `scp` (string or array). */
   readonly scopeClaim: string;
@@ -38,6 +42,15 @@ export interface IssuerSettings {
         readonly clientSecret: string;
         /** Upper bound on how long an introspection answer is reused (0 = never). */
         readonly cacheMaxSeconds: number;
+        /**
+         * Accept an active answer that carries no `aud` at all. Such a token
+         * may have been minted for any API, client or tenant of the same
+         * authorization server (MCP authorization "Token Audience Binding",
+         * RFC 9700 section 2.3), so this needs {@link clientIds}.
+         */
+        readonly dangerouslyAcceptMissingAudience?: boolean | undefined;
+        /** When given, an answer's `client_id` must be one of these (required by the option above). */
+        readonly clientIds?: readonly string[] | undefined;
       }
     | undefined;
 }
@@ -81,6 +94,14 @@ export function validateIssuerSettings(settings: IssuerSettings): void {
   if (introspection !== undefined) {
     if (!Number.isFinite(introspection.cacheMaxSeconds) || introspection.cacheMaxSeconds < 0) {
       throw new TypeError(`${where}: introspection.cacheMaxSeconds must be >= 0`);
+    }
+    if (introspection.clientIds !== undefined && introspection.clientIds.some((id) => id === '')) {
+      throw new TypeError(`${where}: introspection.clientIds must not contain empty strings`);
+    }
+    if (introspection.dangerouslyAcceptMissingAudience === true && (introspection.clientIds ?? []).length === 0) {
+      throw new TypeError(
+        `${where}: introspection.dangerouslyAcceptMissingAudience needs a non-empty introspection.clientIds allowlist`,
+      );
     }
   }
 }

@@ -75,6 +75,15 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     // identity provider's tokens to another.
     throw new TypeError('at most one issuer per tenant may configure introspection');
   }
+  const lenient = introspecting[0]?.settings.introspection;
+  if (lenient?.dangerouslyAcceptMissingAudience === true) {
+    // Said at every load, so the weakened audience binding is never silent.
+    logger.warn(
+      { issuer: introspecting[0]!.settings.issuer, clientIds: lenient.clientIds },
+      'introspection accepts tokens without an audience (dangerouslyAcceptMissingAudience): ' +
+        'any token of these clients from this issuer is honoured, whatever API or tenant it was minted for',
+    );
+  }
 
   const ctx: VerificationContext = {
     issuers,

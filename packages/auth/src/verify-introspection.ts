@@ -10,7 +10,8 @@ import {
 
 /**
  * Verifies a token by RFC 7662 introspection at its issuer. `active: false`
- * refuses it; a returned `iss` or `aud` is held to the same rules as a JWT's.
+ * refuses it; a returned `iss` is held to the same rule as a JWT's, and `aud`
+ * is required like a JWT's (see {@link checkAudience}).
  * An unreachable endpoint refuses the token too (fail closed) and is never
  * cached, so the next request asks again.
  */
@@ -39,9 +40,7 @@ export async function verifyByIntrospection(
   if (answer.iss !== undefined && answer.iss !== settings.issuer) {
     throw new AuthError('invalid_token', 'The token was not issued by an issuer this resource trusts');
   }
-  if (answer.aud !== undefined && !audienceMatches(answer.aud, issuer.audiences)) {
-    throw new AuthError('invalid_token', 'The token was not issued for this resource');
-  }
+  checkAudience(answer, issuer);
   const now = ctx.now();
   const tolerance = settings.clockToleranceSeconds;
   const { exp, nbf } = answer;
@@ -57,4 +56,34 @@ export async function verifyByIntrospection(
   const cacheUntil = exp === undefined ? cap : Math.min(exp * 1000, cap);
   const expiresAt = exp ?? Math.floor(cap / 1000);
   return { principal: principalFromClaims(answer, settings, expiresAt), cacheUntil };
+}
+
+/**
+ * MCP authorization, "Token Audience Binding": the server MUST validate that
+ * a token was issued specifically for it (RFC 8707; RFC 9700 section 2.3). An
+ * active answer without `aud` says nothing about whom the token is for: any
+ * opaque token of the same authorization server, minted for another API,
+ * client or tenant, would read this tenant's resources. So `aud` is required
+ * and must name the tenant's canonical URI or a configured audience. The one
+ * exception is an issuer configured with `dangerouslyAcceptMissingAudience`,
+ * and then only for tokens of the clients it lists.
+ */
+function checkAudience(answer: Readonly<Record<string, unknown>>, issuer: TrustedIssuer): void {
+  const introspection = issuer.settings.introspection;
+  const clientIds = introspection?.clientIds;
+  if (clientIds !== undefined) {
+    // RFC 7662 section 2.2: `client_id` names the client the token was issued to.
+    if (typeof answer.client_id !== 'string' || !clientIds.includes(answer.client_id)) {
+      throw new AuthError('invalid_token', 'The token was issued to a client this resource does not accept');
+    }
+  }
+  if (answer.aud === undefined) {
+    if (introspection?.dangerouslyAcceptMissingAudience === true && clientIds !== undefined && clientIds.length > 0) {
+      return;
+    }
+    throw new AuthError('invalid_token', 'The token names no audience, so it cannot be bound to this resource');
+  }
+  if (!audienceMatches(answer.aud, issuer.audiences)) {
+    throw new AuthError('invalid_token', 'The token was not issued for this resource');
+  }
 }

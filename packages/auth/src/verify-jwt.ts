@@ -16,12 +16,13 @@ import type { TrustedIssuer, Verified, VerificationContext } from './verificatio
 
 const ASYMMETRIC = new Set<string>(ASYMMETRIC_ALGORITHMS);
 /**
- * Header parameters that point at keys chosen by whoever made the token. A
- * resource server that honoured them would let anyone sign tokens (RFC 8725
- * section 3.10); keys come only from the issuer's configuration, so tokens
- * carrying them are refused outright rather than silently ignored.
+ * Header parameters that carry or point at keys chosen by whoever made the
+ * token (RFC 7515 sections 4.1.2 to 4.1.6). A resource server that honoured
+ * them would let anyone sign tokens (RFC 8725 section 3.10); keys come only
+ * from the issuer's configuration, so tokens carrying them are refused
+ * outright rather than silently ignored.
  */
-const KEY_REFERENCE_HEADERS = ['jku', 'x5u', 'jwk'] as const;
+const KEY_REFERENCE_HEADERS = ['jku', 'x5u', 'jwk', 'x5c'] as const;
 
 /** A compact JWS has exactly three dot-separated parts (RFC 7515 section 7.1). */
 export function isCompactJws(token: string): boolean {
@@ -41,23 +42,28 @@ export async function verifyJwt(token: string, ctx: VerificationContext, signal?
     throw new AuthError('invalid_token', 'The token is malformed');
   }
   if (KEY_REFERENCE_HEADERS.some((name) => Object.hasOwn(header, name))) {
-    throw new AuthError('invalid_token', 'The token names its own key (jku, x5u or jwk header); that is not accepted');
+    throw new AuthError(
+      'invalid_token',
+      'The token names or carries its own key (jku, x5u, jwk or x5c header); that is not accepted',
+    );
   }
   const issuer = typeof unverified.iss === 'string' ? ctx.issuers.get(unverified.iss) : undefined;
   if (issuer === undefined) {
     throw new AuthError('invalid_token', 'The token was not issued by an issuer this resource trusts');
+  }
+  const settings = issuer.settings;
+  // Checked before either way of verifying: an ID token of the same issuer is
+  // as active and as well signed as an access token (RFC 8725 section 3.11).
+  if (!typeAllowed(header.typ, settings.tokenTypes)) {
+    throw new AuthError('invalid_token', "The token's type (typ header) is not accepted");
   }
   if (issuer.keys === undefined) {
     // An issuer configured for introspection only: ask it (it is authoritative
     // for its own tokens, and its answer's `iss` is checked).
     return verifyByIntrospection(token, issuer, ctx, signal);
   }
-  const settings = issuer.settings;
   if (typeof header.alg !== 'string' || !ASYMMETRIC.has(header.alg) || !settings.algorithms.includes(header.alg)) {
     throw new AuthError('invalid_token', "The token's signing algorithm is not allowed");
-  }
-  if (!typeAllowed(header.typ, settings.tokenTypes)) {
-    throw new AuthError('invalid_token', "The token's type (typ header) is not accepted");
   }
   const now = ctx.now();
   const options: JWTVerifyOptions = {
@@ -111,7 +117,9 @@ async function verifySignedClaims(
 
 /**
  * RFC 7515 section 4.1.9: `typ` is compared case-insensitively and the
- * `application/` prefix may be omitted. RFC 9068 section 2.1 names `at+jwt`.
+ * `application/` prefix may be omitted. RFC 9068 section 2.1 names `at+jwt`,
+ * and section 4 says a resource server MUST check it; `jwt` and an absent
+ * `typ` pass only where the issuer's configuration lists them.
  */
 function typeAllowed(typ: unknown, allowed: IssuerAllowedTypes): boolean {
   if (typ === undefined) return allowed.includes('none');

@@ -47,11 +47,15 @@ describe('extractBearerToken (RFC 6750 section 2, MCP "Token Requirements")', ()
     expect([error.status, error.code]).toEqual([400, 'invalid_request']);
   });
 
-  it('another scheme → 401 invalid_token', () => {
-    for (const value of ['Basic dXNlcjpwYXNz', 'DPoP abc', 'Bearerabc']) {
-      const error = refusal(() => extractBearerToken(request(['Authorization', value])));
-      expect([error.status, error.code]).toEqual([401, 'invalid_token']);
+  it('another scheme, or an empty header, counts as no credentials (RFC 6750 section 3.1: no error code)', () => {
+    for (const value of ['Basic dXNlcjpwYXNz', 'basic', 'DPoP abc', 'Bearerabc', 'Negotiate a b', '', '   ']) {
+      expect(extractBearerToken(request(['Authorization', value]))).toBeUndefined();
     }
+    // Still refused when a token hides elsewhere: the request then uses more than one method.
+    const error = refusal(() =>
+      extractBearerToken(request(['Authorization', 'Basic dXNlcjpwYXNz'], '/mcp?access_token=x')),
+    );
+    expect([error.status, error.code]).toEqual([400, 'invalid_request']);
   });
 
   it('Bearer with a missing or malformed token → 400 invalid_request', () => {

@@ -1,7 +1,7 @@
 import { silentLogger } from '@mcpgw/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AuthError, createTokenVerifier, type IssuerSettings, type TokenVerifier } from '../src/index.js';
-import { fakeClock, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
+import { capturingLogger, fakeClock, startLocalIssuer, type LocalIssuer, type LogRecord } from './local-issuer.js';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';
 const CLIENT = { clientId: 'gateway', clientSecret: 's3cr:et/+ with space' };
@@ -84,7 +84,19 @@ describe('opaque tokens (RFC 7662)', () => {
       /not issued for this resource/,
     );
     expect((await verifier.verify(opaque(active({ aud: ['x', 'api://acme'] })))).subject).toBe('carol');
-    expect((await verifier.verify(opaque(active({ aud: undefined, iss: undefined })))).subject).toBe('carol');
+    expect((await verifier.verify(opaque(active({ iss: undefined })))).subject).toBe('carol');
+  });
+
+  it('an active answer without aud is refused: it may be any API’s, client’s or tenant’s token (confused deputy)', async () => {
+    // MCP authorization "Token Audience Binding", RFC 8707, RFC 9700 section 2.3.
+    for (const aud of [undefined, null, [], '']) {
+      const error = await refusal(opaque(active({ aud, client_id: 'other-api' })));
+      expect(error.message).toMatch(aud === undefined ? /names no audience/ : /not issued for this resource/);
+    }
+    // A JWT of the introspection-only issuer is held to the same rule.
+    const jwt = await idp.sign({ iss: idp.issuer, sub: 'dave', exp: nowS() + 60 });
+    idp.opaqueTokens.set(jwt, active({ sub: 'dave', aud: undefined }));
+    expect((await refusal(jwt)).message).toMatch(/names no audience/);
   });
 
   it('an expired or not-yet-valid answer, or one without sub, is refused', async () => {
@@ -168,5 +180,81 @@ describe('opaque tokens (RFC 7662)', () => {
     const jwt = await idp.sign({ iss: idp.issuer, sub: 'dave', aud: RESOURCE, exp: nowS() + 60 });
     idp.opaqueTokens.set(jwt, active({ sub: 'dave' }));
     expect((await verifier.verify(jwt)).subject).toBe('dave');
+  });
+
+  it('a JWT of an introspection-only issuer whose typ is not allowed is refused without asking', async () => {
+    // RFC 8725 section 3.11: an ID token (typ JWT) introspects as active too.
+    for (const typ of ['JWT', null]) {
+      const jwt = await idp.sign({ iss: idp.issuer, sub: 'dave', aud: RESOURCE, exp: nowS() + 60 }, { typ });
+      idp.opaqueTokens.set(jwt, active({ sub: 'dave' }));
+      const before = idp.hitCount('/introspect');
+      expect((await refusal(jwt)).message).toMatch(/typ/);
+      expect(idp.hitCount('/introspect')).toBe(before);
+    }
+  });
+});
+
+describe('dangerouslyAcceptMissingAudience (per issuer, only with a clientIds allowlist)', () => {
+  function lenient(records: LogRecord[] = []): TokenVerifier {
+    return createTokenVerifier({
+      resource: RESOURCE,
+      issuers: [
+        {
+          ...settings(),
+          introspection: {
+            ...settings().introspection!,
+            dangerouslyAcceptMissingAudience: true,
+            clientIds: ['claude-connector'],
+          },
+        },
+      ],
+      logger: capturingLogger(records, { tenant: 'acme' }),
+      now: clock.now,
+    });
+  }
+
+  it('accepts an audience-less token only of a listed client', async () => {
+    verifier.close();
+    verifier = lenient();
+    const listed = await verifier.verify(opaque(active({ aud: undefined, client_id: 'claude-connector' })));
+    expect(listed).toMatchObject({ subject: 'carol', clientId: 'claude-connector' });
+    for (const client_id of ['other-api', undefined, 42]) {
+      expect((await refusal(opaque(active({ aud: undefined, client_id })))).message).toMatch(/client/);
+    }
+    // The allowlist holds for tokens with an audience too, and a wrong audience is still wrong.
+    expect((await refusal(opaque(active({ client_id: 'other-api' })))).message).toMatch(/client/);
+    const foreign = opaque(active({ aud: 'https://gw.example.com/t/globex/mcp', client_id: 'claude-connector' }));
+    expect((await refusal(foreign)).message).toMatch(/not issued for this resource/);
+  });
+
+  it('is warned about when the tenant loads, naming the issuer and clients', () => {
+    const records: LogRecord[] = [];
+    lenient(records).close();
+    const warnings = records.filter((r) => r.level === 'warn');
+    expect(warnings).toEqual([
+      {
+        level: 'warn',
+        fields: expect.objectContaining({ tenant: 'acme', issuer: idp.issuer, clientIds: ['claude-connector'] }),
+        msg: expect.stringMatching(/without an audience/),
+      },
+    ]);
+    expect(JSON.stringify(records)).not.toContain(CLIENT.clientSecret);
+  });
+
+  it('is refused at creation without a non-empty clientIds', () => {
+    for (const clientIds of [undefined, []]) {
+      expect(() =>
+        createTokenVerifier({
+          resource: RESOURCE,
+          issuers: [
+            {
+              ...settings(),
+              introspection: { ...settings().introspection!, dangerouslyAcceptMissingAudience: true, clientIds },
+            },
+          ],
+          logger: silentLogger,
+        }),
+      ).toThrow(/dangerouslyAcceptMissingAudience needs a non-empty introspection.clientIds/);
+    }
   });
 });

@@ -230,16 +230,20 @@ describe('refused tokens (issue 3, "Tokens")', () => {
     v.close();
   });
 
-  it('jku, x5u and embedded jwk headers, even when the signature checks out', async () => {
+  it('jku, x5u, x5c and embedded jwk headers, even when the signature checks out', async () => {
     const attacker = await newSigningKey('RS256', 'rsa-1');
     const cases: Array<[Record<string, unknown>, Awaited<ReturnType<typeof newSigningKey>>]> = [
       [{ jku: `${idp.origin}/jwks` }, idp.rsa],
       [{ x5u: 'https://evil.example.com/cert.pem' }, idp.rsa],
       [{ jwk: attacker.publicJwk }, attacker],
+      // RFC 7515 section 4.1.6: a certificate chain in the header. Signed by
+      // the issuer's real key, so only the header itself can refuse it.
+      [{ x5c: [base64url.encode('not really DER, never parsed')] }, idp.rsa],
     ];
     for (const [header, key] of cases) {
       const error = await refusal(await idp.sign(claims(), { header, key }));
-      expect(error.message).toMatch(/names its own key/);
+      expect(error.message).toMatch(/its own key/);
+      expect(error.message).toContain(Object.keys(header)[0]);
     }
   });
 

@@ -23,11 +23,15 @@ const realIssuer = z
     algorithms: z.array(z.enum(ASYMMETRIC_ALGORITHMS)).min(1).default(['RS256', 'PS256', 'ES256', 'EdDSA']),
     /** Audiences accepted besides the tenant's canonical URI, for IdPs that cannot put it in `aud`. */
     audiences: z.array(z.string().min(1)).default([]),
-    /** Accepted JOSE `typ` values; "none" means the header may be absent. */
+    /**
+     * Accepted JOSE `typ` values; "none" means the header may be absent. RFC
+     * 9068 section 4: `at+jwt` only by default; `jwt` and "none" also admit
+     * the issuer's ID tokens (RFC 8725 section 3.11).
+     */
     tokenTypes: z
       .array(z.enum(['at+jwt', 'jwt', 'none']))
       .min(1)
-      .default(['at+jwt', 'jwt', 'none']),
+      .default(['at+jwt']),
     scopeClaim: z.string().min(1).default('scope'),
     groupsClaim: z.string().min(1).optional(),
     clockToleranceSeconds: z.number().int().min(0).max(60).default(30),
@@ -38,6 +42,19 @@ const realIssuer = z
         clientId: z.string().min(1),
         clientSecret: z.string().min(1),
         cacheMaxSeconds: z.number().int().min(0).max(3600).default(300),
+        /**
+         * Accept active answers without `aud` (for servers that never return
+         * one). Weakens MCP "Token Audience Binding": needs `clientIds`.
+         */
+        dangerouslyAcceptMissingAudience: z.boolean().default(false),
+        /** When given, an answer's `client_id` must be one of these. */
+        clientIds: z.array(z.string().min(1)).min(1).optional(),
+      })
+      .refine((i) => !i.dangerouslyAcceptMissingAudience || i.clientIds !== undefined, {
+        message:
+          '"dangerouslyAcceptMissingAudience": true needs "clientIds", a non-empty list of the clients whose ' +
+          'audience-less tokens are accepted (otherwise any token of this issuer, minted for any API or tenant, would be)',
+        path: ['clientIds'],
       })
       .optional(),
     /** Advertised in the protected resource metadata; default: the issuer itself. */

@@ -213,7 +213,8 @@ describe('authentication and grants', () => {
     expect(config.tenants[0]?.auth?.issuers[0]).toMatchObject({
       issuer: 'https://idp.example.com/',
       algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
-      tokenTypes: ['at+jwt', 'jwt', 'none'],
+      // RFC 9068 section 4: only access tokens by default, never an ID token's `JWT` or no typ.
+      tokenTypes: ['at+jwt'],
       scopeClaim: 'scope',
       clockToleranceSeconds: 30,
     });
@@ -280,6 +281,42 @@ describe('authentication and grants', () => {
   ])('refuses %s', async (_name, tenants, path) => {
     const error = await configError(load(tenants));
     expect(error.issues.map((i) => i.path)).toContainEqual(expect.stringContaining(path));
+  });
+
+  describe('introspection without an audience', () => {
+    const introspection = {
+      endpoint: 'https://idp.example.com/introspect',
+      clientId: 'gateway',
+      clientSecret: 'secret',
+    };
+    const withIntrospection = (extra: Record<string, unknown>) => [
+      { id: 'a', auth: { issuers: [{ ...idp, introspection: { ...introspection, ...extra } }] }, sources: source },
+    ];
+
+    it('is refused by default; the opt-in is off unless given', async () => {
+      const config = await load(withIntrospection({}));
+      expect(config.tenants[0]?.auth?.issuers[0]).toMatchObject({
+        introspection: { dangerouslyAcceptMissingAudience: false },
+      });
+    });
+
+    it.each([
+      ['without clientIds', {}, /needs "clientIds", a non-empty list of the clients/],
+      ['with an empty clientIds', { clientIds: [] }, /clientIds: Too small/],
+    ])('dangerouslyAcceptMissingAudience %s is refused with the reason', async (_name, extra, reason) => {
+      const error = await configError(load(withIntrospection({ dangerouslyAcceptMissingAudience: true, ...extra })));
+      expect(error.message).toContain('tenants[0].auth.issuers[0].introspection.clientIds');
+      expect(error.message).toMatch(reason);
+    });
+
+    it('dangerouslyAcceptMissingAudience with a clientIds allowlist loads', async () => {
+      const config = await load(
+        withIntrospection({ dangerouslyAcceptMissingAudience: true, clientIds: ['claude-connector'] }),
+      );
+      expect(config.tenants[0]?.auth?.issuers[0]).toMatchObject({
+        introspection: { dangerouslyAcceptMissingAudience: true, clientIds: ['claude-connector'] },
+      });
+    });
   });
 
   it('refuses the development issuer off loopback, and port 0 without PUBLIC_URL', async () => {
