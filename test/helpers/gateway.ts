@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { SourceFactory } from '@mcpgw/core';
 import { loadConfig } from '@mcpgw/config';
 import type { GatewayConfig } from '@mcpgw/config';
 import { buildApp } from '../../apps/gateway/src/app.js';
@@ -23,6 +24,8 @@ export interface StartGatewayOptions {
   /** Extra environment (merged over loopback, a free port, silent logs, a temp DATA_DIR). */
   env?: Record<string, string>;
   logStream?: NodeJS.WritableStream;
+  /** Source factories; default: every type this build ships. */
+  registry?: ReadonlyMap<string, SourceFactory>;
 }
 
 /**
@@ -31,7 +34,7 @@ export interface StartGatewayOptions {
  * tenant's URL, which includes it.
  */
 export async function startGateway(options: StartGatewayOptions = {}): Promise<StartedGateway> {
-  const registry = createSourceRegistry();
+  const registry = options.registry ?? createSourceRegistry();
   const port = await freePort();
   const config = await loadConfig({
     registry,

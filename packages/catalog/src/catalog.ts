@@ -36,13 +36,16 @@ export function createCatalog(options: CatalogOptions): Catalog {
   const logger = options.logger ?? silentLogger;
   /**
    * Issue 5: a backend that is down must not take the tenant's other sources
-   * with it. A listing skips an unavailable source (and says so in the log);
-   * the page then gets ttlMs 0 so no client or cache keeps the partial view.
+   * with it. A listing skips an unavailable source, says so in the log and
+   * names it to the client (`unavailableSources`, which the protocol layer
+   * puts in `_meta`); the page then gets ttlMs 0 so no client or cache keeps
+   * the partial view, nor the notice, beyond this one answer. Only sources the
+   * caller may see are ever called, so only their ids can be named.
    */
-  const skipUnavailable = (source: Source, error: unknown): true => {
+  const skipUnavailable = (source: Source, error: unknown, skipped: string[]): void => {
     if (!isGatewayError(error) || error.code !== 'ERR_SOURCE_UNAVAILABLE') throw error;
     logger.warn({ source: source.id, err: error }, 'source unavailable: listing continues without it');
-    return true;
+    skipped.push(source.id);
   };
   const ids = new Set<string>();
   for (const source of sources) {
@@ -68,7 +71,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
           const resources: ResourceDescriptor[] = [];
           let ttlMs = Number.POSITIVE_INFINITY;
           let calls = 0;
-          let degraded = false;
+          const unavailable: string[] = [];
           let index = state.source;
           let position = state.position;
           while (index < sources.length && resources.length < pageSize && calls < maxSourceCalls) {
@@ -84,7 +87,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
             try {
               page = await source.listResources({ position, limit: pageSize - resources.length }, signal);
             } catch (error) {
-              degraded = skipUnavailable(source, error);
+              skipUnavailable(source, error, unavailable);
               index += 1;
               position = undefined;
               continue;
@@ -105,7 +108,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
           return {
             resources,
             nextCursor: next === undefined ? undefined : cursors.encode(binding('resources'), next),
-            ttlMs: degraded ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
+            ttlMs: unavailable.length > 0 ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
+            ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
           };
         },
 
@@ -113,10 +117,10 @@ export function createCatalog(options: CatalogOptions): Catalog {
           const offset = cursor === undefined ? 0 : parseTemplateCursor(cursors.decode(binding('templates'), cursor));
           const shown = sources.filter((s) => scope.allowsSource(s.id));
           const settled = await Promise.allSettled(shown.map((s) => s.listTemplates(signal)));
-          let degraded = false;
+          const unavailable: string[] = [];
           const all = settled.flatMap((outcome, i) => {
             if (outcome.status === 'fulfilled') return outcome.value;
-            degraded = skipUnavailable(shown[i]!, outcome.reason);
+            skipUnavailable(shown[i]!, outcome.reason, unavailable);
             return [];
           });
           if (offset > all.length) throw staleCursor();
@@ -124,7 +128,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
           return {
             resourceTemplates: all.slice(offset, end),
             nextCursor: end < all.length ? cursors.encode(binding('templates'), end) : undefined,
-            ttlMs: degraded ? 0 : Math.min(fallbackListTtl, ...shown.map((s) => s.ttl.listMs)),
+            ttlMs: unavailable.length > 0 ? 0 : Math.min(fallbackListTtl, ...shown.map((s) => s.ttl.listMs)),
+            ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
           };
         },
 

@@ -10,7 +10,7 @@ export interface ResourceCursorState {
 
 const malformed = () => invalidParams('Invalid cursor; list again without a cursor');
 
-/** Validates the state inside a verified cursor (signed by us, but possibly by an older version). */
+/** Validates the state inside an authenticated cursor (sealed by us, but possibly by an older version). */
 export function parseResourceCursor(value: unknown): ResourceCursorState {
   if (typeof value !== 'object' || value === null) throw malformed();
   const { source, sourceId, position } = value as Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AccessScope, Source, SourceTtl } from '@mcpgw/core';
-import { silentLogger, unrestrictedScope } from '@mcpgw/core';
+import { GatewayError, silentLogger, unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
 import { createCatalog } from '../src/index.js';
@@ -131,6 +131,46 @@ describe('catalog', () => {
       contents: [{ uri: 'test://b/t/42', text: 'x=42' }],
     });
     expect(await service.read('test://c/0', signal)).toBeUndefined();
+  });
+
+  describe('with a source whose backend is down', () => {
+    const down = (id: string): Source => {
+      const unavailable = () =>
+        Promise.reject(new GatewayError('ERR_SOURCE_UNAVAILABLE', `Source '${id}' is unavailable`));
+      return new Proxy(staticSource(id, 5), {
+        get: (target, key) =>
+          key === 'listResources' || key === 'listTemplates' ? unavailable : Reflect.get(target, key),
+      });
+    };
+    const sources = () => [staticSource('a', 2), down('b'), staticSource('c', 2), down('d')];
+
+    it('lists the rest, names the skipped sources in order, and gives the page ttlMs 0', async () => {
+      const service = createCatalog({ tenantId: 'acme', sources: sources(), cursors }).forScope(unrestrictedScope);
+      const page = await service.listResources(undefined, signal);
+      expect(page.resources.map((r) => r.uri)).toEqual(['test://a/0', 'test://a/1', 'test://c/0', 'test://c/1']);
+      expect(page.unavailableSources).toEqual(['b', 'd']);
+      expect(page.ttlMs).toBe(0);
+      const templates = await service.listTemplates(undefined, signal);
+      expect(templates.resourceTemplates.map((t) => t.name)).toEqual(['a-template', 'c-template']);
+      expect(templates.unavailableSources).toEqual(['b', 'd']);
+      expect(templates.ttlMs).toBe(0);
+    });
+
+    it('never names a source the caller may not see, and says nothing when all it sees answered', async () => {
+      const onlyAAndC: AccessScope = {
+        fingerprint: 'a-and-c',
+        allowsSource: (id) => id === 'a' || id === 'c',
+        allows: (id) => id === 'a' || id === 'c',
+      };
+      const service = createCatalog({ tenantId: 'acme', sources: sources(), cursors }).forScope(onlyAAndC);
+      for (const page of [
+        await service.listResources(undefined, signal),
+        await service.listTemplates(undefined, signal),
+      ]) {
+        expect(page).not.toHaveProperty('unavailableSources');
+        expect(page.ttlMs).toBeGreaterThan(0);
+      }
+    });
   });
 
   it('rejects two sources with one id', () => {

@@ -62,7 +62,7 @@ export const envSchema = z.object({
       'must start with redis://, rediss://, redis+cluster:// or rediss+cluster://',
     )
     .optional(),
-  /** Server secret (at least 32 characters) keying cursor signatures and cache keys; must be equal on every replica. */
+  /** Server secret (at least 32 characters) keying cursor encryption and cache keys; must be equal on every replica. */
   SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
 });
 

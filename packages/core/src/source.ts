@@ -18,7 +18,8 @@ export interface Source {
    * One page of descriptors in a deterministic order. `page.position` is the
    * value this source returned as `nextPosition` for the previous page (absent
    * on the first page); it is opaque to everyone else and travels inside the
-   * gateway's signed cursor, so it may be any string the source can parse back.
+   * gateway's encrypted cursor, so it may be any string the source can parse
+   * back, including names the caller may not see.
    * A position the source cannot parse must throw `invalidPosition()`.
    */
   listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>>;

@@ -3,7 +3,7 @@ import { ErrorCode } from './error-codes.js';
 import { McpError, methodNotFound } from './mcp-error.js';
 import { readCursorParam, readUriParam } from './request-params.js';
 import type { ResourceService, ServerIdentity } from './resource-service.js';
-import { compact, implementation } from './results.js';
+import { compact, implementation, partialResultMeta } from './results.js';
 import type { LegacyVersion } from './versions.js';
 import { LATEST_LEGACY_VERSION, isLegacyVersion } from './versions.js';
 
@@ -43,12 +43,20 @@ const handlers: Record<string, Handler> = {
 
   'resources/list': async (request, context) => {
     const page = await context.resources.listResources(readCursorParam(request.params), context.signal);
-    return compact({ resources: page.resources, nextCursor: page.nextCursor });
+    return compact({
+      resources: page.resources,
+      nextCursor: page.nextCursor,
+      _meta: legacyMeta(page.unavailableSources),
+    });
   },
 
   'resources/templates/list': async (request, context) => {
     const page = await context.resources.listTemplates(readCursorParam(request.params), context.signal);
-    return compact({ resourceTemplates: page.resourceTemplates, nextCursor: page.nextCursor });
+    return compact({
+      resourceTemplates: page.resourceTemplates,
+      nextCursor: page.nextCursor,
+      _meta: legacyMeta(page.unavailableSources),
+    });
   },
 
   'resources/read': async (request, context) => {
@@ -61,6 +69,16 @@ const handlers: Record<string, Handler> = {
     return { contents: outcome.contents };
   },
 };
+
+/**
+ * This era's results have `_meta` too (2025-11-25 basic/index, General
+ * fields), but no `ttlMs` to say a listing is partial: the same vendor key
+ * is the only signal, present only when a source was skipped.
+ */
+function legacyMeta(unavailableSources: readonly string[] | undefined): Record<string, unknown> | undefined {
+  const meta = partialResultMeta(unavailableSources);
+  return Object.keys(meta).length === 0 ? undefined : meta;
+}
 
 export async function handleLegacyRequest(
   request: JsonRpcRequest,

@@ -7,7 +7,7 @@ import { McpError, headerMismatch, invalidParams, methodNotFound } from './mcp-e
 import { readCursorParam, readUriParam } from './request-params.js';
 import type { ResourceRequestOptions, ResourceService, ServerIdentity } from './resource-service.js';
 import type { CacheScope } from './results.js';
-import { compact, resultMeta } from './results.js';
+import { compact, partialResultMeta, resultMeta } from './results.js';
 import type { ModernVersion } from './versions.js';
 import { SUPPORTED_VERSIONS } from './versions.js';
 
@@ -54,7 +54,7 @@ const handlers: Record<string, Handler> = {
       nextCursor: page.nextCursor,
       ttlMs: page.ttlMs,
       cacheScope: context.resourceCacheScope,
-      _meta: resultMeta(context.server),
+      _meta: { ...resultMeta(context.server), ...partialResultMeta(page.unavailableSources) },
     });
   },
 
@@ -70,7 +70,7 @@ const handlers: Record<string, Handler> = {
       nextCursor: page.nextCursor,
       ttlMs: page.ttlMs,
       cacheScope: context.resourceCacheScope,
-      _meta: resultMeta(context.server),
+      _meta: { ...resultMeta(context.server), ...partialResultMeta(page.unavailableSources) },
     });
   },
 

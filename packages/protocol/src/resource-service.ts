@@ -35,12 +35,16 @@ export interface ResourcePage {
   resources: ResourceDescriptor[];
   nextCursor?: string;
   ttlMs: number;
+  /** Ids of the caller's sources this page had to skip because their backend is down (a partial result). */
+  unavailableSources?: string[];
 }
 
 export interface TemplatePage {
   resourceTemplates: ResourceTemplateDescriptor[];
   nextCursor?: string;
   ttlMs: number;
+  /** As for `ResourcePage`. */
+  unavailableSources?: string[];
 }
 
 export interface ReadOutcome {
