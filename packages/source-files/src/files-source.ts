@@ -20,7 +20,13 @@ import { watchFolder } from './folder-watcher.js';
 import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
 import { DIRECTORY_MIME_TYPE, mediaTypeOf } from './media-type.js';
 import { comparePaths, isServableName } from './path-segment.js';
-import { canOpenBeneathHandles, isNotFound, openBeneathRoot, type OpenedEntry } from './open-beneath-root.js';
+import {
+  canOpenBeneathHandles,
+  isNotFound,
+  openBeneathRoot,
+  openInFolder,
+  type OpenedEntry,
+} from './open-beneath-root.js';
 import { readFileBounded, readHead, TOO_LARGE } from './read-file.js';
 import { readChildren, walkFolder, type Walk, type WalkEntry } from './walk-folder.js';
 
@@ -35,7 +41,7 @@ export const WALK_REUSE_MS = 2_000;
 export async function createFilesSource(options: FilesSourceOptions, context: SourceContext): Promise<Source> {
   const { sourceId, logger } = context;
   const realRoot = await openRoot(options.root, context);
-  if (!(await canOpenBeneathHandles(realRoot))) {
+  if (!(await canOpenBeneathHandles())) {
     logger.warn(
       { root: options.root },
       '/proc/self/fd is not available (not Linux?): a writer inside the folder who swaps a folder for a symlink ' +
@@ -156,27 +162,38 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     return [bytesToContents(uri, mediaTypeOf(segments.at(-1) ?? ''), bytes)];
   }
 
-  /** A folder read: its direct files in name order, within the `directoryRead` bounds. */
+  /**
+   * A folder read: its direct files in name order, within the `directoryRead`
+   * bounds. The folder stays open throughout: its files are listed from it
+   * and opened inside it (see `openInFolder`).
+   */
   async function readFolder(
     segments: readonly string[],
     signal?: AbortSignal,
   ): Promise<ResourceContents[] | undefined> {
     const folder = await openBeneathRoot(realRoot, segments);
     if (folder === undefined) return undefined;
-    let children: WalkEntry[];
     try {
       if (!folder.stats.isDirectory()) return undefined;
-      children = await readChildren(realRoot, segments, folder, maxEntries);
+      return await readFilesOf(folder, await readChildren(realRoot, segments, folder, maxEntries), signal);
     } finally {
       await folder.handle.close();
     }
+  }
+
+  async function readFilesOf(
+    folder: OpenedEntry,
+    children: readonly WalkEntry[],
+    signal?: AbortSignal,
+  ): Promise<ResourceContents[]> {
     const contents: ResourceContents[] = [];
     let total = 0;
     for (const child of children) {
       signal?.throwIfAborted();
       if (child.kind !== 'file') continue;
       if (contents.length >= maxFiles) break;
-      const file = await openBeneathRoot(realRoot, child.segments);
+      const name = child.segments.at(-1) ?? '';
+      const file = await openInFolder(realRoot, folder, name);
       if (file === undefined) continue;
       let bytes: Buffer | typeof TOO_LARGE;
       try {
@@ -188,7 +205,6 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
       }
       if (bytes === TOO_LARGE) break; // grew past the remaining budget since its stat
       total += bytes.length;
-      const name = child.segments.at(-1) ?? '';
       contents.push(bytesToContents(toFileUri(sourceId, child.segments, false), mediaTypeOf(name), bytes));
     }
     return contents;

@@ -67,27 +67,27 @@ const LAST_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 let procFds: Promise<boolean> | undefined;
 
 /**
- * Whether `/proc/self/fd/N/name` opens `name` inside open folder `N` here
- * (Linux with `/proc` mounted). Probed once, on `realRoot`.
+ * Whether `/proc/self/fd/N/name` opens `name` inside the open folder `N` here
+ * (Linux with `/proc` mounted). Probed once per process, on `/`.
  */
-export function canOpenBeneathHandles(realRoot: string): Promise<boolean> {
-  procFds ??= probeProcFds(realRoot);
+export function canOpenBeneathHandles(): Promise<boolean> {
+  procFds ??= probeProcFds();
   return procFds;
 }
 
-async function probeProcFds(realRoot: string): Promise<boolean> {
+async function probeProcFds(): Promise<boolean> {
   try {
-    const root = await open(realRoot, FOLDER_FLAGS);
+    const top = await open('/', FOLDER_FLAGS);
     try {
-      const [direct, viaProc] = await Promise.all([root.stat(), open(`/proc/self/fd/${root.fd}/.`, FOLDER_FLAGS)]);
+      const viaProc = await open(`/proc/self/fd/${top.fd}/.`, FOLDER_FLAGS);
       try {
-        const stats = await viaProc.stat();
-        return stats.dev === direct.dev && stats.ino === direct.ino;
+        const [direct, indirect] = await Promise.all([top.stat(), viaProc.stat()]);
+        return direct.dev === indirect.dev && direct.ino === indirect.ino;
       } finally {
         await viaProc.close();
       }
     } finally {
-      await root.close();
+      await top.close();
     }
   } catch {
     return false;
@@ -101,9 +101,21 @@ async function probeProcFds(realRoot: string): Promise<boolean> {
  * to anything but a servable file inside the root, or is neither a regular
  * file nor a folder. Other I/O errors are thrown.
  */
-export async function openBeneathRoot(realRoot: string, segments: readonly string[]): Promise<OpenedEntry | undefined> {
+export function openBeneathRoot(realRoot: string, segments: readonly string[]): Promise<OpenedEntry | undefined> {
+  return notFoundAsUndefined(walk(realRoot, undefined, segments, true));
+}
+
+/**
+ * Opens the entry `name` of `folder` (opened beneath `realRoot`), looked up in
+ * that very folder, by the rules of `openBeneathRoot`.
+ */
+export function openInFolder(realRoot: string, folder: OpenedEntry, name: string): Promise<OpenedEntry | undefined> {
+  return notFoundAsUndefined(walk(realRoot, folder, [name], true));
+}
+
+async function notFoundAsUndefined(opening: Promise<OpenedEntry | undefined>): Promise<OpenedEntry | undefined> {
   try {
-    return await walkFromRoot(realRoot, segments, true);
+    return await opening;
   } catch (error) {
     if (isNotFound(error)) return undefined;
     throw error;
@@ -116,7 +128,7 @@ export async function openBeneathRoot(realRoot: string, segments: readonly strin
  * costs bounded time and memory.
  */
 export async function listOpenedFolder(folder: OpenedEntry, maxEntries: number): Promise<Dirent[]> {
-  const byHandle = await canOpenBeneathHandles(folder.path);
+  const byHandle = await canOpenBeneathHandles();
   const dir = await opendir(byHandle ? `/proc/self/fd/${folder.handle.fd}` : folder.path);
   const children: Dirent[] = [];
   try {
@@ -128,7 +140,7 @@ export async function listOpenedFolder(folder: OpenedEntry, maxEntries: number):
     // Breaking out of `for await` closes the handle already; closing again throws.
     await dir.close().catch(() => undefined);
   }
-  // Without /proc, the listing was read by path: it counts only if the path
+  // Without /proc the listing was read by path: it counts only if the path
   // still names the folder we checked once it has been read.
   if (!byHandle && !(await stillNamedBy(folder))) {
     throw Object.assign(new Error('the folder moved while it was read'), { code: 'ENOENT' });
@@ -136,20 +148,30 @@ export async function listOpenedFolder(folder: OpenedEntry, maxEntries: number):
   return children;
 }
 
-async function walkFromRoot(
+/**
+ * Opens `names` one by one, each inside the folder handle of the one before,
+ * starting at `from` (left open: the caller owns it) or else at the root.
+ * Folders on the way must be real folders; the last name may be a symlink
+ * only if `symlinkLastAllowed` (see `openSymlinkTarget`).
+ */
+async function walk(
   realRoot: string,
-  segments: readonly string[],
+  from: OpenedEntry | undefined,
+  names: readonly string[],
   symlinkLastAllowed: boolean,
 ): Promise<OpenedEntry | undefined> {
-  const byHandle = await canOpenBeneathHandles(realRoot);
-  let current = await open(realRoot, FOLDER_FLAGS);
-  let path = realRoot;
-  let handedOver = false;
+  const byHandle = await canOpenBeneathHandles();
+  // No handle yet means "at the root": names directly in it are opened by
+  // path, which is as good as a lookup in a root handle, since the root's own
+  // path is the operator's (nothing below the root can change it).
+  let current = from?.handle;
+  let path = from?.path ?? realRoot;
+  let owned = from === undefined;
   try {
-    for (const [i, name] of segments.entries()) {
-      const last = i === segments.length - 1;
+    for (const [i, name] of names.entries()) {
+      const last = i === names.length - 1;
       const childPath = join(path, name);
-      const lookup = byHandle ? `/proc/self/fd/${current.fd}/${name}` : childPath;
+      const lookup = current !== undefined && byHandle ? `/proc/self/fd/${current.fd}/${name}` : childPath;
       let child: FileHandle;
       try {
         child = await open(lookup, last ? LAST_FLAGS : FOLDER_FLAGS);
@@ -158,18 +180,20 @@ async function walkFromRoot(
         if (!last || !symlinkLastAllowed || (error as NodeJS.ErrnoException).code !== 'ELOOP') throw error;
         return await openSymlinkTarget(realRoot, childPath);
       }
-      await current.close();
+      if (owned) await current?.close();
       current = child;
+      owned = true;
       path = childPath;
     }
+    current ??= await open(realRoot, FOLDER_FLAGS); // no names: the root itself
     const stats = await current.stat();
     if (!stats.isFile() && !stats.isDirectory()) return undefined;
     const opened = { handle: current, stats, path };
     if (!byHandle && !(await stillNamedBy(opened))) return undefined;
-    handedOver = true;
+    owned = false; // handed over to the caller
     return opened;
   } finally {
-    if (!handedOver) await current.close();
+    if (owned) await current?.close();
   }
 }
 
@@ -177,7 +201,7 @@ async function walkFromRoot(
 async function openSymlinkTarget(realRoot: string, linkPath: string): Promise<OpenedEntry | undefined> {
   const target = await realpath(linkPath);
   if (!isServableRealPath(realRoot, target)) return undefined;
-  const opened = await walkFromRoot(realRoot, relative(realRoot, target).split(sep), false);
+  const opened = await walk(realRoot, undefined, relative(realRoot, target).split(sep), false);
   if (opened === undefined || opened.stats.isFile()) return opened;
   await opened.handle.close(); // a symlinked folder would give its files a second URI
   return undefined;

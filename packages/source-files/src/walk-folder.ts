@@ -1,4 +1,4 @@
-import { listOpenedFolder, openBeneathRoot, type OpenedEntry } from './open-beneath-root.js';
+import { listOpenedFolder, openBeneathRoot, openInFolder, type OpenedEntry } from './open-beneath-root.js';
 import { compareNames, isServableName } from './path-segment.js';
 
 /** One listed entry: a folder or a file, by its names below the root. */
@@ -88,7 +88,7 @@ export async function readChildren(
     else {
       // A symlink, or a file system that does not report types: decide by
       // the same rules a read applies (symlinked folders open as nothing).
-      const opened = await openBeneathRoot(realRoot, childSegments);
+      const opened = await openInFolder(realRoot, folder, dirent.name);
       if (opened === undefined) continue;
       await opened.handle.close();
       children.push({ segments: childSegments, kind: opened.stats.isDirectory() ? 'directory' : 'file' });
