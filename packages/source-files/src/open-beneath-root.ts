@@ -26,17 +26,22 @@ import { isServableName } from './path-segment.js';
  * applies to `name`, the only name looked up. (Linux, proc(5), the
  * `/proc/pid/fd/` entry.) Hence:
  * - each folder on the way is opened with `O_DIRECTORY | O_NOFOLLOW` inside
- *   the handle of its parent, starting at the root: a symlinked folder fails
- *   to open (ELOOP or ENOTDIR) instead of being followed;
+ *   the handle of its parent: a symlinked folder fails to open (ELOOP)
+ *   instead of being followed. Names directly in the root are opened by path,
+ *   which is the same lookup, since the root's own path is the operator's
+ *   and nothing written below it can change it;
  * - the last name is opened with `O_NOFOLLOW | O_NONBLOCK` in the same way and
  *   `fstat`ed; only a regular file or a folder is kept (a FIFO swapped in must
  *   not block, a device must not be read);
  * - a folder is listed through `/proc/self/fd/N` of its own handle, so the
- *   names listed are those of the folder that was checked, not of whatever
- *   the path names by then.
+ *   names listed are those of the folder that was opened, not of whatever
+ *   the path names by then, and a folder read opens its files inside that
+ *   same handle (`openInFolder`).
  * The invariant: every byte and every name returned comes from an inode
  * reached from the root by real folders only, at the time each was opened.
- * The handle keeps that inode even if its name is swapped right after.
+ * The handle keeps that inode even if its name is swapped right after. (A
+ * writer who moves a folder we hold out of the root meanwhile gets us to
+ * read what they put in it: nothing they could not have published anyway.)
  *
  * A symlink as the last name is allowed only to a servable regular file
  * inside the root (one URI per file, see `isServableRealPath`). Its target is
@@ -47,7 +52,8 @@ import { isServableName } from './path-segment.js';
  * Without `/proc` (not Linux, or a sandbox that hides it) the lookups fall
  * back to whole paths checked again after opening (the handle's device and
  * inode against a fresh `lstat`, and `realpath` unchanged), which narrows the
- * window but cannot close it; the source warns about it at start.
+ * window but cannot close it (the race test, forced onto it, still saw one or
+ * two leaks in 10,000 reads); the source warns about it at start.
  */
 
 /** A regular file or folder opened beneath the root; close `handle` when done. */
