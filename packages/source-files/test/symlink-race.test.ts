@@ -79,7 +79,11 @@ async function startSwapping(): Promise<void> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   swapper = child;
-  await once(child.stdout as NodeJS.ReadableStream, 'data');
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`the swap loop exited with ${String(code)} before it got going`);
+  });
+  await Promise.race([once(child.stdout as NodeJS.ReadableStream, 'data'), exited]);
+  exited.catch(() => undefined); // killed in afterEach: not a failure then
 }
 
 /** Runs `read` `READS` times, `PARALLEL` at a time, and tallies what came back. */
