@@ -20,8 +20,14 @@ import { watchFolder } from './folder-watcher.js';
 import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
 import { DIRECTORY_MIME_TYPE, mediaTypeOf } from './media-type.js';
 import { comparePaths, isServableName } from './path-segment.js';
+import {
+  canOpenBeneathHandles,
+  isNotFound,
+  openBeneathRoot,
+  openInFolder,
+  type OpenedEntry,
+} from './open-beneath-root.js';
 import { readFileBounded, readHead, TOO_LARGE } from './read-file.js';
-import { isNotFound, resolveInside } from './safe-path.js';
 import { readChildren, walkFolder, type Walk, type WalkEntry } from './walk-folder.js';
 
 /** How long one folder walk serves further listing pages. */
@@ -35,6 +41,13 @@ export const WALK_REUSE_MS = 2_000;
 export async function createFilesSource(options: FilesSourceOptions, context: SourceContext): Promise<Source> {
   const { sourceId, logger } = context;
   const realRoot = await openRoot(options.root, context);
+  if (!(await canOpenBeneathHandles())) {
+    logger.warn(
+      { root: options.root },
+      '/proc/self/fd is not available (not Linux?): a writer inside the folder who swaps a folder for a symlink ' +
+        'may briefly expose files outside it; reads are checked after opening, which narrows but does not close that window',
+    );
+  }
   const { maxFileBytes, maxEntries } = options;
   const { maxFiles, maxTotalBytes } = options.directoryRead;
   const prefix = fileUriPrefix(sourceId);
@@ -81,12 +94,23 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
 
   /** The descriptor of a walk entry, or `undefined` if it vanished since the walk. */
   async function describe(entry: WalkEntry): Promise<ResourceDescriptor | undefined> {
-    const resolved = await resolveInside(realRoot, entry.segments);
-    if (resolved === undefined) return undefined;
-    const lastModified = resolved.stats.mtime.toISOString();
+    const opened = await openBeneathRoot(realRoot, entry.segments);
+    if (opened === undefined) return undefined;
+    try {
+      return await describeOpened(entry, opened);
+    } finally {
+      await opened.handle.close();
+    }
+  }
+
+  async function describeOpened(
+    entry: WalkEntry,
+    { handle, stats }: OpenedEntry,
+  ): Promise<ResourceDescriptor | undefined> {
+    const lastModified = stats.mtime.toISOString();
     const name = entry.segments.at(-1) ?? sourceId;
     if (entry.kind === 'directory') {
-      if (!resolved.stats.isDirectory()) return undefined;
+      if (!stats.isDirectory()) return undefined;
       return {
         uri: toFileUri(sourceId, entry.segments, true),
         name,
@@ -95,19 +119,19 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
         annotations: { lastModified },
       };
     }
-    if (!resolved.stats.isFile()) return undefined;
+    if (!stats.isFile()) return undefined;
     const mimeType = mediaTypeOf(name);
     const descriptor: ResourceDescriptor = {
       uri: toFileUri(sourceId, entry.segments, false),
       name,
       mimeType,
-      size: resolved.stats.size,
+      size: stats.size,
       annotations: { lastModified },
     };
     if (mimeType === 'text/markdown') {
       const path = entry.segments.join('/');
       try {
-        const head = await readHead(resolved.realPath, MARKDOWN_HEAD_BYTES);
+        const head = await readHead(handle, MARKDOWN_HEAD_BYTES);
         // Not fatal: the head may end inside a multi-byte character.
         const summary = summarizeMarkdown(new TextDecoder().decode(head));
         if (summary.invalidFrontMatter === true) {
@@ -124,37 +148,63 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
   }
 
   async function readFile(uri: string, segments: readonly string[]): Promise<ResourceContents[] | undefined> {
-    const resolved = await resolveInside(realRoot, segments);
-    if (resolved === undefined || !resolved.stats.isFile()) return undefined;
-    if (resolved.stats.size > maxFileBytes) throw tooLarge();
-    const bytes = await readFileBounded(resolved.realPath, maxFileBytes);
-    if (bytes === undefined) return undefined;
+    const file = await openBeneathRoot(realRoot, segments);
+    if (file === undefined) return undefined;
+    let bytes: Buffer | typeof TOO_LARGE;
+    try {
+      if (!file.stats.isFile()) return undefined;
+      if (file.stats.size > maxFileBytes) throw tooLarge();
+      bytes = await readFileBounded(file.handle, maxFileBytes);
+    } finally {
+      await file.handle.close();
+    }
     if (bytes === TOO_LARGE) throw tooLarge();
     return [bytesToContents(uri, mediaTypeOf(segments.at(-1) ?? ''), bytes)];
   }
 
-  /** A folder read: its direct files in name order, within the `directoryRead` bounds. */
+  /**
+   * A folder read: its direct files in name order, within the `directoryRead`
+   * bounds. The folder stays open throughout: its files are listed from it
+   * and opened inside it (see `openInFolder`).
+   */
   async function readFolder(
     segments: readonly string[],
     signal?: AbortSignal,
   ): Promise<ResourceContents[] | undefined> {
-    const folder = await resolveInside(realRoot, segments);
-    if (folder === undefined || !folder.stats.isDirectory()) return undefined;
-    const children = await readChildren(realRoot, segments, maxEntries);
+    const folder = await openBeneathRoot(realRoot, segments);
+    if (folder === undefined) return undefined;
+    try {
+      if (!folder.stats.isDirectory()) return undefined;
+      return await readFilesOf(folder, await readChildren(realRoot, segments, folder, maxEntries), signal);
+    } finally {
+      await folder.handle.close();
+    }
+  }
+
+  async function readFilesOf(
+    folder: OpenedEntry,
+    children: readonly WalkEntry[],
+    signal?: AbortSignal,
+  ): Promise<ResourceContents[]> {
     const contents: ResourceContents[] = [];
     let total = 0;
     for (const child of children) {
       signal?.throwIfAborted();
       if (child.kind !== 'file') continue;
       if (contents.length >= maxFiles) break;
-      const file = await resolveInside(realRoot, child.segments);
-      if (file === undefined || !file.stats.isFile() || file.stats.size > maxFileBytes) continue;
-      if (total + file.stats.size > maxTotalBytes) break;
-      const bytes = await readFileBounded(file.realPath, Math.min(maxFileBytes, maxTotalBytes - total));
-      if (bytes === undefined) continue;
+      const name = child.segments.at(-1) ?? '';
+      const file = await openInFolder(realRoot, folder, name);
+      if (file === undefined) continue;
+      let bytes: Buffer | typeof TOO_LARGE;
+      try {
+        if (!file.stats.isFile() || file.stats.size > maxFileBytes) continue;
+        if (total + file.stats.size > maxTotalBytes) break;
+        bytes = await readFileBounded(file.handle, Math.min(maxFileBytes, maxTotalBytes - total));
+      } finally {
+        await file.handle.close();
+      }
       if (bytes === TOO_LARGE) break; // grew past the remaining budget since its stat
       total += bytes.length;
-      const name = child.segments.at(-1) ?? '';
       contents.push(bytesToContents(toFileUri(sourceId, child.segments, false), mediaTypeOf(name), bytes));
     }
     return contents;

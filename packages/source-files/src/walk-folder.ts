@@ -1,7 +1,5 @@
-import { opendir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { listOpenedFolder, openBeneathRoot, openInFolder, type OpenedEntry } from './open-beneath-root.js';
 import { compareNames, isServableName } from './path-segment.js';
-import { resolveInside } from './safe-path.js';
 
 /** One listed entry: a folder or a file, by its names below the root. */
 export interface WalkEntry {
@@ -25,7 +23,9 @@ export interface Walk {
  * before its contents, siblings by UTF-16 code units (`comparePaths` gives
  * the same order for any two paths, which is what pagination relies on).
  * Symlinks are listed only as files whose target is a servable file inside
- * the root (see `resolveInside`); symlinked folders are not followed.
+ * the root (see `openBeneathRoot`); symlinked folders are not followed. Each
+ * folder is opened beneath the root and listed through its handle, so a
+ * folder swapped for a symlink meanwhile lists nothing from outside.
  */
 export async function walkFolder(realRoot: string, maxEntries: number): Promise<Walk> {
   const entries: WalkEntry[] = [];
@@ -44,7 +44,7 @@ export async function walkFolder(realRoot: string, maxEntries: number): Promise<
     if (entry.kind === 'file') continue;
     let children: WalkEntry[];
     try {
-      children = await readChildren(realRoot, entry.segments, maxEntries);
+      children = await readChildrenAt(realRoot, entry.segments, maxEntries);
     } catch (error) {
       if (entry.segments.length === 0) throw error;
       unreadable.push(entry.segments.join('/'));
@@ -55,38 +55,44 @@ export async function walkFolder(realRoot: string, maxEntries: number): Promise<
   return { entries, truncated, unreadable };
 }
 
+/** `readChildren` of the folder at `segments`, opened beneath the root; ENOENT or ENOTDIR if it is none. */
+async function readChildrenAt(realRoot: string, segments: readonly string[], maxEntries: number): Promise<WalkEntry[]> {
+  const folder = await openBeneathRoot(realRoot, segments);
+  if (folder === undefined) throw Object.assign(new Error('no folder there beneath the root'), { code: 'ENOENT' });
+  try {
+    if (!folder.stats.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
+    return await readChildren(realRoot, segments, folder, maxEntries);
+  } finally {
+    await folder.handle.close();
+  }
+}
+
 /**
- * The servable direct children of a folder, sorted by name. A folder with more
- * than `maxEntries` entries is cut at the first `maxEntries` the OS returns
- * (then sorted), keeping memory bounded.
+ * The servable direct children of `folder` (opened beneath the root as
+ * `segments`), sorted by name. A folder with more than `maxEntries` entries
+ * is cut at the first `maxEntries` the OS returns (then sorted), keeping
+ * memory bounded.
  */
 export async function readChildren(
   realRoot: string,
   segments: readonly string[],
+  folder: OpenedEntry,
   maxEntries: number,
 ): Promise<WalkEntry[]> {
-  const dir = await opendir(join(realRoot, ...segments));
   const children: WalkEntry[] = [];
-  let seen = 0;
-  try {
-    for await (const dirent of dir) {
-      seen += 1;
-      if (seen > maxEntries) break;
-      if (!isServableName(dirent.name)) continue;
-      const childSegments = [...segments, dirent.name];
-      if (dirent.isDirectory()) children.push({ segments: childSegments, kind: 'directory' });
-      else if (dirent.isFile()) children.push({ segments: childSegments, kind: 'file' });
-      else {
-        // A symlink, or a file system that does not report types: decide by
-        // the same rules a read applies (symlinked folders resolve to nothing).
-        const resolved = await resolveInside(realRoot, childSegments);
-        if (resolved?.stats.isFile() === true) children.push({ segments: childSegments, kind: 'file' });
-        else if (resolved?.stats.isDirectory() === true) children.push({ segments: childSegments, kind: 'directory' });
-      }
+  for (const dirent of await listOpenedFolder(folder, maxEntries)) {
+    if (!isServableName(dirent.name)) continue;
+    const childSegments = [...segments, dirent.name];
+    if (dirent.isDirectory()) children.push({ segments: childSegments, kind: 'directory' });
+    else if (dirent.isFile()) children.push({ segments: childSegments, kind: 'file' });
+    else {
+      // A symlink, or a file system that does not report types: decide by
+      // the same rules a read applies (symlinked folders open as nothing).
+      const opened = await openInFolder(realRoot, folder, dirent.name);
+      if (opened === undefined) continue;
+      await opened.handle.close();
+      children.push({ segments: childSegments, kind: opened.stats.isDirectory() ? 'directory' : 'file' });
     }
-  } finally {
-    // Breaking out of `for await` closes the handle already; closing again throws.
-    await dir.close().catch(() => undefined);
   }
   return children.sort((a, b) => compareNames(a.segments.at(-1) ?? '', b.segments.at(-1) ?? ''));
 }
