@@ -1,13 +1,16 @@
 import { ConfigError, loadConfig } from '@mcpgw/config';
 import { buildApp } from './app.js';
 import { demoBootstrap } from './demo.js';
+import { routeProcessWarnings } from './process-warnings.js';
 import { createSourceRegistry } from './source-registry.js';
 
 /** Process entry: load config → build → listen → handle signals. */
 async function main(): Promise<void> {
+  const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
   const app = await buildApp(config, { registry });
+  warnings.logTo(app.log);
   await app.listen({ host: config.env.HOST, port: config.env.PORT });
 
   const address = app.server.address();

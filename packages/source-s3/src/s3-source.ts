@@ -5,6 +5,7 @@ import {
   type ListObjectsV2CommandOutput,
   type S3Client,
   type _Object,
+  type CommonPrefix,
 } from '@aws-sdk/client-s3';
 import {
   bytesToContents,
@@ -22,6 +23,7 @@ import {
   type SourceContext,
   type SourceHealth,
   type SourceTtl,
+  type VisibleUri,
 } from '@mcpgw/core';
 import { ChangePoller, errorSummary, type ListingFingerprint } from './change-poller.js';
 import { formatBytes } from './format-bytes.js';
@@ -38,6 +40,12 @@ import { isFolderKey, isSafeRelativeKey, keyToUri, uriPrefix, uriToKey } from '.
 const MAX_LIST_KEYS = 1000;
 /** S3 keys are at most 1,024 bytes of UTF-8. */
 const MAX_KEY_BYTES = 1024;
+/**
+ * ListObjectsV2 calls one folder read may make looking for objects the caller
+ * can see, so a caller who sees little of a large folder cannot make one read
+ * walk all of it (the catalog bounds a listing page the same way).
+ */
+const MAX_FOLDER_LIST_CALLS = 10;
 /** Concurrent GetObject calls of one folder read (each also takes a tenant slot). */
 const FOLDER_READ_CONCURRENCY = 4;
 /**
@@ -45,6 +53,9 @@ const FOLDER_READ_CONCURRENCY = 4;
  * a few MB of memory). Changes past it go unnoticed; a warning says so once.
  */
 const MAX_FINGERPRINT_KEYS = 100_000;
+
+/** Why a folder read's note says objects were left out. */
+type FolderOmission = 'more' | 'maybe';
 
 /**
  * S3 objects and folders under one bucket prefix as MCP resources
@@ -121,11 +132,11 @@ export class S3Source implements Source {
     ];
   }
 
-  async read(uri: string, signal?: AbortSignal): Promise<ResourceContents[] | undefined> {
+  async read(uri: string, signal?: AbortSignal, visible?: VisibleUri): Promise<ResourceContents[] | undefined> {
     const key = uriToKey(this.id, uri);
     if (key === undefined) return undefined;
     if (Buffer.byteLength(this.#options.prefix + key, 'utf8') > MAX_KEY_BYTES) return undefined;
-    if (isFolderKey(key)) return this.#readFolder(key, signal);
+    if (isFolderKey(key)) return this.#readFolder(key, signal, visible ?? (() => true));
     const contents = await this.#call('GetObject', signal, true, (deadline) =>
       this.#getObject(key, this.#options.maxObjectBytes, deadline),
     );
@@ -188,7 +199,7 @@ export class S3Source implements Source {
   #list(
     operation: string,
     signal: AbortSignal | undefined,
-    params: { Prefix: string; StartAfter?: string; MaxKeys: number; Delimiter?: string },
+    params: { Prefix: string; StartAfter?: string; MaxKeys: number; Delimiter?: string; ContinuationToken?: string },
   ): Promise<ListObjectsV2CommandOutput> {
     return this.#call(operation, signal, true, (deadline) =>
       this.#client.send(new ListObjectsV2Command({ Bucket: this.#options.bucket, ...params }), {
@@ -225,36 +236,35 @@ export class S3Source implements Source {
   }
 
   /**
-   * A folder read: the objects directly under the folder, in key order, as
-   * long as they fit `folderRead` (count and total bytes) and each fits
-   * `maxObjectBytes`. The first object that does not fit ends the read (so
-   * the result is always a prefix of the folder in key order), and a final
-   * text/plain entry with the folder's own URI says what was left out. An
-   * existing folder with no objects directly under it gets that entry alone,
-   * never an empty `contents` (server-resources.md "Error Handling").
+   * A folder read: the objects directly under the folder that the caller may
+   * see (`visible`), in key order, as long as they fit `folderRead` (count and
+   * total bytes) and each fits `maxObjectBytes`. The first object that does
+   * not fit ends the read (so the result is always a prefix of the caller's
+   * view of the folder in key order), and a final text/plain entry with the
+   * folder's own URI says what was left out. An existing folder with no
+   * objects directly under it (for this caller) gets that entry alone, never
+   * an empty `contents` (server-resources.md "Error Handling").
+   *
+   * Hidden objects are dropped from the listing before anything else: they
+   * are never fetched, and neither the count nor the note describes them
+   * (nor a subfolder the caller may not see).
    */
-  async #readFolder(key: string, signal: AbortSignal | undefined): Promise<ResourceContents[] | undefined> {
+  async #readFolder(
+    key: string,
+    signal: AbortSignal | undefined,
+    visible: VisibleUri,
+  ): Promise<ResourceContents[] | undefined> {
     const { maxObjects, maxTotalBytes } = this.#options.folderRead;
-    const folderPrefix = this.#options.prefix + key;
-    const listing = await this.#list('ListObjectsV2', signal, {
-      Prefix: folderPrefix,
-      Delimiter: '/',
-      MaxKeys: Math.min(maxObjects + 1, MAX_LIST_KEYS),
-    });
-    const subfolders = listing.CommonPrefixes?.length ?? 0;
-    // A folder exists while any key starts with it; the root always exists.
-    if (key !== '' && (listing.Contents?.length ?? 0) + subfolders === 0) return undefined;
+    const view = await this.#listFolder(key, signal, visible);
+    if (view === undefined) return undefined;
 
-    const children = this.#relativeObjects(listing.Contents).filter(
-      (child) => child.key !== key && isSafeRelativeKey(child.key),
-    );
-    let omitted = listing.IsTruncated === true;
+    let omitted: FolderOmission | undefined = view.unlisted ? 'maybe' : undefined;
     const chosen: ListedObject[] = [];
     let budget = maxTotalBytes;
-    for (const child of children) {
+    for (const child of view.objects) {
       const size = child.size ?? 0;
       if (chosen.length === maxObjects || size > this.#options.maxObjectBytes || size > budget) {
-        omitted = true;
+        omitted = 'more';
         break;
       }
       chosen.push(child);
@@ -265,27 +275,72 @@ export class S3Source implements Source {
     const contents: ResourceContents[] = [];
     for (const result of fetched) {
       if (result === 'changed') {
-        omitted = true;
+        omitted = 'more';
         break;
       }
       if (result !== 'gone') contents.push(result);
     }
-    if (omitted || contents.length === 0) {
+    if (omitted !== undefined || contents.length === 0) {
       contents.push({
         uri: keyToUri(this.id, key),
         mimeType: 'text/plain',
-        text: this.#folderNote(contents.length, omitted, subfolders),
+        text: this.#folderNote(contents.length, omitted, view.subfolders),
       });
     }
     return contents;
   }
 
-  #folderNote(shown: number, omitted: boolean, subfolders: number): string {
+  /**
+   * The caller's view of one folder level (ListObjectsV2 with "/" as the
+   * delimiter): the visible objects directly under it in key order, up to one
+   * more than a read returns, and whether a visible subfolder was seen.
+   * Undefined when no key at all starts with the folder (a folder exists while
+   * any key does; the root always exists). Visibility is decided here, on the
+   * keys alone, so nothing hidden is ever fetched or counted.
+   */
+  async #listFolder(
+    key: string,
+    signal: AbortSignal | undefined,
+    visible: VisibleUri,
+  ): Promise<{ objects: ListedObject[]; subfolders: boolean; unlisted: boolean } | undefined> {
+    const { maxObjects } = this.#options.folderRead;
+    const seen = (relativeKey: string) => isSafeRelativeKey(relativeKey) && visible(keyToUri(this.id, relativeKey));
+    const objects: ListedObject[] = [];
+    let subfolders = false;
+    let exists = key === '';
+    let token: string | undefined;
+    for (let calls = 0; calls < MAX_FOLDER_LIST_CALLS; calls++) {
+      const listing = await this.#list('ListObjectsV2', signal, {
+        Prefix: this.#options.prefix + key,
+        Delimiter: '/',
+        // The first call asks for what an unrestricted caller needs; later
+        // calls only happen when hidden keys took room, so ask for a full page.
+        MaxKeys: calls === 0 ? Math.min(maxObjects + 1, MAX_LIST_KEYS) : MAX_LIST_KEYS,
+        ContinuationToken: token,
+      });
+      const prefixes = this.#relativePrefixes(listing.CommonPrefixes);
+      if ((listing.Contents?.length ?? 0) + prefixes.length > 0) exists = true;
+      objects.push(...this.#relativeObjects(listing.Contents).filter((child) => child.key !== key && seen(child.key)));
+      subfolders ||= prefixes.some(seen);
+      token = listing.IsTruncated === true ? listing.NextContinuationToken : undefined;
+      if (token === undefined || objects.length > maxObjects) {
+        return exists ? { objects, subfolders, unlisted: false } : undefined;
+      }
+    }
+    return exists ? { objects, subfolders, unlisted: true } : undefined;
+  }
+
+  /**
+   * `omitted` is `more` when objects the caller may see were left out, and
+   * `maybe` when the listing stopped at MAX_FOLDER_LIST_CALLS before its end.
+   */
+  #folderNote(shown: number, omitted: FolderOmission | undefined, subfolders: boolean): string {
     const { maxObjects, maxTotalBytes } = this.#options.folderRead;
-    const folders = subfolders > 0 ? ` It has subfolders; list resources to see them.` : '';
-    if (!omitted) return `This folder has no objects directly under it.${folders}`;
+    const folders = subfolders ? ` It has subfolders; list resources to see them.` : '';
+    if (omitted === undefined) return `This folder has no objects directly under it.${folders}`;
+    const rest = omitted === 'more' ? 'there are more' : 'there may be more';
     return (
-      `Showing the first ${shown} objects directly under this folder; there are more. ` +
+      `Showing the first ${shown} objects directly under this folder; ${rest}. ` +
       `A folder read returns at most ${maxObjects} objects and ${formatBytes(maxTotalBytes)} in total ` +
       `(each object at most ${formatBytes(this.#options.maxObjectBytes)}), in key order, ` +
       `stopping at the first object that does not fit. Read the others by their own URIs.${folders}`
@@ -334,6 +389,13 @@ export class S3Source implements Source {
       throw controller.signal.aborted ? controller.signal.reason : failure.reason;
     }
     return results;
+  }
+
+  #relativePrefixes(prefixes: CommonPrefix[] | undefined): string[] {
+    const prefix = this.#options.prefix;
+    return (prefixes ?? []).flatMap((entry) =>
+      entry.Prefix?.startsWith(prefix) === true ? [entry.Prefix.slice(prefix.length)] : [],
+    );
   }
 
   #relativeObjects(contents: _Object[] | undefined): ListedObject[] {
