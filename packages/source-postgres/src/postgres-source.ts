@@ -48,6 +48,14 @@ const REFERENCED_BY_MAX = 50;
  * Builds the `pg` connection settings. Sessions default to read-only as a
  * second line of defence behind the explicit READ ONLY transactions, and
  * carry an application_name so a DBA can tell the gateway's sessions apart.
+ *
+ * search_path is pinned to `pg_catalog, pg_temp` at connect: unqualified
+ * names in the gateway's own SQL (operators, casts, functions) resolve to the
+ * system catalog only, never to an object a database user created in a
+ * schema on the role's default path. pg_temp is named last because when it
+ * is left out it is searched first (for relations and types), which would
+ * let a temporary table shadow a catalog one. Being a startup setting it is
+ * also what `DISCARD ALL` resets the session to after every read.
  */
 export function connectionConfig(options: PostgresSourceOptions, sourceId: string): pg.ClientConfig {
   const c = options.connection;
@@ -68,7 +76,7 @@ export function connectionConfig(options: PostgresSourceOptions, sourceId: strin
     // where the server-side statement_timeout cannot fire.
     query_timeout: options.statementTimeoutMs + options.pool.connectionTimeoutMs,
     application_name: `mcpgw:${sourceId}`.slice(0, 63),
-    options: '-c default_transaction_read_only=on',
+    options: '-c default_transaction_read_only=on -c search_path=pg_catalog,pg_temp',
   };
 }
 
