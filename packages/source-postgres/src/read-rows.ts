@@ -13,6 +13,16 @@ import { formatRowsQuery, type RowsQuery } from './rows-query.js';
  * gateway and into a model's context.
  */
 export const ROWS_MAX_BYTES = 1024 * 1024;
+/**
+ * Rows per FETCH of a rows read: the first batch, and the most of any. Later
+ * batches are sized from the rows seen so far to end near the cap, because
+ * the server builds the JSON of every row a FETCH asks for, even those past
+ * the cap that it then does not send.
+ */
+const ROWS_FIRST_FETCH = 8;
+const ROWS_MAX_FETCH = 100;
+/** The rows read's cursor; it lives only in its read-only transaction. */
+const ROWS_CURSOR = 'mcpgw_rows';
 
 export interface RowsPage {
   /** The JSON document (README.md, "Rows"). */
@@ -69,17 +79,59 @@ export async function readRows(
     return `$${values.length}`;
   };
   const keyList = keys.map(col).join(', ');
-  let sql = `SELECT pg_catalog.row_to_json(sel.*)::text AS r`;
-  keys.forEach((k, i) => (sql += `, ${col(k)}::text AS k${i}`));
-  sql += ` FROM ${quoteIdent(relation.schema)}.${quoteIdent(relation.name)} AS ${t}`;
-  sql += ` CROSS JOIN LATERAL (SELECT ${selected.map(col).join(', ')}) AS sel`;
-  if (request.after !== undefined) sql += ` WHERE (${keyList}) > (${request.after.map(param).join(', ')})`;
-  if (keys.length > 0) sql += ` ORDER BY ${keyList}`;
-  sql += ` LIMIT ${param(request.limit + 1)}`;
+  const orderBy = keys.length > 0 ? `ORDER BY ${keyList}` : '';
+  // The inner query yields each row's JSON and the running byte total up to
+  // it (JSON plus the two bytes of ",\n" between rows, as counted below); the
+  // outer one sends the JSON only while that total is within the cap. So a
+  // row past the cap, however large, never crosses the wire. OFFSET 0 keeps
+  // the planner from computing row_to_json twice.
+  let inner = `SELECT j.r, pg_catalog.sum(pg_catalog.octet_length(j.r) + 2) OVER (${orderBy} ROWS UNBOUNDED PRECEDING) AS total`;
+  keys.forEach((k, i) => (inner += `, ${col(k)}::text AS k${i}`));
+  inner += ` FROM ${quoteIdent(relation.schema)}.${quoteIdent(relation.name)} AS ${t}`;
+  inner += ` CROSS JOIN LATERAL (SELECT ${selected.map(col).join(', ')}) AS sel`;
+  inner += ` CROSS JOIN LATERAL (SELECT pg_catalog.row_to_json(sel.*)::text AS r OFFSET 0) AS j`;
+  if (request.after !== undefined) inner += ` WHERE (${keyList}) > (${request.after.map(param).join(', ')})`;
+  inner += ` ${orderBy} LIMIT ${param(request.limit + 1)}`;
+  const keyColumns = keys.map((_k, i) => `, s.k${i}`).join('');
+  const sql = `SELECT CASE WHEN s.total <= ${param(ROWS_MAX_BYTES)} THEN s.r END AS r${keyColumns} FROM (${inner}) AS s`;
 
-  let rows: Array<Record<string, string>>;
+  const out: string[] = [];
+  let bytes = 0;
+  let last: Record<string, string | null> | undefined;
+  let more = false;
   try {
-    rows = await query<Record<string, string>>(sql, values);
+    // A cursor, fetched in batches: the server computes rows only as far as
+    // they are fetched, and reading stops at the cap or the limit.
+    await query(`DECLARE ${ROWS_CURSOR} NO SCROLL CURSOR FOR ${sql}`, values);
+    let want = ROWS_FIRST_FETCH;
+    reading: for (;;) {
+      const batch = await query<Record<string, string | null>>(`FETCH ${want} FROM ${ROWS_CURSOR}`, []);
+      for (const row of batch) {
+        if (out.length === request.limit) {
+          more = true;
+          break reading;
+        }
+        const json = row.r ?? null;
+        // Counted here as well: the server counts bytes in the database
+        // encoding, which for a non-UTF-8 database is not what is sent.
+        bytes += json === null ? Number.POSITIVE_INFINITY : Buffer.byteLength(json, 'utf8') + 2;
+        if (bytes > ROWS_MAX_BYTES) {
+          if (out.length === 0) {
+            throw new GatewayError(
+              'ERR_TOO_LARGE',
+              `A single row exceeds the ${ROWS_MAX_BYTES} byte limit of a rows read; restrict columns`,
+            );
+          }
+          more = true;
+          break reading;
+        }
+        out.push(json as string);
+        last = row;
+      }
+      if (batch.length < want) break;
+      const average = bytes / Math.max(1, out.length);
+      want = Math.min(ROWS_MAX_FETCH, Math.max(1, Math.ceil((ROWS_MAX_BYTES - bytes) / average) + 1));
+    }
   } catch (error) {
     // 22xxx data exceptions here can only come from a position whose values
     // do not parse as the key's type: the caller's input, not the backend.
@@ -89,25 +141,6 @@ export async function readRows(
     throw error;
   }
 
-  const out: string[] = [];
-  let bytes = 0;
-  let last: Record<string, string> | undefined;
-  for (const row of rows.slice(0, request.limit)) {
-    const json = row.r ?? 'null';
-    bytes += Buffer.byteLength(json, 'utf8') + 2;
-    if (bytes > ROWS_MAX_BYTES) {
-      if (out.length === 0) {
-        throw new GatewayError(
-          'ERR_TOO_LARGE',
-          `A single row exceeds the ${ROWS_MAX_BYTES} byte limit of a rows read; restrict columns`,
-        );
-      }
-      break;
-    }
-    out.push(json);
-    last = row;
-  }
-  const more = out.length < rows.length;
   const next =
     more && keys.length > 0 && last !== undefined
       ? `${baseUri}${formatRowsQuery({
