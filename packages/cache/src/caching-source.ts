@@ -64,7 +64,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
       return value;
     },
     owns: (uri) => inner.owns(uri),
-    read: (uri, signal) => inner.read(uri, signal),
+    read: (uri, signal, visible) => inner.read(uri, signal, visible),
     ...(inner.watch === undefined ? {} : { watch: (listener) => inner.watch!(listener) }),
     health: (signal) => inner.health(signal),
     async close() {

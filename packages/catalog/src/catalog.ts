@@ -134,9 +134,12 @@ export function createCatalog(options: CatalogOptions): Catalog {
           const owner = sources.find((s) => s.owns(uri));
           // Invisible and missing look the same: no existence oracle.
           if (owner === undefined || !visible(owner, uri)) return undefined;
-          const contents = await owner.read(uri, signal);
+          // The source gets the caller's view too, so a folder read neither
+          // fetches nor counts children the caller may not see.
+          const contents = await owner.read(uri, signal, (entry) => scope.allows(owner.id, entry));
           if (contents === undefined) return undefined;
-          // A folder read returns its children: each must be visible on its own.
+          // A folder read returns its children: each must be visible on its own
+          // (kept as a second line of defence for sources that ignore `visible`).
           return { contents: contents.filter((entry) => scope.allows(owner.id, entry.uri)), ttlMs: owner.ttl.readMs };
         },
       };

@@ -7,7 +7,7 @@ export type {
   ResourceTemplateDescriptor,
   TextContents,
 } from './resource.js';
-export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl } from './source.js';
+export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl, VisibleUri } from './source.js';
 export { DEFAULT_SOURCE_TTL } from './source.js';
 export type { GatewayErrorCode } from './errors.js';
 export { GatewayError, invalidPosition, isGatewayError } from './errors.js';

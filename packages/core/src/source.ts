@@ -3,8 +3,10 @@ import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor }
 /**
  * A backend that publishes resources: the one interface every source package
  * implements (static, files, postgres, s3, ...). A source is created once per
- * tenant configuration and shared by all of that tenant's callers, so it must
- * never depend on who is calling: the policy layer filters what it returns.
+ * tenant configuration and shared by all of that tenant's callers, so it keeps
+ * nothing per caller: the policy layer filters what it returns, and a read is
+ * told what the caller may see (`visible`) so that a read made of several
+ * resources never loads or mentions one the caller may not see.
  */
 export interface Source {
   /** Unique within its tenant; a URI-safe slug (`[a-z0-9][a-z0-9-]*`). */
@@ -39,8 +41,14 @@ export interface Source {
    * is malformed for this source (traversal, bad encoding, injection attempts)
    * is also reported as `undefined`: the client learns only "not found".
    * Backend failures throw; the gateway answers -32603 and logs the cause.
+   *
+   * A read that gathers other resources (a folder read) includes, counts,
+   * describes and fetches only the URIs `visible` admits: filtering afterwards
+   * would still load hidden data and let counts and notes describe it. Absent
+   * means everything is visible. The result depends on `visible`, so a source
+   * must not reuse it for another caller.
    */
-  read(uri: string, signal?: AbortSignal): Promise<ResourceContents[] | undefined>;
+  read(uri: string, signal?: AbortSignal, visible?: VisibleUri): Promise<ResourceContents[] | undefined>;
 
   /** Optional change feed; returns an unsubscribe function. */
   watch?(listener: (change: SourceChange) => void): () => void;
@@ -51,6 +59,12 @@ export interface Source {
   /** Releases pools, timers and watchers. Called once at shutdown. */
   close(): Promise<void>;
 }
+
+/**
+ * Whether the caller may see a URI of the source being read: the catalog
+ * passes its caller's access scope (`AccessScope.allows`) narrowed to that source.
+ */
+export type VisibleUri = (uri: string) => boolean;
 
 export interface SourceTtl {
   /** `ttlMs` for list and template-list pages (0 disables caching). */
