@@ -14,15 +14,13 @@ import { formatRowsQuery, type RowsQuery } from './rows-query.js';
  */
 export const ROWS_MAX_BYTES = 1024 * 1024;
 /**
- * Rows per FETCH of a rows read: the first batch, and the most of any. Later
- * batches are sized from the rows seen so far to end near the cap, because
- * the server builds the JSON of every row a FETCH asks for, even those past
- * the cap that it then does not send.
+ * Rows in the first batch of a rows read. Later batches are sized from the
+ * rows seen so far to end near the cap (at most `ROWS_MAX_BATCH`): the server
+ * builds the JSON of every row a batch asks for, even those past the cap that
+ * it then does not send.
  */
-const ROWS_FIRST_FETCH = 8;
-const ROWS_MAX_FETCH = 100;
-/** The rows read's cursor; it lives only in its read-only transaction. */
-const ROWS_CURSOR = 'mcpgw_rows';
+const ROWS_FIRST_BATCH = 2;
+const ROWS_MAX_BATCH = 250;
 
 export interface RowsPage {
   /** The JSON document (README.md, "Rows"). */
@@ -73,74 +71,93 @@ export async function readRows(
 
   const t = 't';
   const col = (name: string) => `${t}.${quoteIdent(name)}`;
-  const values: unknown[] = [];
-  const param = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
+  /**
+   * One batch: up to `size` rows after the keyset position `after`, each with
+   * its JSON only while the batch's running byte total (JSON plus the two
+   * bytes of ",\n" between rows, as counted below) is within `budget`, so
+   * no row past the cap, however large, crosses the wire. The rows are
+   * chosen and ordered first (toasted values stay unread), and JSON is built
+   * for those only; the window sums over just this batch. OFFSET 0 keeps the
+   * planner from building each row's JSON twice.
+   */
+  const batchQuery = (after: readonly string[] | undefined, size: number, budget: number) => {
+    const values: unknown[] = [];
+    const param = (value: unknown) => {
+      values.push(value);
+      return `$${values.length}`;
+    };
+    const keyList = keys.map(col).join(', ');
+    let rowsSql = `SELECT ${selected.map((c, i) => `${col(c)} AS c${i}`).join(', ')}`;
+    keys.forEach((k, i) => (rowsSql += `, ${col(k)} AS o${i}`));
+    rowsSql += ` FROM ${quoteIdent(relation.schema)}.${quoteIdent(relation.name)} AS ${t}`;
+    if (after !== undefined) rowsSql += ` WHERE (${keyList}) > (${after.map(param).join(', ')})`;
+    if (keys.length > 0) rowsSql += ` ORDER BY ${keyList}`;
+    rowsSql += ` LIMIT ${param(size)}`;
+    const order = keys.length > 0 ? `ORDER BY ${keys.map((_k, i) => `b.o${i}`).join(', ')} ` : '';
+    const named = selected.map((c, i) => `b.c${i} AS ${quoteIdent(c)}`).join(', ');
+    let sql = `SELECT j.r, pg_catalog.sum(pg_catalog.octet_length(j.r) + 2) OVER (${order}ROWS UNBOUNDED PRECEDING) AS total`;
+    keys.forEach((_k, i) => (sql += `, b.o${i}::text AS k${i}`));
+    sql += ` FROM (${rowsSql}) AS b`;
+    sql += ` CROSS JOIN LATERAL (SELECT pg_catalog.row_to_json(x.*)::text AS r FROM (SELECT ${named}) AS x OFFSET 0) AS j`;
+    const keyColumns = keys.map((_k, i) => `, w.k${i}`).join('');
+    return {
+      text: `SELECT CASE WHEN w.total <= ${param(budget)} THEN w.r END AS r${keyColumns} FROM (${sql}) AS w`,
+      values,
+    };
   };
-  const keyList = keys.map(col).join(', ');
-  const orderBy = keys.length > 0 ? `ORDER BY ${keyList}` : '';
-  // The inner query yields each row's JSON and the running byte total up to
-  // it (JSON plus the two bytes of ",\n" between rows, as counted below); the
-  // outer one sends the JSON only while that total is within the cap. So a
-  // row past the cap, however large, never crosses the wire. OFFSET 0 keeps
-  // the planner from computing row_to_json twice.
-  let inner = `SELECT j.r, pg_catalog.sum(pg_catalog.octet_length(j.r) + 2) OVER (${orderBy} ROWS UNBOUNDED PRECEDING) AS total`;
-  keys.forEach((k, i) => (inner += `, ${col(k)}::text AS k${i}`));
-  inner += ` FROM ${quoteIdent(relation.schema)}.${quoteIdent(relation.name)} AS ${t}`;
-  inner += ` CROSS JOIN LATERAL (SELECT ${selected.map(col).join(', ')}) AS sel`;
-  inner += ` CROSS JOIN LATERAL (SELECT pg_catalog.row_to_json(sel.*)::text AS r OFFSET 0) AS j`;
-  if (request.after !== undefined) inner += ` WHERE (${keyList}) > (${request.after.map(param).join(', ')})`;
-  inner += ` ${orderBy} LIMIT ${param(request.limit + 1)}`;
-  const keyColumns = keys.map((_k, i) => `, s.k${i}`).join('');
-  const sql = `SELECT CASE WHEN s.total <= ${param(ROWS_MAX_BYTES)} THEN s.r END AS r${keyColumns} FROM (${inner}) AS s`;
 
   const out: string[] = [];
   let bytes = 0;
   let last: Record<string, string | null> | undefined;
   let more = false;
-  try {
-    // A cursor, fetched in batches: the server computes rows only as far as
-    // they are fetched, and reading stops at the cap or the limit.
-    await query(`DECLARE ${ROWS_CURSOR} NO SCROLL CURSOR FOR ${sql}`, values);
-    let want = ROWS_FIRST_FETCH;
-    reading: for (;;) {
-      const batch = await query<Record<string, string | null>>(`FETCH ${want} FROM ${ROWS_CURSOR}`, []);
-      for (const row of batch) {
-        if (out.length === request.limit) {
-          more = true;
-          break reading;
-        }
-        const json = row.r ?? null;
-        // Counted here as well: the server counts bytes in the database
-        // encoding, which for a non-UTF-8 database is not what is sent.
-        bytes += json === null ? Number.POSITIVE_INFINITY : Buffer.byteLength(json, 'utf8') + 2;
-        if (bytes > ROWS_MAX_BYTES) {
-          if (out.length === 0) {
-            throw new GatewayError(
-              'ERR_TOO_LARGE',
-              `A single row exceeds the ${ROWS_MAX_BYTES} byte limit of a rows read; restrict columns`,
-            );
-          }
-          more = true;
-          break reading;
-        }
-        out.push(json as string);
-        last = row;
+  let after = request.after;
+  let size = keys.length > 0 ? Math.min(ROWS_FIRST_BATCH, request.limit + 1) : request.limit + 1;
+  // Keyset batches until the page is full or the cap is reached; without a
+  // key there is no position to continue from, so one batch of limit + 1.
+  reading: for (;;) {
+    const batch = batchQuery(after, size, ROWS_MAX_BYTES - bytes);
+    let rows: Array<Record<string, string | null>>;
+    try {
+      rows = await query<Record<string, string | null>>(batch.text, batch.values);
+    } catch (error) {
+      // 22xxx data exceptions here can only come from a position whose values
+      // do not parse as the key's type: the caller's input, not the backend.
+      if (request.after !== undefined && sqlState(error)?.startsWith('22')) {
+        throw new GatewayError('ERR_INVALID_INPUT', 'after is not a position this table issued', { cause: error });
       }
-      if (batch.length < want) break;
-      const average = bytes / Math.max(1, out.length);
-      want = Math.min(ROWS_MAX_FETCH, Math.max(1, Math.ceil((ROWS_MAX_BYTES - bytes) / average) + 1));
+      throw error;
     }
-  } catch (error) {
-    // 22xxx data exceptions here can only come from a position whose values
-    // do not parse as the key's type: the caller's input, not the backend.
-    if (request.after !== undefined && sqlState(error)?.startsWith('22')) {
-      throw new GatewayError('ERR_INVALID_INPUT', 'after is not a position this table issued', { cause: error });
+    for (const row of rows) {
+      if (out.length === request.limit) {
+        more = true;
+        break reading;
+      }
+      const json = row.r ?? null;
+      // Counted here as well: the server counts bytes in the database
+      // encoding, which for a non-UTF-8 database is not what is sent.
+      bytes += json === null ? Number.POSITIVE_INFINITY : Buffer.byteLength(json, 'utf8') + 2;
+      if (bytes > ROWS_MAX_BYTES) {
+        if (out.length === 0) {
+          throw new GatewayError(
+            'ERR_TOO_LARGE',
+            `A single row exceeds the ${ROWS_MAX_BYTES} byte limit of a rows read; restrict columns`,
+          );
+        }
+        more = true;
+        break reading;
+      }
+      out.push(json as string);
+      last = row;
     }
-    throw error;
+    if (rows.length < size || keys.length === 0 || last === undefined) break;
+    after = keys.map((_k, i) => last?.[`k${i}`] ?? '');
+    const average = bytes / out.length;
+    size = Math.min(
+      ROWS_MAX_BATCH,
+      request.limit + 1 - out.length,
+      Math.max(1, Math.ceil((ROWS_MAX_BYTES - bytes) / average) + 1),
+    );
   }
-
   const next =
     more && keys.length > 0 && last !== undefined
       ? `${baseUri}${formatRowsQuery({
