@@ -58,14 +58,24 @@ export async function listRelations(
   );
 }
 
-/** How many relations a schema publishes (for "and N more" in the overview). */
-export async function countRelations(query: RunQuery, schemaOid: number): Promise<number> {
-  const rows = await query<{ count: number }>(
-    `SELECT count(*)::float8 AS count FROM pg_catalog.pg_class c
-      WHERE c.relnamespace = $1::oid AND ${PUBLISHED}`,
-    [schemaOid],
+/**
+ * Names of a schema's published relations after `after`, in name order: the
+ * overview counts the ones a caller may see beyond those it shows.
+ */
+export async function listRelationNames(
+  query: RunQuery,
+  schemaOid: number,
+  after: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await query<{ name: string }>(
+    `SELECT c.relname::text AS name FROM pg_catalog.pg_class c
+      WHERE c.relnamespace = $1::oid AND c.relname > $2::text::name AND ${PUBLISHED}
+      ORDER BY c.relname
+      LIMIT $3`,
+    [schemaOid, after, limit],
   );
-  return rows[0]?.count ?? 0;
+  return rows.map((r) => r.name);
 }
 
 export interface RelationRow extends RelationSummaryRow {
@@ -95,6 +105,8 @@ export interface ColumnRow {
   /** 's' for stored generated columns, '' otherwise. */
   generated: string;
   comment: string | null;
+  /** The schema of the column's type (of its element type, for an array). */
+  typeSchema: string;
 }
 
 export async function listColumns(query: RunQuery, relationOid: number): Promise<ColumnRow[]> {
@@ -102,9 +114,13 @@ export async function listColumns(query: RunQuery, relationOid: number): Promise
     `SELECT a.attname::text AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
             a.attnotnull AS "notNull", pg_catalog.pg_get_expr(d.adbin, d.adrelid) AS default,
             a.attidentity::text AS identity, a.attgenerated::text AS generated,
-            pg_catalog.col_description(a.attrelid, a.attnum) AS comment
+            pg_catalog.col_description(a.attrelid, a.attnum) AS comment,
+            tn.nspname::text AS "typeSchema"
        FROM pg_catalog.pg_attribute a
        LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+       JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+       LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem AND t.typlen = -1
+       JOIN pg_catalog.pg_namespace tn ON tn.oid = coalesce(et.typnamespace, t.typnamespace)
       WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
       ORDER BY a.attnum`,
     [relationOid],
@@ -133,13 +149,24 @@ export interface ConstraintRow {
   /** For foreign keys: the other table (referenced, or referencing for `referencedBy`). */
   otherSchema: string | null;
   otherTable: string | null;
+  /** Whether the other table is published (not a partition, a kind this source publishes). */
+  otherPublished: boolean | null;
+  /** The constraint's columns on the table it is declared on, in key order. */
+  columns: string[];
 }
+
+/** The constraint's own columns (conkey), in key order. */
+const CONSTRAINT_COLUMNS = `ARRAY(SELECT a.attname::text FROM unnest(o.conkey) WITH ORDINALITY AS k(attnum, ord)
+              JOIN pg_catalog.pg_attribute a ON a.attrelid = o.conrelid AND a.attnum = k.attnum
+             ORDER BY k.ord) AS columns`;
+const OTHER_PUBLISHED = `(c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition)`;
 
 /** Constraints declared on the relation, by name. */
 export async function listConstraints(query: RunQuery, relationOid: number): Promise<ConstraintRow[]> {
   return query<ConstraintRow>(
     `SELECT o.conname::text AS name, o.contype::text AS type, pg_catalog.pg_get_constraintdef(o.oid, true) AS definition,
-            rn.nspname::text AS "otherSchema", r.relname::text AS "otherTable"
+            rn.nspname::text AS "otherSchema", r.relname::text AS "otherTable",
+            ${OTHER_PUBLISHED.replaceAll('c.', 'r.')} AS "otherPublished", ${CONSTRAINT_COLUMNS}
        FROM pg_catalog.pg_constraint o
        LEFT JOIN pg_catalog.pg_class r ON r.oid = o.confrelid
        LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = r.relnamespace
@@ -149,18 +176,79 @@ export async function listConstraints(query: RunQuery, relationOid: number): Pro
   );
 }
 
-/** Foreign keys of other tables that point at this one (bounded: a hub table can have many). */
-export async function listReferencedBy(query: RunQuery, relationOid: number, limit: number): Promise<ConstraintRow[]> {
+/**
+ * Foreign keys of published tables in the allowed schemas that point at this
+ * one, each declared once (not again on every partition), in (schema, table,
+ * name) order, bounded: a hub table can have many.
+ */
+export async function listReferencedBy(
+  query: RunQuery,
+  relationOid: number,
+  allowed: readonly string[],
+  limit: number,
+): Promise<ConstraintRow[]> {
   return query<ConstraintRow>(
     `SELECT o.conname::text AS name, o.contype::text AS type, pg_catalog.pg_get_constraintdef(o.oid, true) AS definition,
-            n.nspname::text AS "otherSchema", c.relname::text AS "otherTable"
+            n.nspname::text AS "otherSchema", c.relname::text AS "otherTable", true AS "otherPublished",
+            ${CONSTRAINT_COLUMNS}
        FROM pg_catalog.pg_constraint o
        JOIN pg_catalog.pg_class c ON c.oid = o.conrelid
        JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-      WHERE o.confrelid = $1::oid AND o.contype = 'f'
+      WHERE o.confrelid = $1::oid AND o.contype = 'f' AND o.conparentid = 0
+        AND n.nspname = ANY($2::text[]) AND ${OTHER_PUBLISHED}
       ORDER BY n.nspname, c.relname, o.conname
-      LIMIT $2`,
-    [relationOid, limit],
+      LIMIT $3`,
+    [relationOid, allowed, limit],
+  );
+}
+
+/** A part of a table's description, and one object its expression depends on. */
+export interface PartDependencyRow {
+  /** Which part: a column default (`key` = column name), a constraint or index (`key` = its name), or the view's query. */
+  part: 'default' | 'constraint' | 'index' | 'view';
+  key: string;
+  /** The object's schema; null for objects outside any schema. */
+  schema: string | null;
+  /** For a relation: its name, kind (pg_class.relkind) and whether this source publishes that kind. */
+  relation: string | null;
+  relkind: string | null;
+  published: boolean | null;
+}
+
+/**
+ * The objects that the expressions of a relation's description depend on
+ * (pg_depend, normal dependencies): column defaults and generated columns,
+ * constraints, indexes and a view's query. Those texts name what they depend
+ * on, so a part depending on something the caller may not see is not shown.
+ * The relation itself (its own columns) is left out.
+ */
+export async function listPartDependencies(query: RunQuery, relationOid: number): Promise<PartDependencyRow[]> {
+  return query<PartDependencyRow>(
+    `WITH parts AS (
+       SELECT 'default'::text AS part, a.attname::text AS key, 'pg_catalog.pg_attrdef'::regclass AS classid, d.oid AS objid
+         FROM pg_catalog.pg_attrdef d
+         JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+        WHERE d.adrelid = $1::oid
+       UNION ALL
+       SELECT 'constraint', o.conname::text, 'pg_catalog.pg_constraint'::regclass, o.oid
+         FROM pg_catalog.pg_constraint o WHERE o.conrelid = $1::oid
+       UNION ALL
+       SELECT 'index', i.relname::text, 'pg_catalog.pg_class'::regclass, x.indexrelid
+         FROM pg_catalog.pg_index x JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid
+        WHERE x.indrelid = $1::oid
+       UNION ALL
+       SELECT 'view', '', 'pg_catalog.pg_rewrite'::regclass, w.oid
+         FROM pg_catalog.pg_rewrite w WHERE w.ev_class = $1::oid
+     )
+     SELECT DISTINCT p.part, p.key, coalesce(cn.nspname::text, io.schema) AS schema,
+            c.relname::text AS relation, c.relkind::text AS relkind, ${OTHER_PUBLISHED.replace('(', '(c.oid IS NOT NULL AND ')} AS published
+       FROM parts p
+       JOIN pg_catalog.pg_depend dep ON dep.classid = p.classid AND dep.objid = p.objid AND dep.deptype = 'n'
+       LEFT JOIN pg_catalog.pg_class c ON dep.refclassid = 'pg_catalog.pg_class'::regclass AND c.oid = dep.refobjid
+       LEFT JOIN pg_catalog.pg_namespace cn ON cn.oid = c.relnamespace
+       LEFT JOIN LATERAL pg_catalog.pg_identify_object(dep.refclassid, dep.refobjid, 0) io ON c.oid IS NULL
+      WHERE NOT (dep.refclassid = 'pg_catalog.pg_class'::regclass AND dep.refobjid = $1::oid)`,
+    [relationOid],
   );
 }
 

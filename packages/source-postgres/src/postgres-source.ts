@@ -10,20 +10,23 @@ import {
   type Source,
   type SourceChange,
   type SourceHealth,
+  type VisibleUri,
 } from '@mcpgw/core';
 import pg from 'pg';
 import { CatalogChangeFeed } from './catalog-change-feed.js';
 import { catalogFingerprint, diffFingerprints } from './catalog-fingerprint.js';
 import {
-  countRelations,
   findRelation,
   findSchemas,
   listColumns,
   listConstraints,
   listIndexes,
+  listPartDependencies,
   listReferencedBy,
+  listRelationNames,
   listRelations,
   viewDefinition,
+  type PartDependencyRow,
   type RelationSummaryRow,
   type SchemaRow,
 } from './catalog-queries.js';
@@ -43,11 +46,25 @@ const JSON_TYPE = 'application/json';
 export const OVERVIEW_MAX_RELATIONS = 500;
 /** Incoming foreign keys shown on a table. */
 const REFERENCED_BY_MAX = 50;
+/** Incoming foreign keys looked at for those, before the caller's view filters them. */
+const REFERENCED_BY_SCAN = 1000;
+/** Relations per catalog query while an overview looks for the ones a caller may see. */
+const OVERVIEW_BATCH = 500;
+/** What a document says in place of a type or expression that names something the caller may not see. */
+const NOT_VISIBLE_TYPE = '(a type outside what you may see)';
 
 /**
  * Builds the `pg` connection settings. Sessions default to read-only as a
  * second line of defence behind the explicit READ ONLY transactions, and
  * carry an application_name so a DBA can tell the gateway's sessions apart.
+ *
+ * search_path is pinned to `pg_catalog, pg_temp` at connect: unqualified
+ * names in the gateway's own SQL (operators, casts, functions) resolve to the
+ * system catalog only, never to an object a database user created in a
+ * schema on the role's default path. pg_temp is named last because when it
+ * is left out it is searched first (for relations and types), which would
+ * let a temporary table shadow a catalog one. Being a startup setting it is
+ * also what `DISCARD ALL` resets the session to after every read.
  */
 export function connectionConfig(options: PostgresSourceOptions, sourceId: string): pg.ClientConfig {
   const c = options.connection;
@@ -68,7 +85,7 @@ export function connectionConfig(options: PostgresSourceOptions, sourceId: strin
     // where the server-side statement_timeout cannot fire.
     query_timeout: options.statementTimeoutMs + options.pool.connectionTimeoutMs,
     application_name: `mcpgw:${sourceId}`.slice(0, 63),
-    options: '-c default_transaction_read_only=on',
+    options: '-c default_transaction_read_only=on -c search_path=pg_catalog,pg_temp',
   };
 }
 
@@ -170,13 +187,15 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
   }
 
   function listTemplates(): Promise<ResourceTemplateDescriptor[]> {
-    const schemas = allowed.map(displayIdent).join(', ');
+    // Templates are shared by every caller of the tenant (and cached as such),
+    // so they name no schema: a caller learns schemas from the resources it
+    // may list.
     const templates: ResourceTemplateDescriptor[] = [
       {
         uriTemplate: `${uriPrefix(sourceId)}{schema}/{table}`,
         name: `${sourceId}-table`,
         title: `Table or view in ${sourceId}`,
-        description: `Columns, keys, indexes and comments of a table or view in schema ${schemas}. Names are case-sensitive, exactly as in the catalog.`,
+        description: `Columns, keys, indexes and comments of a table or view, by schema and name; the schemas are the schema resources of ${sourceId}. Names are case-sensitive, exactly as in the catalog.`,
         mimeType: MARKDOWN,
       },
     ];
@@ -192,25 +211,76 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     return Promise.resolve(templates);
   }
 
-  async function read(uri: string): Promise<ResourceContents[] | undefined> {
+  /** Whether the caller may see relation `schema.name` (a published kind) of this source. */
+  function relationVisible(visible: VisibleUri, schema: string, name: string): boolean {
+    return allowedSet.has(schema) && visible(toTableUri(schema, name));
+  }
+
+  /**
+   * Whether a part of a description whose expression depends on `dep` would
+   * name something the caller may not see: a relation outside the caller's
+   * view (or a partition, which is no resource), or any object in a schema
+   * outside the allowlist other than the system catalog. Indexes a foreign
+   * key uses are never named in its text.
+   */
+  function dependencyHidden(visible: VisibleUri, dep: PartDependencyRow): boolean {
+    if (dep.relation !== null) {
+      if (dep.relkind === 'i' || dep.relkind === 'I') return false;
+      if (dep.schema === null || !allowedSet.has(dep.schema)) return true;
+      if (dep.published === true) return !visible(toTableUri(dep.schema, dep.relation));
+      return dep.relkind !== 'S' && dep.relkind !== 'c';
+    }
+    return dep.schema !== null && dep.schema !== 'pg_catalog' && !allowedSet.has(dep.schema);
+  }
+
+  /**
+   * The schema overview as the caller may see it: only relations whose own
+   * resource is visible, and "N more" counts only those too. Relations are
+   * scanned in keyset batches until the overview is full.
+   */
+  async function overview(query: RunQuery, schema: SchemaRow, visible: VisibleUri): Promise<string> {
+    const shown: RelationSummaryRow[] = [];
+    let after = '';
+    let more = 0;
+    let exhausted = false;
+    while (!exhausted && shown.length < OVERVIEW_MAX_RELATIONS) {
+      const batch = await listRelations(query, schema.oid, after, OVERVIEW_BATCH);
+      exhausted = batch.length < OVERVIEW_BATCH;
+      for (const r of batch) {
+        after = r.name;
+        if (!visible(toTableUri(schema.name, r.name))) continue;
+        if (shown.length < OVERVIEW_MAX_RELATIONS) shown.push(r);
+        else more += 1;
+      }
+    }
+    while (!exhausted) {
+      const names = await listRelationNames(query, schema.oid, after, OVERVIEW_BATCH * 10);
+      exhausted = names.length < OVERVIEW_BATCH * 10;
+      for (const name of names) if (visible(toTableUri(schema.name, name))) more += 1;
+      after = names.at(-1) ?? after;
+    }
+    return renderSchemaOverview({
+      schema: schema.name,
+      comment: schema.comment,
+      relations: shown,
+      more,
+      tableUri: (table) => toTableUri(schema.name, table),
+      listHint: `List resources, or read ${uriPrefix(sourceId)}{schema}/{table} for any table by name.`,
+    });
+  }
+
+  async function read(
+    uri: string,
+    _signal?: AbortSignal,
+    visible: VisibleUri = () => true,
+  ): Promise<ResourceContents[] | undefined> {
     const parsed = parseResourceUri(sourceId, uri);
     if (parsed === undefined || !allowedSet.has(parsed.schema)) return undefined;
     if (parsed.kind === 'schema') {
       const schema = parsed.schema;
       const text = await run(async (query) => {
         const [found] = (await findSchemas(query, [schema])).filter((s) => s.name === schema);
-        if (found === undefined) return undefined;
-        const relations = await listRelations(query, found.oid, '', OVERVIEW_MAX_RELATIONS);
-        const total =
-          relations.length < OVERVIEW_MAX_RELATIONS ? relations.length : await countRelations(query, found.oid);
-        return renderSchemaOverview({
-          schema,
-          comment: found.comment,
-          relations,
-          more: total - relations.length,
-          tableUri: (table) => toTableUri(schema, table),
-          listHint: `List resources, or read ${uriPrefix(sourceId)}{schema}/{table} for any table by name.`,
-        });
+        return found === undefined ? undefined : overview(query, found, visible);
       });
       return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
     }
@@ -219,17 +289,31 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
       const text = await run(async (query) => {
         const relation = await findRelation(query, schema, table);
         if (relation === undefined) return undefined;
+        const hidden = new Set(
+          (await listPartDependencies(query, relation.oid))
+            .filter((dep) => dependencyHidden(visible, dep))
+            .map((dep) => `${dep.part}:${dep.key}`),
+        );
+        const incoming = await listReferencedBy(query, relation.oid, allowed, REFERENCED_BY_SCAN);
+        const referencedBy = incoming.filter(
+          (c) =>
+            c.otherSchema !== null && c.otherTable !== null && relationVisible(visible, c.otherSchema, c.otherTable),
+        );
+        const columns = (await listColumns(query, relation.oid)).map((c) =>
+          c.typeSchema === 'pg_catalog' || allowedSet.has(c.typeSchema) ? c : { ...c, type: NOT_VISIBLE_TYPE },
+        );
         return renderTableDescription({
           ...relation,
-          columns: await listColumns(query, relation.oid),
+          columns,
           constraints: await listConstraints(query, relation.oid),
-          referencedBy: await listReferencedBy(query, relation.oid, REFERENCED_BY_MAX),
-          referencedByLimit: REFERENCED_BY_MAX,
+          referencedBy: referencedBy.slice(0, REFERENCED_BY_MAX),
+          referencedByMore: referencedBy.length > REFERENCED_BY_MAX || incoming.length === REFERENCED_BY_SCAN,
           indexes: await listIndexes(query, relation.oid),
           viewDefinition:
             relation.kind === 'v' || relation.kind === 'm' ? await viewDefinition(query, relation.oid) : undefined,
+          hidden,
           schemaUri: toSchemaUri(schema),
-          relationUri: (s, t) => (allowedSet.has(s) ? toTableUri(s, t) : undefined),
+          relationUri: (s, t) => (relationVisible(visible, s, t) ? toTableUri(s, t) : undefined),
           rowsUri: rowsEnabled ? `${toTableUri(schema, table)}/rows` : undefined,
         });
       });

@@ -10,10 +10,27 @@ export interface TransactionTimeouts {
 }
 
 /**
+ * What returns a pooled connection to the state it was opened in: settings
+ * (back to the startup values, so the pinned search_path and read-only
+ * default), session advisory locks, LISTEN registrations, prepared
+ * statements, temporary tables and cursors. It cannot run inside a
+ * transaction block, so it runs after the transaction ended.
+ */
+const RESET_SESSION = 'DISCARD ALL';
+
+/**
  * Runs `work` inside `BEGIN TRANSACTION READ ONLY` with transaction-local
  * statement and lock timeouts, then ends the transaction and returns the
  * connection. Everything a caller can trigger goes through here (issue 5,
  * "Safety").
+ *
+ * READ ONLY stops writes to tables, not side effects: a published view may
+ * call volatile functions (`set_config`, `pg_advisory_lock`, `pg_notify`).
+ * The transaction therefore always ends in ROLLBACK (there is nothing to
+ * keep: that discards queued notifications and undoes settings changed in
+ * it), and the session is reset before the pool hands the connection to the
+ * next caller, which releases what outlives a transaction (session advisory
+ * locks). A connection that cannot be reset is destroyed instead.
  *
  * `query` always uses the extended query protocol, whose Parse message the
  * server rejects when it holds more than one statement ("cannot insert
@@ -47,7 +64,8 @@ export async function inReadOnlyTransaction<T>(
       return (await client.query(config as pg.QueryConfig)).rows;
     };
     const result = await work(query);
-    await client.query('COMMIT');
+    await client.query('ROLLBACK');
+    await client.query(RESET_SESSION);
     return result;
   } catch (error) {
     broken ??= await rollback(client, error);
@@ -63,7 +81,10 @@ export async function inReadOnlyTransaction<T>(
 
 async function rollback(client: PoolClient, cause: unknown): Promise<Error | undefined> {
   try {
+    // Harmless when the failure came after the transaction ended (in the
+    // reset): the server only warns that no transaction is in progress.
     await client.query('ROLLBACK');
+    await client.query(RESET_SESSION);
     return undefined;
   } catch {
     return cause instanceof Error ? cause : new Error('rollback failed');

@@ -129,7 +129,7 @@ describe('resources/read', () => {
   it('reads foreign keys, composite keys, check constraints and indexes', async () => {
     const orders = await readText(fx.source, `${P}/public/orders`);
     expect(orders).toContain(
-      `→ public.customers — \`orders_customer_id_fkey\`: \`FOREIGN KEY (customer_id) REFERENCES customers(id) ON DELETE CASCADE\` (${P}/public/customers)`,
+      `→ public.customers — \`orders_customer_id_fkey\`: \`FOREIGN KEY (customer_id) REFERENCES public.customers(id) ON DELETE CASCADE\` (${P}/public/customers)`,
     );
     expect(orders).toContain('`orders_total_check`: `CHECK (total >= 0::numeric)`');
     expect(orders).toContain('CREATE INDEX orders_customer_idx ON public.orders USING btree (customer_id)');
@@ -142,7 +142,7 @@ describe('resources/read', () => {
     expect(text).toContain('# View public.big_orders');
     expect(text).toContain('no row estimate (view)');
     expect(text).toMatch(
-      /## Definition\n\n```sql\nSELECT orders.id,\n\s+orders.total\n\s+FROM orders\n\s+WHERE orders.total > 100/,
+      /## Definition\n\n```sql\nSELECT orders.id,\n\s+orders.total\n\s+FROM public.orders\n\s+WHERE orders.total > 100/,
     );
   });
 

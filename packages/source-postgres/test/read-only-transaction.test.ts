@@ -42,11 +42,11 @@ describe('inReadOnlyTransaction', () => {
   });
 
   it('refuses writes (SQLSTATE 25006) and leaves data unchanged', async () => {
-    await expect(inReadOnlyTransaction(pool, timeouts, (q) => q('INSERT INTO t VALUES (2)', []))).rejects.toMatchObject(
-      {
-        code: '25006',
-      },
-    );
+    await expect(
+      inReadOnlyTransaction(pool, timeouts, (q) => q('INSERT INTO public.t VALUES (2)', [])),
+    ).rejects.toMatchObject({
+      code: '25006',
+    });
     await expect(inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT 1 FROM t; DELETE FROM t', []))).rejects.toThrow(
       /cannot insert multiple commands into a prepared statement/,
     );
@@ -72,7 +72,7 @@ describe('inReadOnlyTransaction', () => {
   it('opens sessions read-only by default, a second line of defence', async () => {
     const client = await pool.connect();
     try {
-      await expect(client.query('INSERT INTO t VALUES (3)')).rejects.toMatchObject({ code: '25006' });
+      await expect(client.query('INSERT INTO public.t VALUES (3)')).rejects.toMatchObject({ code: '25006' });
     } finally {
       client.release();
     }
