@@ -4,3 +4,4 @@ export { compileGrants } from './compile-grants.js';
 export { resolveAccess, canonicalJson } from './resolve-access.js';
 export type { UriPattern } from './uri-pattern.js';
 export { compileUriPattern, isAmbiguousUri } from './uri-pattern.js';
+export { grantPatternProblem } from './grant-pattern-problem.js';

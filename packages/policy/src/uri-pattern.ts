@@ -10,6 +10,8 @@ export interface UriPattern {
   readonly source: string;
   /** Whether the whole URI matches; linear in the URI's length (see {@link compileUriPattern}). */
   matches(uri: string): boolean;
+  /** Whether some URI that starts with `prefix` matches (to refuse grants that never can). */
+  matchesSomeUriStartingWith(prefix: string): boolean;
 }
 
 const SLASH = 0x2f;
@@ -75,31 +77,37 @@ export function compileUriPattern(pattern: string): UriPattern {
   let current = mask();
   let next = mask();
 
+  /** Reads `text` from the start state; false as soon as no state is left. */
+  const run = (text: string): boolean => {
+    current.fill(0);
+    current[0] = 1;
+    for (let k = 0; k < text.length; k += 1) {
+      const code = text.charCodeAt(k);
+      const enter = code < 128 ? ascii[code]! : (entered.get(code) ?? none);
+      const stay = code === SLASH ? staysOnSlash : staysOnOther;
+      let carry = 0;
+      let alive = 0;
+      for (let w = 0; w < words; w += 1) {
+        const bits = current[w]!;
+        const value = ((((bits << 1) | carry) & enter[w]!) | (bits & stay[w]!)) >>> 0;
+        carry = bits >>> 31;
+        next[w] = value;
+        alive |= value;
+      }
+      const previous = current;
+      current = next;
+      next = previous;
+      if (alive === 0) return false;
+    }
+    return true;
+  };
+
   return {
     source: pattern,
-    matches(uri) {
-      current.fill(0);
-      current[0] = 1;
-      for (let k = 0; k < uri.length; k += 1) {
-        const code = uri.charCodeAt(k);
-        const enter = code < 128 ? ascii[code]! : (entered.get(code) ?? none);
-        const stay = code === SLASH ? staysOnSlash : staysOnOther;
-        let carry = 0;
-        let alive = 0;
-        for (let w = 0; w < words; w += 1) {
-          const bits = current[w]!;
-          const value = ((((bits << 1) | carry) & enter[w]!) | (bits & stay[w]!)) >>> 0;
-          carry = bits >>> 31;
-          next[w] = value;
-          alive |= value;
-        }
-        const previous = current;
-        current = next;
-        next = previous;
-        if (alive === 0) return false;
-      }
-      return ((current[acceptWord]! >>> acceptBit) & 1) === 1;
-    },
+    matches: (uri) => run(uri) && ((current[acceptWord]! >>> acceptBit) & 1) === 1,
+    // Every live state can still reach acceptance by appending the rest of the
+    // pattern's literals, so a live state after the prefix means some match.
+    matchesSomeUriStartingWith: (prefix) => run(prefix),
   };
 }
 

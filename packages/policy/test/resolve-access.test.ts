@@ -60,6 +60,7 @@ describe('resolveAccess', () => {
     const spy: UriPattern = {
       source: 'file:///docs/eng/**',
       matches: (uri) => (seen.push(uri), uri.startsWith('file:///docs/eng/')),
+      matchesSomeUriStartingWith: () => true,
     };
     const allow = grants[0]!.allow[0]!;
     const patterns = new Map(compiled.patterns).set(allow, [spy]);
