@@ -10,12 +10,14 @@ import { compileUriPattern } from './uri-pattern.js';
  */
 export function grantPatternProblem(pattern: string, space: UriSpace, sourceId: string): string | undefined {
   if (!space.emptySegments) {
-    // RFC 3986 section 3: `scheme://authority/path?query`; only the path is
-    // checked, after the `//` that opens the authority and the `/` after it.
+    // RFC 3986 section 3: `scheme://authority/path?query`. Only a pattern that
+    // spells out `scheme://` before any wildcard is checked (so its `://` is
+    // the URI's), and only its path: from the `/` after the authority to `?`.
     const authorityAt = pattern.indexOf('://');
-    const pathEnd = pattern.indexOf('?');
-    const doubled = pattern.indexOf('//', authorityAt === -1 ? 0 : authorityAt + 3);
-    if (doubled !== -1 && (pathEnd === -1 || doubled < pathEnd)) {
+    const wildcard = pattern.indexOf('*');
+    const queryAt = pattern.indexOf('?');
+    const doubled = authorityAt === -1 ? -1 : pattern.indexOf('//', authorityAt + 3);
+    if (doubled !== -1 && (wildcard === -1 || authorityAt < wildcard) && (queryAt === -1 || doubled < queryAt)) {
       return `it has an empty path segment ('//'), and no URI of source '${sourceId}' has one`;
     }
   }

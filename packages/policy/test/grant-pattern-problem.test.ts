@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { UriSpace } from '@mcpgw/core';
-import { grantPatternProblem } from '../src/index.js';
+import { compileUriPattern, grantPatternProblem } from '../src/index.js';
 
 const files: UriSpace = { prefixes: ['file:///docs/'], emptySegments: false };
 const postgres: UriSpace = { prefixes: ['db+postgres:///crm/'], emptySegments: false };
@@ -17,6 +18,7 @@ describe('grantPatternProblem', () => {
       'file:///d*/**',
       '**',
       '**/eng/**',
+      '**//docs/eng/*', // its `//` can be the one after `file:`
     ]) {
       expect(grantPatternProblem(pattern, files, 'docs'), pattern).toBeUndefined();
     }
@@ -61,6 +63,27 @@ describe('grantPatternProblem', () => {
   it("lists a static source's own URIs when none can match", () => {
     expect(grantPatternProblem('test://other/**', fixtures, 'fixtures')).toBe(
       "no URI of source 'fixtures' can match it (they start with test://static-text, test://template/)",
+    );
+  });
+
+  it('never refuses a pattern that matches a URI of the source (property)', () => {
+    // URIs shaped like a files source's; patterns cut from them with wildcards.
+    const segment = fc.constantFrom('a', 'b', 'docs', 'eng', 'x.md');
+    const uri = fc
+      .tuple(fc.array(segment, { maxLength: 4 }), fc.boolean())
+      .map(([segments, folder]) => `file:///docs/${segments.join('/')}${folder && segments.length > 0 ? '/' : ''}`);
+    const cut = fc.array(fc.tuple(fc.nat(), fc.nat({ max: 6 }), fc.constantFrom('*', '**')), { maxLength: 3 });
+    fc.assert(
+      fc.property(uri, cut, (text, cuts) => {
+        let pattern = text;
+        for (const [at, length, wildcard] of cuts) {
+          const start = at % (pattern.length + 1);
+          pattern = pattern.slice(0, start) + wildcard + pattern.slice(start + length);
+        }
+        fc.pre(compileUriPattern(pattern).matches(text));
+        expect(grantPatternProblem(pattern, files, 'docs'), pattern).toBeUndefined();
+      }),
+      { numRuns: 5_000 },
     );
   });
 });
