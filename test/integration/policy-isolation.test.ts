@@ -12,7 +12,7 @@ import { createStaticSource } from '@mcpgw/source-static';
 // nothing outside a caller's set is ever listed or readable, and a cursor
 // minted for one principal is refused for another. Real catalog, real static
 // sources, real policy; the oracle below re-states the grant semantics
-// independently (a recursive matcher, not the regex compiler under test).
+// independently (a recursive matcher, not the compiled matcher under test).
 
 const SOURCES = ['alpha', 'beta', 'gamma'] as const;
 const DIRS = ['pub', 'priv', 'x'] as const;

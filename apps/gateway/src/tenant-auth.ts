@@ -9,7 +9,7 @@ import {
   extractBearerToken,
   protectedResourceMetadata,
 } from '@mcpgw/auth';
-import { resolveAccess } from '@mcpgw/policy';
+import { compileGrants, resolveAccess } from '@mcpgw/policy';
 import { protectedResourceMetadataUrl, tenantResourceUri } from './public-url.js';
 
 /** The built-in development issuer, as the verifier sees it: pinned keys, no fetch. */
@@ -61,6 +61,8 @@ export function createTenantAuthenticator(
   const challengeScope =
     (auth.requiredScopes.length > 0 ? auth.requiredScopes : scopesSupported).join(' ') || undefined;
   const verifier: TokenVerifier = createTokenVerifier({ resource, issuers, logger: options.logger });
+  // Once per tenant load: a request only runs the compiled URI matchers.
+  const grants = compileGrants(tenant.grants);
 
   const refuse = (
     status: 400 | 401 | 403,
@@ -110,7 +112,7 @@ export function createTenantAuthenticator(
             `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
           );
         }
-        return { ok: true, scope: resolveAccess(tenant.id, principal, tenant.grants) };
+        return { ok: true, scope: resolveAccess(tenant.id, principal, grants) };
       } catch (error) {
         if (error instanceof AuthError) return refuse(error.status, error.code, error.message);
         throw error;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
-import type { SourceFactory } from '@mcpgw/core';
+import type { SourceFactory, UriSpace } from '@mcpgw/core';
+import { grantPatternProblem } from '@mcpgw/policy';
 import { parse as parseYaml } from 'yaml';
 import type { GrantEntry, TenantAuth } from './auth-schema.js';
 import { bootstrapSchema } from './bootstrap-schema.js';
@@ -89,6 +90,42 @@ async function readBootstrapFile(path: string): Promise<unknown> {
       { path: '(file)', message: `not valid ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message}` },
     ]);
   }
+}
+
+/**
+ * Refuses URI patterns that no URI of their source could ever match (a wrong
+ * scheme or authority, a doubled slash, another source's id): such a grant
+ * silently shows nothing. Sources whose type declares no URI space, or whose
+ * options failed validation, are not checked here.
+ */
+function grantPatternIssues(
+  grants: readonly GrantEntry[],
+  sources: readonly SourceConfig[],
+  registry: ReadonlyMap<string, SourceFactory>,
+  at: string,
+): ConfigIssue[] {
+  const spaces = new Map<string, UriSpace>();
+  for (const source of sources) {
+    const space = registry.get(source.type)?.uriSpace?.(source.options, source.id);
+    if (space !== undefined) spaces.set(source.id, space);
+  }
+  const issues: ConfigIssue[] = [];
+  for (const [g, grant] of grants.entries()) {
+    for (const [a, allow] of grant.allow.entries()) {
+      const space = spaces.get(allow.source);
+      if (space === undefined) continue;
+      for (const [u, pattern] of (allow.uris ?? []).entries()) {
+        const problem = grantPatternProblem(pattern, space, allow.source);
+        if (problem !== undefined) {
+          issues.push({
+            path: `${at}.grants[${g}].allow[${a}].uris[${u}]`,
+            message: `'${pattern}' can never match: ${problem}`,
+          });
+        }
+      }
+    }
+  }
+  return issues;
 }
 
 async function validateBootstrap(
@@ -198,6 +235,7 @@ async function validateBootstrap(
       };
       sources.push({ id, type, options: result.value, ...(ttlMs === undefined ? {} : { ttl }) });
     }
+    issues.push(...grantPatternIssues(tenant.grants, sources, context.registry, at));
     tenants.push({
       id: tenant.id,
       name: tenant.name ?? tenant.id,

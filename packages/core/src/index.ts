@@ -11,7 +11,7 @@ export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl, 
 export { DEFAULT_SOURCE_TTL } from './source.js';
 export type { GatewayErrorCode } from './errors.js';
 export { GatewayError, invalidPosition, isGatewayError } from './errors.js';
-export type { SourceContext, SourceFactory } from './source-factory.js';
+export type { SourceContext, SourceFactory, UriSpace } from './source-factory.js';
 export type { StandardIssue, StandardResult, StandardSchemaV1 } from './standard-schema.js';
 export type { Logger } from './logger.js';
 export { silentLogger } from './logger.js';

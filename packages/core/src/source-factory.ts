@@ -17,6 +17,24 @@ export interface SourceFactory<Options = unknown> {
    */
   readonly optionsSchema: StandardSchemaV1<unknown, Options>;
   create(options: Options, context: SourceContext): Source | Promise<Source>;
+  /**
+   * Where the URIs of a source of this type (given its id and validated
+   * options) can lie, so the config loader refuses a grant URI pattern that
+   * could never match one of them. Absent: patterns are not checked.
+   */
+  uriSpace?(options: Options, sourceId: string): UriSpace;
+}
+
+/** The shape every resource URI of one source has. */
+export interface UriSpace {
+  /**
+   * Every URI of the source starts with one of these: `file:///{id}/` for a
+   * files source; a static source's own URIs and the literal start of each
+   * of its templates.
+   */
+  readonly prefixes: readonly string[];
+  /** Whether a URI's path may contain an empty segment (`//`): S3 keys may, file paths and table names never do. */
+  readonly emptySegments: boolean;
 }
 
 export interface SourceContext {

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { AccessScope, Principal } from '@mcpgw/core';
+import type { CompiledGrants } from './compile-grants.js';
+import { compileGrants } from './compile-grants.js';
 import type { Grant, GrantMatch } from './grant.js';
-import { compileUriPattern, isAmbiguousUri } from './uri-pattern.js';
+import type { UriPattern } from './uri-pattern.js';
+import { isAmbiguousUri } from './uri-pattern.js';
 
 /**
  * A caller's resource set: a pure function of (tenant, verified principal,
@@ -9,17 +12,26 @@ import { compileUriPattern, isAmbiguousUri } from './uri-pattern.js';
  * them (tenant, issuer, subject and the grants that matched, in full), so it
  * changes whenever the caller's access could, and it keys every private cache
  * entry and binds every cursor (issue 3, Policy).
+ *
+ * The gateway passes the tenant's grants compiled once at load
+ * ({@link compileGrants}); a plain list is compiled on the spot.
  */
-export function resolveAccess(tenantId: string, principal: Principal, grants: readonly Grant[]): AccessScope {
-  const effective = grants.filter((grant) => matches(grant.match, principal));
-  const rules = new Map<string, RegExp[] | 'all'>();
+export function resolveAccess(
+  tenantId: string,
+  principal: Principal,
+  grants: CompiledGrants | readonly Grant[],
+): AccessScope {
+  const compiled = isCompiled(grants) ? grants : compileGrants(grants);
+  const effective = compiled.grants.filter((grant) => matches(grant.match, principal));
+  const rules = new Map<string, UriPattern[] | 'all'>();
   for (const grant of effective) {
     for (const allow of grant.allow) {
       const current = rules.get(allow.source);
-      if (current === 'all' || allow.uris === undefined) {
+      const patterns = compiled.patterns.get(allow);
+      if (current === 'all' || patterns === undefined) {
         rules.set(allow.source, 'all');
       } else {
-        rules.set(allow.source, [...(current ?? []), ...allow.uris.map(compileUriPattern)]);
+        rules.set(allow.source, [...(current ?? []), ...patterns]);
       }
     }
   }
@@ -42,9 +54,13 @@ export function resolveAccess(tenantId: string, principal: Principal, grants: re
       const rule = rules.get(sourceId);
       if (rule === undefined) return false;
       if (rule === 'all') return true;
-      return !isAmbiguousUri(uri) && rule.some((pattern) => pattern.test(uri));
+      return !isAmbiguousUri(uri) && rule.some((pattern) => pattern.matches(uri));
     },
   };
+}
+
+function isCompiled(grants: CompiledGrants | readonly Grant[]): grants is CompiledGrants {
+  return !Array.isArray(grants);
 }
 
 function matches(match: GrantMatch, principal: Principal): boolean {

@@ -1,4 +1,5 @@
 import type { SourceFactory } from '@mcpgw/core';
+import { fileUriPrefix } from './file-uri.js';
 import { createFilesSource } from './files-source.js';
 import { filesSourceOptionsSchema, type FilesSourceOptions } from './files-source-options.js';
 
@@ -13,4 +14,6 @@ export const filesSourceFactory: SourceFactory<FilesSourceOptions> = {
   type: 'files',
   optionsSchema: filesSourceOptionsSchema,
   create: createFilesSource,
+  // Folder and file names are never empty, so no URI has `//` after the prefix.
+  uriSpace: (_options, sourceId) => ({ prefixes: [fileUriPrefix(sourceId)], emptySegments: false }),
 };

@@ -1,5 +1,6 @@
 import type { SourceFactory } from '@mcpgw/core';
 import { createPostgresSource } from './postgres-source.js';
+import { uriPrefix } from './resource-uri.js';
 import { postgresSourceOptionsSchema, type PostgresSourceOptions } from './postgres-source-options.js';
 
 /**
@@ -18,4 +19,6 @@ export const postgresSourceFactory: SourceFactory<PostgresSourceOptions> = {
   type: 'postgres',
   optionsSchema: postgresSourceOptionsSchema,
   create: (options, context) => createPostgresSource(options, context.sourceId, context.logger),
+  // Schema and table segments are never empty.
+  uriSpace: (_options, sourceId) => ({ prefixes: [uriPrefix(sourceId)], emptySegments: false }),
 };

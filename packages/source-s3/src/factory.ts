@@ -2,6 +2,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import type { SourceContext, SourceFactory } from '@mcpgw/core';
 import { s3SourceOptionsSchema, type S3SourceOptions } from './options.js';
 import { S3Source } from './s3-source.js';
+import { uriPrefix } from './uri.js';
 
 /**
  * Creates an S3 source. No I/O happens here: a bucket that is down at
@@ -34,4 +35,6 @@ export const s3SourceFactory: SourceFactory<S3SourceOptions> = {
   type: 's3',
   optionsSchema: s3SourceOptionsSchema,
   create: createS3Source,
+  // An S3 key may hold `//` (an empty segment), so a pattern may too.
+  uriSpace: (_options, sourceId) => ({ prefixes: [uriPrefix(sourceId)], emptySegments: true }),
 };

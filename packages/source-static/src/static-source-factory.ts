@@ -17,4 +17,13 @@ export const staticSourceFactory: SourceFactory<StaticSourceOptions> = {
   type: 'static',
   optionsSchema: staticSourceOptionsSchema,
   create: createStaticSource,
+  // The operator writes these URIs: each resource's, and each template's text
+  // before its first expression (RFC 6570 section 2.2), which every expansion keeps.
+  uriSpace: (options) => ({
+    prefixes: [
+      ...options.resources.map((resource) => resource.uri),
+      ...options.templates.map((template) => template.uriTemplate.split('{', 1)[0]!),
+    ],
+    emptySegments: true,
+  }),
 };
