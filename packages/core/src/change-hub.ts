@@ -55,6 +55,7 @@ export class ChangeHub {
   readonly #listeners = new Set<ChangeListener>();
   readonly #pending = new Set<Promise<unknown>>();
   #baseline: Fingerprint | undefined;
+  #closed = false;
 
   constructor(options: ChangeHubOptions) {
     this.#options = options;
@@ -71,6 +72,7 @@ export class ChangeHub {
 
   /** Adds a listener; returns its unsubscribe function (safe to call twice). */
   subscribe(listener: ChangeListener): () => void {
+    if (this.#closed) return () => {};
     // A wrapper per subscription, so the same function subscribed twice is two subscriptions.
     const entry: ChangeListener = (event) => listener(event);
     this.#listeners.add(entry);
@@ -80,6 +82,15 @@ export class ChangeHub {
       this.#baseline = undefined;
       this.#options.stop?.();
     };
+  }
+
+  /** Drops every listener and stops detection for good (`Source.close`); later subscriptions hear nothing. */
+  close(): void {
+    this.#closed = true;
+    const wasActive = this.active;
+    this.#listeners.clear();
+    this.#baseline = undefined;
+    if (wasActive) this.#options.stop?.();
   }
 
   /**

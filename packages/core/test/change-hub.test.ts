@@ -145,3 +145,20 @@ describe('ChangeHub', () => {
     await expect(hub.settled()).resolves.toBeUndefined();
   });
 });
+
+describe('ChangeHub.close', () => {
+  it('stops detection, drops listeners and ignores later subscriptions', () => {
+    const start = vi.fn();
+    const stop = vi.fn();
+    const hub = new ChangeHub({ sourceId: 's', logger: recordingLogger().logger, start, stop });
+    const seen: ChangeEvent[] = [];
+    hub.subscribe((event) => seen.push(event));
+    hub.close();
+    expect(stop).toHaveBeenCalledTimes(1);
+    hub.subscribe((event) => seen.push(event))();
+    hub.publish({ sourceId: 's', kind: 'list_changed' });
+    expect(seen).toEqual([]);
+    expect(start).toHaveBeenCalledTimes(1);
+    expect(stop).toHaveBeenCalledTimes(1);
+  });
+});
