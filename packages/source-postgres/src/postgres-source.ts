@@ -291,7 +291,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     listResources,
     listTemplates,
     read,
-    ...(mode === 'off' ? {} : { watch }),
+    ...(mode === 'off' ? {} : { watch, settled: async () => feed?.settled() }),
     health,
     close,
   };
