@@ -135,15 +135,19 @@ export class FolderWatcher {
 
   #schedule(delayMs: number): void {
     const run = this.#run;
-    const waited = new Promise<void>((resolve) => {
-      this.#wake = resolve;
-      this.#timer = setTimeout(resolve, delayMs);
-      this.#timer.unref();
-    });
+    let wake!: () => void;
+    const waited = new Promise<void>((resolve) => (wake = resolve));
+    const timer = setTimeout(wake, delayMs);
+    timer.unref();
+    this.#timer = timer;
+    this.#wake = wake;
     void this.#hub.track(
       waited.then(() => {
-        this.#timer = undefined;
-        this.#wake = undefined;
+        // A stop and a new start may have scheduled another wait meanwhile: leave that one alone.
+        if (this.#timer === timer) {
+          this.#timer = undefined;
+          this.#wake = undefined;
+        }
         return this.#scan(run);
       }),
     );

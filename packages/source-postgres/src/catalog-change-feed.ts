@@ -166,22 +166,20 @@ export class CatalogChangeFeed {
       }
     }
     const client = this.#options.newClient();
+    // Heard only once the client is this.#client, i.e. listening: a failed
+    // connect is the attempt's failure, not also a lost connection.
     client.on('error', (error) => this.#lost(run, client, error));
     client.on('end', () => this.#lost(run, client, new Error('connection ended')));
     client.on('notification', () => this.#requestCheck(run, NOTIFY_DEBOUNCE_MS));
-    this.#client = client;
     try {
       await client.connect();
       await client.query(`LISTEN ${quoteIdent(this.#options.channel)}`);
     } catch (error) {
-      if (this.#client === client) this.#client = undefined;
       await client.end().catch(() => undefined);
       throw error;
     }
-    if (!this.#current(run)) {
-      if (this.#client === client) this.#client = undefined;
-      await client.end().catch(() => undefined);
-    }
+    if (this.#current(run)) this.#client = client;
+    else await client.end().catch(() => undefined);
   }
 
   #lost(run: number, client: pg.Client, error: unknown): void {
