@@ -1,7 +1,8 @@
 import * as net from 'node:net';
-import type { Logger } from '@mcpgw/core';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Logger, SourceChange } from '@mcpgw/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresSource, postgresSourceOptionsSchema } from '../src/index.js';
+import { createFixture, type Fixture } from './fixture.js';
 
 /**
  * Issue 9, item 13: a Postgres source whose server cannot be reached at
@@ -22,14 +23,15 @@ async function closedPort(): Promise<number> {
 
 function recordingLogger() {
   const warnings: object[] = [];
+  const infos: string[] = [];
   const logger: Logger = {
     debug: () => {},
-    info: () => {},
+    info: (_fields, msg) => infos.push(msg ?? ''),
     warn: (fields) => warnings.push(fields),
     error: (fields) => warnings.push(fields),
     child: () => logger,
   };
-  return { logger, warnings };
+  return { logger, warnings, infos };
 }
 
 /**
@@ -111,4 +113,68 @@ describe.each(['poll', 'event-trigger'] as const)('a change feed (%s) on a close
     // A server that cannot be reached is not a server that refused the trigger.
     expect(JSON.stringify(warnings)).not.toContain('polling the catalog instead');
   }, 60_000);
+});
+
+describe('a change feed whose database comes up after start', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await createFixture('feed-late');
+  });
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  it('installs its event trigger and listens once the database answers', async () => {
+    // The database is reached through a port nothing listens on yet.
+    const port = await closedPort();
+    const target = new URL(fx.db.url);
+    const url = new URL(fx.db.url);
+    url.host = `127.0.0.1:${port}`;
+    const { logger, warnings, infos } = recordingLogger();
+    const source = createPostgresSource(
+      postgresSourceOptionsSchema.parse({
+        schemas: ['public'],
+        connection: { url: url.toString() },
+        changeDetection: { mode: 'event-trigger', pollIntervalMs: 3_600_000 },
+      }),
+      'late',
+      logger,
+    );
+    const events: SourceChange[] = [];
+    const stop = source.watch!((change) => events.push(change));
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(Number(target.port || 5432), target.hostname);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    try {
+      await vi.waitFor(() => expect(warnings.length).toBe(2), { timeout: 5_000, interval: 20 });
+      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      await vi.waitFor(
+        () => expect(infos).toContain('postgres change feed cannot reach the database; retrying: recovered'),
+        {
+          timeout: 10_000,
+          interval: 20,
+        },
+      );
+      await source.settled?.();
+      // Not polling: the trigger was installed once the server answered.
+      expect(JSON.stringify(warnings)).not.toContain('polling the catalog instead');
+      await fx.db.sql('CREATE TABLE public.after_outage (id int)');
+      await vi.waitFor(
+        () =>
+          expect(events).toContainEqual({ type: 'resource-updated', uri: 'db+postgres:///late/public/after_outage' }),
+        { timeout: 5_000, interval: 20 },
+      );
+    } finally {
+      stop();
+      await source.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  }, 30_000);
 });
