@@ -54,6 +54,12 @@ export interface Source {
   /** Optional change feed; returns an unsubscribe function. */
   watch?(listener: (change: SourceChange) => void): () => void;
 
+  /**
+   * With `watch`: resolves once change detection has nothing in flight (no
+   * scan, comparison or debounce pending). Tests wait on it instead of sleeping.
+   */
+  settled?(): Promise<void>;
+
   /** A cheap liveness probe of the backend. */
   health(signal?: AbortSignal): Promise<SourceHealth>;
 

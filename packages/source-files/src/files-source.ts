@@ -16,7 +16,7 @@ import {
 } from '@mcpgw/core';
 import { fileUriPrefix, parseFileUri, toFileUri } from './file-uri.js';
 import type { FilesSourceOptions } from './files-source-options.js';
-import { watchFolder } from './folder-watcher.js';
+import { FolderWatcher } from './folder-watcher.js';
 import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
 import { DIRECTORY_MIME_TYPE, mediaTypeOf } from './media-type.js';
 import { comparePaths, isServableName } from './path-segment.js';
@@ -51,10 +51,16 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
   const { maxFileBytes, maxEntries } = options;
   const { maxFiles, maxTotalBytes } = options.directoryRead;
   const prefix = fileUriPrefix(sourceId);
-  const listeners = new Set<(change: SourceChange) => void>();
-  let stopWatching: (() => void) | undefined;
   const warned = new Set<string>();
   let recentWalk: { at: number; walk: Promise<Walk> } | undefined;
+  // A change seen by the watcher drops the shared walk, so the next listing sees it at once.
+  const changes = new FolderWatcher({
+    realRoot,
+    sourceId,
+    maxEntries,
+    logger,
+    onRescan: () => (recentWalk = undefined),
+  });
 
   /**
    * The walk, shared by the pages of one listing: each page needs the whole
@@ -276,23 +282,10 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     },
 
     watch(listener: (change: SourceChange) => void): () => void {
-      listeners.add(listener);
-      stopWatching ??= watchFolder(
-        realRoot,
-        () => {
-          recentWalk = undefined;
-          for (const l of listeners) l({ type: 'list-changed' });
-        },
-        logger,
-      );
-      return () => {
-        listeners.delete(listener);
-        if (listeners.size === 0) {
-          stopWatching?.();
-          stopWatching = undefined;
-        }
-      };
+      return changes.watch(listener);
     },
+
+    settled: () => changes.settled(),
 
     async health() {
       try {
@@ -304,9 +297,7 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     },
 
     async close() {
-      listeners.clear();
-      stopWatching?.();
-      stopWatching = undefined;
+      changes.close();
     },
   };
 }

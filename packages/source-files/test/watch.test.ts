@@ -4,11 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { SourceChange } from '@mcpgw/core';
 import { createSource, listAll, tempDir, writeTree } from './helpers.js';
 
-/** Resolves when `events` holds at least `count` entries, or after `ms`. */
-async function waitFor(events: unknown[], count: number, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (events.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-}
+const updated = (path: string): SourceChange => ({ type: 'resource-updated', uri: `file:///docs/${path}` });
+const listChanges = (events: SourceChange[]) => events.filter((e) => e.type === 'list-changed');
 
 describe('watch', () => {
   it('reports list-changed once for a burst of changes, including in new subfolders', async () => {
@@ -18,15 +15,25 @@ describe('watch', () => {
     const events: SourceChange[] = [];
     const stop = source.watch?.((change) => events.push(change));
     expect(stop).toBeTypeOf('function');
-    await new Promise((r) => setTimeout(r, 100)); // let the watcher attach
+    await source.settled?.(); // the baseline is taken
     await writeTree(root, { 'b.txt': 'b', 'c.txt': 'c', 'new/d.txt': 'd' });
-    await waitFor(events, 1, 3_000);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(events).toEqual([{ type: 'list-changed' }]);
+    await source.settled?.();
+    expect(listChanges(events)).toHaveLength(1);
+    // What came, and the folders whose reads changed with it.
+    for (const path of ['b.txt', 'c.txt', 'new/', 'new/d.txt', '']) expect(events).toContainEqual(updated(path));
+    expect(events).not.toContainEqual(updated('a.txt'));
 
+    events.length = 0;
     await writeFile(join(root, 'new/e.txt'), 'e');
-    await waitFor(events, 2, 3_000);
-    expect(events).toEqual([{ type: 'list-changed' }, { type: 'list-changed' }]);
+    await source.settled?.();
+    expect(listChanges(events)).toHaveLength(1);
+    expect(events).toContainEqual(updated('new/e.txt'));
+
+    // A changed file is an update, not a list change.
+    events.length = 0;
+    await writeFile(join(root, 'a.txt'), 'longer now');
+    await source.settled?.();
+    expect(events).toEqual([updated(''), updated('a.txt')]);
     stop?.();
   });
 
@@ -36,12 +43,13 @@ describe('watch', () => {
     const source = await createSource({ root }, '/');
     const events: SourceChange[] = [];
     const stop = source.watch?.((change) => events.push(change));
-    await new Promise((r) => setTimeout(r, 100));
+    await source.settled?.();
     expect((await listAll(source, 100)).items.map((r) => r.name)).toEqual(['docs', 'a.txt']);
     await writeTree(root, { 'b.txt': 'b' });
     // Without a watcher, the walk just made would serve listings for WALK_REUSE_MS.
     expect((await listAll(source, 100)).items.map((r) => r.name)).toEqual(['docs', 'a.txt']);
-    await waitFor(events, 1, 3_000);
+    await source.settled?.();
+    expect(listChanges(events)).toHaveLength(1);
     expect((await listAll(source, 100)).items.map((r) => r.name)).toEqual(['docs', 'a.txt', 'b.txt']);
     stop?.();
   });
@@ -52,13 +60,28 @@ describe('watch', () => {
     const source = await createSource({ root }, '/');
     const events: SourceChange[] = [];
     const stop = source.watch?.((change) => events.push(change));
-    await new Promise((r) => setTimeout(r, 100));
+    await source.settled?.();
     await writeTree(root, { '.git/index': 'x', '.env': 'x' });
-    await new Promise((r) => setTimeout(r, 600));
+    await source.settled?.();
     expect(events).toEqual([]);
     stop?.();
     await writeTree(root, { 'visible.txt': 'x' });
-    await new Promise((r) => setTimeout(r, 600));
+    await source.settled?.();
     expect(events).toEqual([]);
+  });
+
+  it('keeps delivering to other listeners when one throws', async () => {
+    const root = await tempDir();
+    const source = await createSource({ root }, '/');
+    const events: SourceChange[] = [];
+    source.watch?.(() => {
+      throw new Error('listener bug');
+    });
+    const stop = source.watch?.((change) => events.push(change));
+    await source.settled?.();
+    await writeTree(root, { 'b.txt': 'b' });
+    await source.settled?.();
+    expect(listChanges(events)).toHaveLength(1);
+    stop?.();
   });
 });

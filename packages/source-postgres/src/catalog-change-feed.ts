@@ -1,71 +1,98 @@
-import type { Logger, SourceChange } from '@mcpgw/core';
+import {
+  Backoff,
+  ChangeHub,
+  CondensedWarning,
+  type ChangeListener,
+  type FingerprintUris,
+  type Logger,
+  type SourceChange,
+} from '@mcpgw/core';
 import type pg from 'pg';
 import type { CatalogFingerprint } from './catalog-fingerprint.js';
 import { quoteIdent } from './quote-ident.js';
+import { sqlState } from './source-unavailable.js';
 
 export interface ChangeFeedOptions {
+  sourceId: string;
   mode: 'event-trigger' | 'poll';
   pollIntervalMs: number;
-  /** Reads the current fingerprint (in a read-only transaction). */
+  /** Reads the current fingerprint (in a read-only transaction); must not log its own failures. */
   fingerprint: () => Promise<CatalogFingerprint>;
-  diff: (before: CatalogFingerprint, after: CatalogFingerprint) => SourceChange[];
-  /** event-trigger mode: installs the trigger; a rejection falls back to polling. */
+  /** The resources a fingerprint key names (a schema or a table) and contains. */
+  uris: FingerprintUris;
+  /** event-trigger mode: installs the trigger; a refusal by the server falls back to polling. */
   install: () => Promise<void>;
   /** event-trigger mode: a new, unconnected client for LISTEN. */
   newClient: () => pg.Client;
   channel: string;
   logger: Logger;
+  /** Retry delays after failures; tests pass one with a fixed random. */
+  backoff?: Backoff;
 }
 
 /** Coalesces a burst of DDL (a migration) into one catalog comparison. */
 const NOTIFY_DEBOUNCE_MS = 50;
-const MAX_RECONNECT_DELAY_MS = 30_000;
 
 /**
- * Turns catalog changes into SourceChange events while anyone listens. Both
- * modes compare fingerprints, so events are the same; the trigger only says
- * *when* to look. After the LISTEN connection drops it reconnects with
- * backoff and compares once, so nothing changed in between is missed.
+ * Turns catalog changes into change events while anyone listens (the
+ * fan-out and the comparison are the shared `ChangeHub`). Both modes compare
+ * fingerprints, so events are the same; the trigger only says *when* to
+ * look. A database that cannot be reached, at start or after the LISTEN
+ * connection drops, is retried with exponential backoff and jitter (250 ms
+ * doubling to 30 s), logged once per doubling of the attempt count; each
+ * successful reconnect compares once, so nothing changed meanwhile is missed.
  */
 export class CatalogChangeFeed {
   readonly #options: ChangeFeedOptions;
-  readonly #listeners = new Set<(change: SourceChange) => void>();
-  #baseline: CatalogFingerprint | undefined;
+  readonly #hub: ChangeHub;
+  readonly #backoff: Backoff;
+  readonly #unreachable: CondensedWarning;
+  /** Bumped by every start and stop: callbacks of an earlier run see they are stale. */
+  #run = 0;
+  #running = false;
   #timer: NodeJS.Timeout | undefined;
   #client: pg.Client | undefined;
-  #running = false;
-  #checking: Promise<void> | undefined;
+  #checking = false;
   #again = false;
-  #failures = 0;
   #usePolling: boolean;
   #installed = false;
 
   constructor(options: ChangeFeedOptions) {
     this.#options = options;
     this.#usePolling = options.mode === 'poll';
+    this.#backoff = options.backoff ?? new Backoff();
+    this.#unreachable = new CondensedWarning(
+      options.logger,
+      'postgres change feed cannot reach the database; retrying',
+    );
+    this.#hub = new ChangeHub({
+      sourceId: options.sourceId,
+      logger: options.logger,
+      uris: options.uris,
+      start: () => this.#begin(),
+      stop: () => void this.stop(),
+    });
   }
 
-  /** Adds a listener; the feed starts with the first and stops after the last. */
-  subscribe(listener: (change: SourceChange) => void): () => void {
-    this.#listeners.add(listener);
-    if (!this.#running) {
-      this.#running = true;
-      void this.#start();
-    }
-    return () => {
-      this.#listeners.delete(listener);
-      if (this.#listeners.size === 0) void this.stop();
-    };
+  /** `Source.watch`: the feed starts with the first listener and stops after the last. */
+  watch(listener: (change: SourceChange) => void): () => void {
+    return this.#hub.watch(listener);
   }
 
-  /** Resolves once the comparison in flight, if any, is done (tests). */
-  async settled(): Promise<void> {
-    while (this.#checking !== undefined) await this.#checking;
+  /** The same feed as change events (live notifications). */
+  subscribe(listener: ChangeListener): () => void {
+    return this.#hub.subscribe(listener);
+  }
+
+  /** Resolves once no attempt or comparison is in flight (tests). */
+  settled(): Promise<void> {
+    return this.#hub.settled();
   }
 
   async stop(): Promise<void> {
     this.#running = false;
-    this.#baseline = undefined;
+    this.#run += 1;
+    this.#hub.resetBaseline();
     clearTimeout(this.#timer);
     this.#timer = undefined;
     const client = this.#client;
@@ -74,27 +101,62 @@ export class CatalogChangeFeed {
     await this.settled();
   }
 
-  async #start(): Promise<void> {
-    try {
-      // LISTEN before the baseline: DDL committed between the two is then
-      // both notified and compared, never missed.
-      if (!this.#usePolling) await this.#listen();
-      this.#baseline = await this.#options.fingerprint();
-      this.#failures = 0;
-    } catch (error) {
-      this.#options.logger.warn({ err: describe(error) }, 'postgres change feed could not start; retrying');
-      this.#retry(() => this.#start());
-      return;
-    }
-    if (this.#usePolling) this.#schedulePoll();
+  #begin(): void {
+    this.#running = true;
+    this.#run += 1;
+    this.#backoff.reset();
+    this.#attempt(this.#run);
   }
 
-  async #listen(): Promise<void> {
+  #current(run: number): boolean {
+    return this.#running && this.#run === run;
+  }
+
+  /**
+   * One attempt to be listening with a baseline: LISTEN (event-trigger mode)
+   * before reading the fingerprint, so DDL committed between the two is both
+   * notified and compared, never missed. After a lost connection the
+   * baseline is kept and the comparison reports what changed meanwhile.
+   */
+  #attempt(run: number): void {
+    const work = (async () => {
+      if (!this.#usePolling) await this.#listen(run);
+      if (!this.#current(run)) return;
+      const fingerprint = await this.#options.fingerprint();
+      if (!this.#current(run)) return;
+      this.#hub.compare(fingerprint);
+      this.#backoff.reset();
+      this.#unreachable.recovered();
+      if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
+    })().catch((error: unknown) => {
+      if (!this.#current(run)) return;
+      this.#retryLater(run, error, () => this.#attempt(run));
+    });
+    void this.#hub.track(work);
+  }
+
+  /** Logs (condensed) and schedules `again` after the next backoff delay. */
+  #retryLater(run: number, error: unknown, again: () => void, atLeastMs = 0): void {
+    const delay = Math.max(atLeastMs, this.#backoff.next());
+    this.#unreachable.failed({ err: describe(error) }, delay);
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#current(run)) again();
+    }, delay);
+    this.#timer.unref();
+  }
+
+  async #listen(run: number): Promise<void> {
     if (!this.#installed) {
       try {
         await this.#options.install();
         this.#installed = true;
       } catch (error) {
+        // Only a refusal by the server (an SQLSTATE, e.g. 42501 without
+        // superuser) means polling; an unreachable server is retried, or a
+        // database down at start would never get its event trigger.
+        if (sqlState(error) === undefined) throw error;
         this.#options.logger.warn(
           { err: describe(error) },
           'postgres event trigger could not be installed (needs superuser); polling the catalog instead',
@@ -104,105 +166,74 @@ export class CatalogChangeFeed {
       }
     }
     const client = this.#options.newClient();
-    client.on('error', (error) => this.#lost(client, error));
-    client.on('end', () => this.#lost(client, new Error('connection ended')));
-    client.on('notification', () => this.#requestCheck(NOTIFY_DEBOUNCE_MS));
-    this.#client = client;
+    // Heard only once the client is this.#client, i.e. listening: a failed
+    // connect is the attempt's failure, not also a lost connection.
+    client.on('error', (error) => this.#lost(run, client, error));
+    client.on('end', () => this.#lost(run, client, new Error('connection ended')));
+    client.on('notification', () => this.#requestCheck(run, NOTIFY_DEBOUNCE_MS));
     try {
       await client.connect();
       await client.query(`LISTEN ${quoteIdent(this.#options.channel)}`);
     } catch (error) {
-      this.#client = undefined;
       await client.end().catch(() => undefined);
       throw error;
     }
-    if (!this.#running) await this.stop();
+    if (this.#current(run)) this.#client = client;
+    else await client.end().catch(() => undefined);
   }
 
-  #lost(client: pg.Client, error: unknown): void {
-    if (this.#client !== client || !this.#running) return;
+  #lost(run: number, client: pg.Client, error: unknown): void {
+    if (this.#client !== client || !this.#current(run)) return;
     this.#client = undefined;
-    this.#options.logger.warn(
-      { err: describe(error) },
-      'postgres change feed lost its LISTEN connection; reconnecting',
-    );
     void client.end().catch(() => undefined);
-    this.#retry(async () => {
-      await this.#listen();
-      // Whatever changed while disconnected was not notified: compare now.
-      this.#requestCheck(0);
-      if (this.#usePolling) this.#schedulePoll();
-    });
+    this.#retryLater(run, error, () => this.#attempt(run));
   }
 
-  #retry(attempt: () => Promise<void>): void {
-    if (!this.#running) return;
-    const delay = Math.min(MAX_RECONNECT_DELAY_MS, 250 * 2 ** this.#failures++);
+  #schedulePoll(run: number, delayMs: number): void {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      if (!this.#running) return;
-      attempt().then(
-        () => (this.#failures = 0),
-        (error: unknown) => {
-          this.#options.logger.warn({ err: describe(error) }, 'postgres change feed retry failed');
-          this.#retry(attempt);
-        },
-      );
-    }, delay);
+      if (this.#current(run)) this.#requestCheck(run, 0);
+    }, delayMs);
     this.#timer.unref();
   }
 
-  #schedulePoll(): void {
-    if (!this.#running) return;
-    clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#requestCheck(0);
-      this.#schedulePoll();
-    }, this.#options.pollIntervalMs);
-    this.#timer.unref();
-  }
-
-  #requestCheck(delayMs: number): void {
-    if (!this.#running) return;
-    if (this.#checking !== undefined) {
+  #requestCheck(run: number, delayMs: number): void {
+    if (!this.#current(run)) return;
+    if (this.#checking) {
       this.#again = true;
       return;
     }
-    this.#checking = new Promise<void>((resolve) => setTimeout(resolve, delayMs))
-      .then(() => this.#check())
+    this.#checking = true;
+    const work = new Promise<void>((resolve) => setTimeout(resolve, delayMs))
+      .then(() => this.#check(run))
       .finally(() => {
-        this.#checking = undefined;
+        this.#checking = false;
         if (this.#again) {
           this.#again = false;
-          this.#requestCheck(0);
+          this.#requestCheck(run, 0);
         }
       });
+    void this.#hub.track(work);
   }
 
-  async #check(): Promise<void> {
-    if (!this.#running || this.#baseline === undefined) return;
-    let next: CatalogFingerprint;
+  async #check(run: number): Promise<void> {
+    if (!this.#current(run) || !this.#hub.hasBaseline) return;
     try {
-      next = await this.#options.fingerprint();
+      const next = await this.#options.fingerprint();
+      if (!this.#current(run)) return;
+      this.#hub.compare(next);
+      this.#backoff.reset();
+      this.#unreachable.recovered();
+      if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
     } catch (error) {
-      // The next poll or notification tries again; the baseline is kept so
-      // the eventual comparison still covers everything that changed.
-      this.#options.logger.warn({ err: describe(error) }, 'postgres change feed could not read the catalog');
-      return;
-    }
-    if (!this.#running) return;
-    const changes = this.#options.diff(this.#baseline, next);
-    this.#baseline = next;
-    for (const change of changes) {
-      for (const listener of [...this.#listeners]) {
-        try {
-          listener(change);
-        } catch (error) {
-          this.#options.logger.error({ err: describe(error) }, 'postgres change feed listener threw');
-        }
-      }
+      if (!this.#current(run)) return;
+      // The baseline is kept so the eventual comparison still covers
+      // everything that changed. Polling backs off like a reconnect; with
+      // the trigger, the next notification (or reconnect) tries again.
+      if (this.#usePolling)
+        this.#retryLater(run, error, () => this.#requestCheck(run, 0), this.#options.pollIntervalMs);
+      else this.#unreachable.failed({ err: describe(error) });
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { SourceChange } from '@mcpgw/core';
+import type { FingerprintUris } from '@mcpgw/core';
 import type { RunQuery } from './read-only-transaction.js';
 
 /**
@@ -44,28 +44,23 @@ export async function catalogFingerprint(query: RunQuery, schemas: readonly stri
 }
 
 /**
- * The changes between two fingerprints (issue 5, "Change feed"): a relation
- * or schema that appears or disappears changes the list; any change to a
- * relation updates its own URI and its schema's overview.
+ * The resources a fingerprint key stands for (issue 5, "Change feed"): a
+ * schema's key is its overview; a relation's key is its description, shown
+ * in its schema's overview too, so a change to a relation updates both.
  */
-export function diffFingerprints(
-  before: CatalogFingerprint,
-  after: CatalogFingerprint,
-  uris: { schema: (schema: string) => string; table: (schema: string, table: string) => string },
-): SourceChange[] {
-  let listChanged = false;
-  const updated = new Set<string>();
-  const keys = new Set([...before.keys(), ...after.keys()]);
-  for (const key of keys) {
-    const was = before.get(key);
-    const now = after.get(key);
-    if (was === now) continue;
-    if (was === undefined || now === undefined) listChanged = true;
-    const [schema, table] = JSON.parse(key) as [string, string];
-    if (table !== '') updated.add(uris.table(schema, table));
-    updated.add(uris.schema(schema));
-  }
-  const changes: SourceChange[] = listChanged ? [{ type: 'list-changed' }] : [];
-  for (const uri of [...updated].sort()) changes.push({ type: 'resource-updated', uri });
-  return changes;
+export function catalogFingerprintUris(uris: {
+  schema: (schema: string) => string;
+  table: (schema: string, table: string) => string;
+}): FingerprintUris {
+  const parse = (key: string) => JSON.parse(key) as [string, string];
+  return {
+    uri(key) {
+      const [schema, table] = parse(key);
+      return table === '' ? uris.schema(schema) : uris.table(schema, table);
+    },
+    containers(key) {
+      const [schema, table] = parse(key);
+      return table === '' ? [] : [uris.schema(schema)];
+    },
+  };
 }

@@ -14,7 +14,7 @@ import {
 } from '@mcpgw/core';
 import pg from 'pg';
 import { CatalogChangeFeed } from './catalog-change-feed.js';
-import { catalogFingerprint, diffFingerprints } from './catalog-fingerprint.js';
+import { catalogFingerprint, catalogFingerprintUris } from './catalog-fingerprint.js';
 import {
   findRelation,
   findSchemas,
@@ -336,16 +336,18 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
   function watch(listener: (change: SourceChange) => void): () => void {
     if (mode === 'off' || closed !== undefined) return () => {};
     feed ??= new CatalogChangeFeed({
+      sourceId,
       mode,
       pollIntervalMs: options.changeDetection.pollIntervalMs,
-      fingerprint: () => run((query) => catalogFingerprint(query, allowed)),
-      diff: (before, after) => diffFingerprints(before, after, { schema: toSchemaUri, table: toTableUri }),
+      // Not through run(): the feed logs its failures itself, condensed.
+      fingerprint: () => inReadOnlyTransaction(pool, timeouts, (query) => catalogFingerprint(query, allowed)),
+      uris: catalogFingerprintUris({ schema: toSchemaUri, table: toTableUri }),
       install: () => installEventTrigger(pool, changeChannel(sourceId)),
       newClient: () => new pg.Client(connectionConfig(options, sourceId)),
       channel: changeChannel(sourceId),
       logger,
     });
-    return feed.subscribe(listener);
+    return feed.watch(listener);
   }
 
   async function health(): Promise<SourceHealth> {
@@ -373,7 +375,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     listResources,
     listTemplates,
     read,
-    ...(mode === 'off' ? {} : { watch }),
+    ...(mode === 'off' ? {} : { watch, settled: async () => feed?.settled() }),
     health,
     close,
   };

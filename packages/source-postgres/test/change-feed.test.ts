@@ -47,7 +47,7 @@ const has = (events: SourceChange[], change: SourceChange) =>
 async function scenario(
   source: Source,
   settle: number,
-  ready: () => Promise<void> = () => sleep(settle),
+  ready: () => Promise<void> = async () => source.settled?.(),
 ): Promise<void> {
   const feed = record(source);
   try {
@@ -123,10 +123,7 @@ describe('event-trigger mode', () => {
   it('installs an event trigger and reports changes through LISTEN/NOTIFY, not by polling', async () => {
     // An hour between polls: any prompt event came from the trigger.
     const source = fx.make({ changeDetection: { mode: 'event-trigger', pollIntervalMs: 3_600_000 } }, 'crm');
-    await scenario(source, 400, async () => {
-      for (let i = 0; i < 100 && (await listenSessions()) === 0; i++) await sleep(50);
-      await sleep(100);
-    });
+    await scenario(source, 400, async () => source.settled?.());
     const { rows } = await fx.db.sql(`SELECT evtevent FROM pg_event_trigger WHERE evtname = 'mcpgw_ddl_crm'`);
     expect(rows).toEqual([{ evtevent: 'ddl_command_end' }]);
     await source.close();
@@ -137,7 +134,7 @@ describe('event-trigger mode', () => {
     const source = fx.make({ changeDetection: { mode: 'event-trigger', pollIntervalMs: 3_600_000 } }, 'crm');
     const feed = record(source);
     try {
-      await sleep(400);
+      await source.settled?.(); // listening, with a baseline
       expect(await listenSessions()).toBe(1);
       await fx.db.sql(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'`,
@@ -164,7 +161,7 @@ describe('event-trigger mode', () => {
     );
     const feed = record(source);
     try {
-      await sleep(600);
+      await source.settled?.(); // refused the trigger, polling, with a baseline
       await fx.db.sql('CREATE TABLE public.seen_by_polling (id int)');
       await feed.until((e) =>
         has(e, { type: 'resource-updated', uri: 'db+postgres:///limited/public/seen_by_polling' }),

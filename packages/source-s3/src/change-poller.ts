@@ -1,109 +1,116 @@
-import type { Logger, SourceChange } from '@mcpgw/core';
+import { Backoff, ChangeHub, CondensedWarning, type ChangeListener, type Logger, type SourceChange } from '@mcpgw/core';
 
 /** Relative key to ETag, for every listed object of the source. */
 export type ListingFingerprint = Map<string, string>;
 
 export interface ChangePollerOptions {
+  sourceId: string;
   intervalMs: number;
   /** Lists the source; aborting the signal must end the scan. */
   scan: (signal: AbortSignal) => Promise<ListingFingerprint>;
-  /** The URI of a relative key. */
+  /** The URI of a relative key (`''` is the top folder). */
   toUri: (key: string) => string;
-  /** Receives the events of one scan that found differences. */
-  emit: (changes: SourceChange[]) => void;
   logger: Logger;
+  /** Retry delays after failed scans; tests pass one with a fixed random. */
+  backoff?: Backoff;
 }
 
 /**
- * Polls a listing fingerprint (keys and ETags) and reports differences
- * (issue 6 "Change detection"). The first scan only sets the baseline. Scans
- * never overlap: the next one is scheduled when the previous one ends, and
- * the timer does not keep the process alive.
+ * Polls a listing fingerprint (keys and ETags) while anyone listens and
+ * hands it to the shared `ChangeHub`, which reports the differences (issue 6
+ * "Change detection"): `list_changed` when keys came or went, `updated` for
+ * every differing object and the folder directly above it (a folder read
+ * returns the objects directly under it). The first scan only sets the
+ * baseline. Scans never overlap: the next one is scheduled when the previous
+ * one ends, after the interval, or after a failure after the longer of the
+ * interval and an exponential backoff (250 ms doubling to 30 s, with
+ * jitter), logged once per doubling of the attempt count. The timer does not
+ * keep the process alive.
  */
 export class ChangePoller {
   readonly #options: ChangePollerOptions;
-  #baseline: ListingFingerprint | undefined;
+  readonly #hub: ChangeHub;
+  readonly #backoff: Backoff;
+  readonly #failing: CondensedWarning;
   #timer: NodeJS.Timeout | undefined;
   #scan: AbortController | undefined;
   #running = false;
 
   constructor(options: ChangePollerOptions) {
     this.#options = options;
+    this.#backoff = options.backoff ?? new Backoff();
+    this.#failing = new CondensedWarning(options.logger, 'S3 change detection scan failed; retrying');
+    const parent = (key: string): string => {
+      const trimmed = key.endsWith('/') ? key.slice(0, -1) : key;
+      return trimmed.slice(0, trimmed.lastIndexOf('/') + 1);
+    };
+    this.#hub = new ChangeHub({
+      sourceId: options.sourceId,
+      logger: options.logger,
+      uris: { uri: (key) => options.toUri(key), containers: (key) => [options.toUri(parent(key))] },
+      start: () => this.#start(),
+      stop: () => this.#stop(),
+    });
   }
 
-  start(): void {
+  /** `Source.watch`: polling starts with the first listener and stops after the last. */
+  watch(listener: (change: SourceChange) => void): () => void {
+    return this.#hub.watch(listener);
+  }
+
+  /** The same changes as change events (live notifications). */
+  subscribe(listener: ChangeListener): () => void {
+    return this.#hub.subscribe(listener);
+  }
+
+  /** Resolves once no scan is in flight (tests). */
+  settled(): Promise<void> {
+    return this.#hub.settled();
+  }
+
+  /** Stops for good (`Source.close`). */
+  close(): void {
+    this.#hub.close();
+  }
+
+  #start(): void {
     if (this.#running) return;
     this.#running = true;
-    void this.#tick();
+    this.#backoff.reset();
+    void this.#hub.track(this.#tick());
   }
 
-  stop(): void {
+  #stop(): void {
     this.#running = false;
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#scan?.abort();
     this.#scan = undefined;
-    this.#baseline = undefined;
   }
 
   async #tick(): Promise<void> {
     const controller = new AbortController();
     this.#scan = controller;
+    let delay = this.#options.intervalMs;
     try {
       const current = await this.#options.scan(controller.signal);
       if (!this.#running || controller.signal.aborted) return;
-      if (this.#baseline !== undefined) {
-        const changes = diffFingerprints(this.#baseline, current, this.#options.toUri);
-        if (changes.length > 0) this.#options.emit(changes);
-      }
-      this.#baseline = current;
+      this.#hub.compare(current);
+      this.#backoff.reset();
+      this.#failing.recovered();
     } catch (error) {
       if (controller.signal.aborted) return;
       // Keep the old baseline: the next successful scan reports what changed meanwhile.
-      this.#options.logger.warn({ err: errorSummary(error) }, 'S3 change detection scan failed');
+      delay = Math.max(delay, this.#backoff.next());
+      this.#failing.failed({ err: errorSummary(error) }, delay);
     } finally {
       if (this.#scan === controller) this.#scan = undefined;
       if (this.#running && !controller.signal.aborted) {
-        this.#timer = setTimeout(() => void this.#tick(), this.#options.intervalMs);
+        this.#timer = setTimeout(() => void this.#hub.track(this.#tick()), delay);
         this.#timer.unref();
       }
     }
   }
-}
-
-/**
- * Events for a fingerprint change: `list-changed` when keys came or went, and
- * `resource-updated` for every object whose ETag changed and for the folder
- * directly above every added, removed or changed key (a folder read returns
- * the objects directly under it).
- */
-export function diffFingerprints(
-  before: ListingFingerprint,
-  after: ListingFingerprint,
-  toUri: (key: string) => string,
-): SourceChange[] {
-  let membershipChanged = false;
-  const updated = new Set<string>();
-  const folders = new Set<string>();
-  const parent = (key: string): string => {
-    const trimmed = key.endsWith('/') ? key.slice(0, -1) : key;
-    return trimmed.slice(0, trimmed.lastIndexOf('/') + 1);
-  };
-  for (const [key, etag] of after) {
-    const previous = before.get(key);
-    if (previous === etag) continue;
-    if (previous === undefined) membershipChanged = true;
-    else updated.add(key);
-    folders.add(parent(key));
-  }
-  for (const key of before.keys()) {
-    if (after.has(key)) continue;
-    membershipChanged = true;
-    folders.add(parent(key));
-  }
-  const changes: SourceChange[] = membershipChanged ? [{ type: 'list-changed' }] : [];
-  for (const key of [...updated, ...folders]) changes.push({ type: 'resource-updated', uri: toUri(key) });
-  return changes;
 }
 
 /** Name and message of an error, for logs (operator-facing; never returned to clients). */

@@ -67,6 +67,8 @@ export class S3Source implements Source {
   readonly ttl: SourceTtl = DEFAULT_SOURCE_TTL;
   /** Present only when `changeDetection.mode` is `poll`. */
   readonly watch?: (listener: (change: SourceChange) => void) => () => void;
+  /** With `watch`: resolves once no change-detection scan is in flight (tests). */
+  readonly settled?: () => Promise<void>;
 
   readonly #client: S3Client;
   readonly #options: S3SourceOptions;
@@ -74,7 +76,6 @@ export class S3Source implements Source {
   readonly #logger: Logger;
   /** Deadline of one operation: every attempt, the wait for a tenant slot and the body. */
   readonly #operationBudgetMs: number;
-  readonly #listeners = new Set<(change: SourceChange) => void>();
   readonly #poller: ChangePoller | undefined;
   #fingerprintCapWarned = false;
   #closed = false;
@@ -87,14 +88,16 @@ export class S3Source implements Source {
     this.#logger = context.logger;
     this.#operationBudgetMs = options.requestTimeoutMs * options.maxAttempts;
     if (options.changeDetection.mode === 'poll') {
-      this.#poller = new ChangePoller({
+      const poller = new ChangePoller({
+        sourceId: this.id,
         intervalMs: options.changeDetection.intervalMs,
         scan: (signal) => this.#fingerprint(signal),
         toUri: (key) => keyToUri(this.id, key),
-        emit: (changes) => this.#emit(changes),
         logger: this.#logger,
       });
-      this.watch = (listener) => this.#watch(listener);
+      this.#poller = poller;
+      this.watch = (listener) => poller.watch(listener);
+      this.settled = () => poller.settled();
     }
   }
 
@@ -160,8 +163,7 @@ export class S3Source implements Source {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#poller?.stop();
-    this.#listeners.clear();
+    this.#poller?.close();
     this.#client.destroy();
   }
 
@@ -429,27 +431,6 @@ export class S3Source implements Source {
       descriptor.annotations = { lastModified: entry.object.lastModified.toISOString() };
     }
     return descriptor;
-  }
-
-  #watch(listener: (change: SourceChange) => void): () => void {
-    if (this.#closed) return () => {};
-    this.#listeners.add(listener);
-    if (this.#listeners.size === 1) this.#poller?.start();
-    return () => {
-      if (this.#listeners.delete(listener) && this.#listeners.size === 0) this.#poller?.stop();
-    };
-  }
-
-  #emit(changes: SourceChange[]): void {
-    for (const change of changes) {
-      for (const listener of [...this.#listeners]) {
-        try {
-          listener(change);
-        } catch (error) {
-          this.#logger.error({ err: errorSummary(error) }, 'S3 change listener threw');
-        }
-      }
-    }
   }
 
   /** Keys and ETags of every safe object under the prefix (up to MAX_FINGERPRINT_KEYS). */

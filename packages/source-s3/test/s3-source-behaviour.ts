@@ -417,8 +417,8 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
           events.push(change.type === 'list-changed' ? 'list-changed' : `updated ${change.uri}`),
         );
         expect(stop).toBeDefined();
-        // Let the first scan set the baseline.
-        await new Promise((resolve) => setTimeout(resolve, 600));
+        // The first scan sets the baseline.
+        await files.settled?.();
         expect(events).toEqual([]);
 
         await putObjects(backend.client, 'watched-bucket', [{ key: 'w/sub/new.txt', body: 'new' }]);

@@ -1,0 +1,176 @@
+import { diffFingerprints, type Fingerprint, type FingerprintDiff } from './fingerprint.js';
+import type { Logger } from './logger.js';
+import type { SourceChange } from './source.js';
+
+/**
+ * One change a source noticed, in the shape a live notification needs (MCP
+ * 2025-11-25, "Resources": `notifications/resources/list_changed` and
+ * `notifications/resources/updated`). Tenant-agnostic: the layer that sends
+ * notifications knows whose source this is and filters `uris` by each
+ * caller's grants before telling anyone anything.
+ */
+export interface ChangeEvent {
+  readonly sourceId: string;
+  /** `list_changed`: resources came or went. `updated`: resources read differently now. */
+  readonly kind: 'list_changed' | 'updated';
+  /**
+   * For `list_changed`, the resources that came or went; for `updated`, the
+   * resources whose contents changed. Absent when the source cannot tell
+   * (then anything it publishes may have changed). Sorted, no duplicates.
+   */
+  readonly uris?: readonly string[];
+}
+
+export type ChangeListener = (event: ChangeEvent) => void;
+
+/** How a source names the resources a fingerprint key touches. */
+export interface FingerprintUris {
+  /** The resource of one key. */
+  uri(key: string): string;
+  /** Resources that show the key's object too (its folder, its schema), whose reads change with it. */
+  containers(key: string): readonly string[];
+}
+
+export interface ChangeHubOptions {
+  sourceId: string;
+  /** Where a throwing listener is reported. */
+  logger: Logger;
+  /** Starts the source's change detection; called when the first listener subscribes. */
+  start?: () => void;
+  /** Stops it; called when the last listener leaves. The baseline is dropped too. */
+  stop?: () => void;
+  /** Needed for `compare`. */
+  uris?: FingerprintUris;
+}
+
+/**
+ * The change fan-out every source shares: listeners subscribe and
+ * unsubscribe, the source publishes events or hands over fingerprints to
+ * compare, and each event reaches every listener even when one of them
+ * throws (the throw is logged, never propagated into the source's timer or
+ * watcher callback). Detection runs only while someone listens.
+ */
+export class ChangeHub {
+  readonly #options: ChangeHubOptions;
+  readonly #listeners = new Set<ChangeListener>();
+  readonly #pending = new Set<Promise<unknown>>();
+  #baseline: Fingerprint | undefined;
+  #closed = false;
+
+  constructor(options: ChangeHubOptions) {
+    this.#options = options;
+  }
+
+  get sourceId(): string {
+    return this.#options.sourceId;
+  }
+
+  /** Whether anyone listens (detection should run). */
+  get active(): boolean {
+    return this.#listeners.size > 0;
+  }
+
+  /** Adds a listener; returns its unsubscribe function (safe to call twice). */
+  subscribe(listener: ChangeListener): () => void {
+    if (this.#closed) return () => {};
+    // A wrapper per subscription, so the same function subscribed twice is two subscriptions.
+    const entry: ChangeListener = (event) => listener(event);
+    this.#listeners.add(entry);
+    if (this.#listeners.size === 1) this.#options.start?.();
+    return () => {
+      if (!this.#listeners.delete(entry) || this.#listeners.size > 0) return;
+      this.#baseline = undefined;
+      this.#options.stop?.();
+    };
+  }
+
+  /** Drops every listener and stops detection for good (`Source.close`); later subscriptions hear nothing. */
+  close(): void {
+    this.#closed = true;
+    const wasActive = this.active;
+    this.#listeners.clear();
+    this.#baseline = undefined;
+    if (wasActive) this.#options.stop?.();
+  }
+
+  /**
+   * `Source.watch` on top of `subscribe`: each event as the `SourceChange`s
+   * it stands for (one `resource-updated` per URI).
+   */
+  watch(listener: (change: SourceChange) => void): () => void {
+    return this.subscribe((event) => {
+      if (event.kind === 'list_changed') listener({ type: 'list-changed' });
+      else for (const uri of event.uris ?? []) listener({ type: 'resource-updated', uri });
+    });
+  }
+
+  /** Delivers `event` to every listener subscribed now. */
+  publish(event: ChangeEvent): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(event);
+      } catch (error) {
+        const err = error instanceof Error ? { name: error.name, message: error.message } : { message: String(error) };
+        this.#options.logger.error({ err, sourceId: this.sourceId, kind: event.kind }, 'change listener threw');
+      }
+    }
+  }
+
+  /**
+   * Compares `next` with the previous fingerprint and publishes the
+   * difference: `list_changed` naming what came or went, then `updated`
+   * naming every differing key and its containers. The first fingerprint
+   * after start only sets the baseline. Returns what was published.
+   */
+  compare(next: Fingerprint): ChangeEvent[] {
+    const before = this.#baseline;
+    if (!this.active) return [];
+    this.#baseline = next;
+    if (before === undefined) return [];
+    const events = this.#events(diffFingerprints(before, next));
+    for (const event of events) this.publish(event);
+    return events;
+  }
+
+  /** Forgets the baseline: the next `compare` starts afresh. */
+  resetBaseline(): void {
+    this.#baseline = undefined;
+  }
+
+  /** Whether a baseline is set (the first comparison has happened since start). */
+  get hasBaseline(): boolean {
+    return this.#baseline !== undefined;
+  }
+
+  /** Registers work in flight (a scan, a debounce wait) that `settled()` waits for. */
+  track<T>(work: Promise<T>): Promise<T> {
+    this.#pending.add(work);
+    const done = () => this.#pending.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  /** Resolves once no tracked work is in flight, including work started meanwhile (tests). */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  #events(diff: FingerprintDiff): ChangeEvent[] {
+    const uris = this.#options.uris;
+    if (uris === undefined) throw new Error('ChangeHub.compare needs the uris option');
+    const sourceId = this.sourceId;
+    const events: ChangeEvent[] = [];
+    const cameOrWent = [...diff.added, ...diff.removed];
+    if (cameOrWent.length > 0) {
+      events.push({ sourceId, kind: 'list_changed', uris: sortedUnique(cameOrWent.map((key) => uris.uri(key))) });
+    }
+    const updated: string[] = [];
+    for (const key of [...cameOrWent, ...diff.changed]) updated.push(uris.uri(key), ...uris.containers(key));
+    if (updated.length > 0) events.push({ sourceId, kind: 'updated', uris: sortedUnique(updated) });
+    return events;
+  }
+}
+
+function sortedUnique(values: string[]): string[] {
+  return [...new Set(values)].sort();
+}
