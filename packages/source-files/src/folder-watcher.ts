@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import {
   Backoff,
@@ -10,7 +10,7 @@ import {
   type SourceChange,
 } from '@mcpgw/core';
 import { toFileUri } from './file-uri.js';
-import { resolveInside } from './safe-path.js';
+import { openBeneathRoot } from './open-beneath-root.js';
 import { walkFolder, type WalkEntry } from './walk-folder.js';
 
 /** A burst of changes within this window is looked at once: at most one rescan per window. */
@@ -189,7 +189,8 @@ export class FolderWatcher {
     const folders = new Map<string, { segments: readonly string[]; ino: number }>();
     for (let i = 0; i < entries.length; i += STAT_CONCURRENCY) {
       const batch = entries.slice(i, i + STAT_CONCURRENCY);
-      const resolved = await Promise.all(batch.map((e) => resolveInside(this.#options.realRoot, e.segments)));
+      // Stats come from a handle opened beneath the root, as reads do, never through a swapped folder.
+      const resolved = await Promise.all(batch.map((e) => statBeneathRoot(this.#options.realRoot, e.segments)));
       batch.forEach((entry, j) => {
         const stats = resolved[j]?.stats;
         if (stats === undefined) return; // vanished since the walk
@@ -282,4 +283,12 @@ function fileFingerprintUris(sourceId: string): FingerprintUris {
       return segments.length === 0 ? [] : [toFileUri(sourceId, segments.slice(0, -1), true)];
     },
   };
+}
+
+/** `fstat` of the entry opened beneath the root; undefined when it vanished or is no longer servable. */
+async function statBeneathRoot(realRoot: string, segments: readonly string[]): Promise<{ stats: Stats } | undefined> {
+  const opened = await openBeneathRoot(realRoot, segments);
+  if (opened === undefined) return undefined;
+  await opened.handle.close();
+  return { stats: opened.stats };
 }
