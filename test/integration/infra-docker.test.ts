@@ -45,13 +45,16 @@ describe('infra/Dockerfile', () => {
     const copies = args(runtime, 'COPY');
     // Nothing from the build context: every COPY takes a previous stage's output.
     for (const copy of copies) expect(copy).toMatch(/^--from=\S+ /);
-    const deps = stages.find((s) => s.name === 'deps');
-    expect(args(deps as DockerStage, 'RUN').join(' ')).toMatch(/npm ci --omit=dev/);
-    expect(copies).toContain('--from=deps /app/node_modules ./node_modules');
-    // The build stage strips sources, tests and build configuration from what it hands over.
-    const build = stages.find((s) => s.name === 'build');
-    const strip = args(build as DockerStage, 'RUN').join(' ');
-    for (const name of ['src', 'test', "'tsconfig*.json'"]) expect(strip).toContain(`-name ${name}`);
+    expect(copies).toEqual(['--from=deps /app ./']);
+    // deps installs production dependencies only, lays the build's dist folders over them and
+    // strips sources, tests and build configuration.
+    const deps = stages.find((s) => s.name === 'deps') as DockerStage;
+    const depsRuns = args(deps, 'RUN').join(' ');
+    expect(depsRuns).toMatch(/npm ci --omit=dev/);
+    expect(args(deps, 'COPY')).toContain('--from=build /out/ ./');
+    for (const name of ['src', 'test', "'tsconfig*.json'"]) expect(depsRuns).toContain(`-name ${name}`);
+    const build = stages.find((s) => s.name === 'build') as DockerStage;
+    expect(args(build, 'RUN').join(' ')).toMatch(/-name dist -type d -exec cp -R --parents \{\} \/out\//);
     // And the context never carries local builds or modules in.
     for (const pattern of ['**/node_modules', '**/dist', '.git', '.env']) {
       expect(DOCKERIGNORE.split('\n')).toContain(pattern);
