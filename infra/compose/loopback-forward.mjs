@@ -6,12 +6,22 @@
 // same URL work inside each gateway container. A real deployment uses an https issuer instead.
 import { connect, createServer } from 'node:net';
 
-const [targetHost, targetPort] = (process.env.FORWARD_TARGET ?? 'keycloak:8080').split(':');
-const listenPort = Number(process.env.FORWARD_PORT ?? 8081);
+// node loopback-forward.mjs <listen port> <target host>:<target port>
+const listenPort = Number(process.argv[2]);
+const [targetHost, targetPort] = (process.argv[3] ?? '').split(':');
+if (!Number.isInteger(listenPort) || !targetHost || !targetPort) {
+  process.stderr.write('usage: node loopback-forward.mjs <listen port> <target host>:<target port>\n');
+  process.exit(2);
+}
 
 createServer((client) => {
   const upstream = connect(Number(targetPort), targetHost);
   client.on('error', () => upstream.destroy());
   upstream.on('error', () => client.destroy());
   client.pipe(upstream).pipe(client);
-}).listen(listenPort, '127.0.0.1');
+}).listen(listenPort, '127.0.0.1', function () {
+  const { port } = this.address();
+  process.stdout.write(
+    `${JSON.stringify({ msg: 'loopback forwarder listening', port, target: `${targetHost}:${targetPort}` })}\n`,
+  );
+});

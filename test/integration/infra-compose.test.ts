@@ -1,4 +1,8 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, readEnv } from '@mcpgw/config';
 import { describe, expect, it } from 'vitest';
@@ -221,11 +225,9 @@ describe('infra/compose.yaml', () => {
       expect(issuer?.jwksUri).toBe(`${issuer?.issuer}/protocol/openid-connect/certs`);
       expect(publishedPort(keycloak, 8080)).toBe(Number(new URL(hostname).port));
       // Inside the gateway container that loopback origin is the forwarder's.
-      expect(gateway.command?.join(' ')).toContain('/forward/loopback-forward.mjs');
-      expect(hostFileFor(gateway, '/forward/loopback-forward.mjs')).toMatch(/loopback-forward\.mjs$/);
-      expect(read('compose/loopback-forward.mjs')).toContain(`'keycloak:8080'`);
-      expect(new URL(hostname).port).toBe('8081');
-      expect(read('compose/loopback-forward.mjs')).toContain('FORWARD_PORT ?? 8081');
+      const forward = /node (\/forward\/\S+) (\d+) ([\w-]+):(\d+) &/.exec(gateway.command?.join(' ') ?? '');
+      expect(existsSync(hostFileFor(gateway, forward?.[1] as string))).toBe(true);
+      expect(forward?.slice(2)).toEqual([new URL(hostname).port, 'keycloak', '8080']);
     });
 
     it("puts the tenant's canonical resource URI in access tokens only", () => {
@@ -254,6 +256,31 @@ describe('infra/compose.yaml', () => {
       const user = realm.users.find((u) => u.username === 'demo');
       expect(user?.groups.map((g) => g.replace(/^\//, ''))).toEqual(expect.arrayContaining(groups));
     });
+  });
+
+  it('forwards the loopback issuer port to its target (compose/loopback-forward.mjs, run for real)', async () => {
+    const upstream = createServer((req, res) => res.end(`keycloak saw ${req.url}`));
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    // A free port for the forwarder: it takes a fixed one, as in compose.
+    const probe = createTcpServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const child = spawn(process.execPath, [
+      infra('compose/loopback-forward.mjs'),
+      String(port),
+      `127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    ]);
+    try {
+      const [line] = (await once(child.stdout, 'data')) as [Buffer];
+      expect(JSON.parse(line.toString())).toMatchObject({ msg: 'loopback forwarder listening', port });
+      const response = await fetch(`http://127.0.0.1:${port}/realms/demo/protocol/openid-connect/certs`);
+      expect(await response.text()).toBe('keycloak saw /realms/demo/protocol/openid-connect/certs');
+    } finally {
+      child.kill();
+      upstream.close();
+    }
   });
 
   it('interpolates like compose', () => {
