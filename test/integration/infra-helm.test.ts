@@ -186,12 +186,14 @@ describe('infra/helm/mcp-gateway', async () => {
     }
   });
 
-  it('uses an existing Secret and a fixed replica count when told to', async () => {
+  it('uses an existing Secret, a fixed replica count, extra variables and a numeric image tag when told to', async () => {
     const rendered = await renderChart(CHART, RELEASE, {
       secret: { existingSecret: 'gateway-secrets' },
       autoscaling: { enabled: false },
       replicaCount: 3,
       env: { WAREHOUSE_SCHEMA: 'finance' },
+      // What `--set image.tag=1.2` gives: a number, not a string.
+      image: { tag: 1.2 },
     });
     validate(rendered);
     const kinds = byKind(rendered);
@@ -202,6 +204,7 @@ describe('infra/helm/mcp-gateway', async () => {
     const c = spec.template.spec.containers[0];
     expect(c.envFrom).toEqual([{ secretRef: { name: 'gateway-secrets' } }]);
     expect(c.env).toContainEqual({ name: 'WAREHOUSE_SCHEMA', value: 'finance' });
+    expect(c.image).toBe('mcp-resource-gateway:1.2');
   });
 
   it('refuses a manifest that breaks the schema (the validation is not a no-op)', () => {
