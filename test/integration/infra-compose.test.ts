@@ -1,0 +1,297 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, readEnv } from '@mcpgw/config';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
+import { demoBootstrap } from '../../apps/gateway/src/demo.js';
+import { composeSchemaValidator, interpolateCompose, interpolateDeep } from '../helpers/compose.js';
+
+// infra/compose.yaml, checked without a Docker engine: it parses, every reference resolves
+// (services, files, volumes, URLs), every service has a health check and a pinned image, the
+// gateway's environment loads, and the pieces that must agree (Keycloak's issuer and audience,
+// the proxy's upstreams, credentials created by the one-shot jobs) do.
+
+interface ComposeService {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
+  entrypoint?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  ports?: string[];
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  restart?: string;
+  read_only?: boolean;
+  tmpfs?: string[];
+}
+interface ComposeFile {
+  services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
+}
+
+const infra = (path: string) => fileURLToPath(new URL(`../../infra/${path}`, import.meta.url));
+const read = (path: string) => readFileSync(infra(path), 'utf8');
+
+/** What an operator passes; everything else takes the file's defaults. */
+const HOST_ENV = { SECRETS_KEY: 'compose-test-secret-compose-test-secret' };
+const raw = parseYaml(read('compose.yaml'), { merge: true }) as ComposeFile;
+const compose = interpolateDeep(raw, HOST_ENV);
+const services = compose.services;
+const gateways = Object.entries(services).filter(([, s]) => s.build?.dockerfile === 'infra/Dockerfile');
+const [, gateway] = gateways[0] as [string, ComposeService];
+const env = gateway.environment as Record<string, string>;
+
+/** `./x:/y:ro` → { source: './x', target: '/y' }. */
+function mounts(service: ComposeService): Array<{ source: string; target: string }> {
+  return (service.volumes ?? []).map((volume) => {
+    const [source = '', target = ''] = volume.split(':');
+    return { source, target };
+  });
+}
+function hostFileFor(service: ComposeService, target: string): string {
+  const mount = mounts(service).find((m) => m.target === target);
+  expect(mount, `${target} is mounted`).toBeDefined();
+  return infra(mount?.source ?? '');
+}
+function publishedPort(service: ComposeService, containerPort: number): number | undefined {
+  const port = (service.ports ?? []).map((p) => p.split(':')).find((p) => Number(p.at(-1)) === containerPort);
+  return port === undefined ? undefined : Number(port.at(-2));
+}
+
+describe('infra/compose.yaml', () => {
+  it('needs SECRETS_KEY from the operator and nothing else', () => {
+    expect(() => interpolateDeep(raw, {})).toThrow(/SECRETS_KEY/);
+  });
+
+  it('validates against the Compose Specification schema, which refuses unknown keys', () => {
+    const validate = composeSchemaValidator();
+    expect(validate(compose), JSON.stringify(validate.errors)).toBe(true);
+    const misspelt = structuredClone(compose) as unknown as { services: Record<string, Record<string, unknown>> };
+    misspelt.services.redis = { ...misspelt.services.redis, healtcheck: {} };
+    expect(validate(misspelt)).toBe(false);
+  });
+
+  it('runs two gateway replicas from the repository Dockerfile with identical environments', () => {
+    expect(gateways.map(([name]) => name)).toHaveLength(2);
+    for (const [, service] of gateways) {
+      expect(existsSync(infra(`${service.build?.context}/${service.build?.dockerfile}`))).toBe(true);
+      expect(service.environment).toEqual(env);
+    }
+  });
+
+  it('pins every image to a version tag and gives every long-running service a health check', () => {
+    for (const [name, service] of Object.entries(services)) {
+      if (service.build !== undefined) continue;
+      expect(service.image, name).toMatch(/^[\w./-]+:[\w.-]*\d[\w.-]*$/);
+      expect(service.image, name).not.toMatch(/:latest$/);
+      const oneShot = service.restart === 'no';
+      if (oneShot) {
+        // Jobs are awaited by completion, never by health.
+        for (const other of Object.values(services)) {
+          const condition = other.depends_on?.[name]?.condition;
+          if (condition !== undefined) expect(condition, name).toBe('service_completed_successfully');
+        }
+      } else {
+        expect(service.healthcheck?.test.length, `${name} has a healthcheck`).toBeGreaterThan(1);
+      }
+    }
+    for (const [name, service] of gateways) {
+      expect(service.healthcheck?.test.join(' '), name).toContain('/healthz');
+    }
+  });
+
+  it('names only existing services in depends_on, with conditions they can meet', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const [target, { condition }] of Object.entries(service.depends_on ?? {})) {
+        expect(services[target], `${name} depends on ${target}`).toBeDefined();
+        expect(['service_started', 'service_healthy', 'service_completed_successfully']).toContain(condition);
+        if (condition === 'service_healthy') expect(services[target]?.healthcheck, target).toBeDefined();
+      }
+    }
+  });
+
+  it('mounts only files of the repository and declared named volumes', () => {
+    for (const [name, service] of Object.entries(services)) {
+      for (const { source } of mounts(service)) {
+        if (source.startsWith('.')) expect(existsSync(infra(source)), `${name}: ${source}`).toBe(true);
+        else expect(Object.keys(compose.volumes), `${name}: volume ${source}`).toContain(source);
+      }
+    }
+  });
+
+  it('wires the gateway environment the issue names, and it loads', async () => {
+    for (const key of ['PUBLIC_URL', 'REDIS_URL', 'DATABASE_URL', 'SECRETS_KEY', 'GATEWAY_CONFIG', 'DATA_DIR']) {
+      expect(env[key], key).toBeTruthy();
+    }
+    expect(() => readEnv(env)).not.toThrow();
+    // The bootstrap file, mounted where GATEWAY_CONFIG points, validates with this environment
+    // (every `$env` it references is set).
+    const bootstrap = hostFileFor(gateway, env.GATEWAY_CONFIG as string);
+    const config = await loadConfig({
+      registry: createSourceRegistry(),
+      defaultBootstrap: demoBootstrap(),
+      env: { ...env, GATEWAY_CONFIG: bootstrap },
+    });
+    expect(config.tenants.map((t) => t.id)).toEqual(['demo']);
+  });
+
+  it('keeps the root filesystem read-only with DATA_DIR on a per-replica volume and /tmp in memory', () => {
+    const dataVolumes = gateways.map(([, service]) => mounts(service).find((m) => m.target === env.DATA_DIR)?.source);
+    expect(new Set(dataVolumes).size).toBe(gateways.length);
+    for (const [name, service] of gateways) {
+      expect(service.read_only, name).toBe(true);
+      expect(service.tmpfs, name).toContain('/tmp');
+    }
+  });
+
+  it('points every backend URL at a service of the stack with the credentials it is given', () => {
+    const redis = new URL(env.REDIS_URL as string);
+    expect(services[redis.hostname]?.image).toMatch(/^redis:/);
+    const postgres = services.postgres?.environment as Record<string, string>;
+    const database = new URL(env.DATABASE_URL as string);
+    expect(services[database.hostname]).toBe(services.postgres);
+    expect([database.username, database.password, database.pathname]).toEqual([
+      postgres.POSTGRES_USER,
+      postgres.POSTGRES_PASSWORD,
+      `/${postgres.POSTGRES_DB}`,
+    ]);
+    const warehouse = new URL(env.WAREHOUSE_DATABASE_URL as string);
+    expect(services[warehouse.hostname]).toBe(services.postgres);
+    expect(warehouse.password).toBe(postgres.WAREHOUSE_PASSWORD);
+    const init = readFileSync(
+      hostFileFor(services.postgres as ComposeService, '/docker-entrypoint-initdb.d/10-warehouse.sh'),
+      'utf8',
+    );
+    expect(init).toContain(`CREATE ROLE ${warehouse.username} LOGIN`);
+    expect(init).toContain(`CREATE DATABASE ${warehouse.pathname.slice(1)}`);
+  });
+
+  it('creates the bucket and the user the s3 source uses', () => {
+    const document = parseYaml(readFileSync(hostFileFor(gateway, env.GATEWAY_CONFIG as string), 'utf8')) as {
+      tenants: Array<{ sources: Array<Record<string, unknown>> }>;
+    };
+    const s3 = document.tenants[0]?.sources.find((s) => s.type === 's3') as { endpoint: string; bucket: string };
+    expect(services[new URL(s3.endpoint).hostname]?.image).toMatch(/minio\/minio:/);
+    const setup = services['minio-setup'] as ComposeService;
+    const script = readFileSync(hostFileFor(setup, '/setup.sh'), 'utf8');
+    expect(script).toContain(`mc mb --ignore-existing local/${s3.bucket}`);
+    expect(script).toContain(`mc admin user add local ${env.S3_ACCESS_KEY_ID} "$MINIO_GATEWAY_SECRET"`);
+    expect(setup.environment?.MINIO_GATEWAY_SECRET).toBe(env.S3_SECRET_ACCESS_KEY);
+    expect(setup.environment?.MINIO_ROOT_PASSWORD).toBe(services.minio?.environment?.MINIO_ROOT_PASSWORD);
+  });
+
+  it('puts the proxy in front of both replicas on the PUBLIC_URL port', () => {
+    const caddyfile = readFileSync(hostFileFor(services.proxy as ComposeService, '/etc/caddy/Caddyfile'), 'utf8');
+    const upstreams = /reverse_proxy\s+([^{\n]+)/.exec(caddyfile)?.[1]?.trim().split(/\s+/);
+    expect(upstreams?.sort()).toEqual(gateways.map(([name]) => `${name}:${env.PORT}`).sort());
+    const listen = Number(/^:(\d+)\s*\{/m.exec(caddyfile)?.[1]);
+    expect(publishedPort(services.proxy as ComposeService, listen)).toBe(
+      Number(new URL(env.PUBLIC_URL as string).port),
+    );
+    expect(caddyfile).toMatch(/health_uri \/readyz/);
+  });
+
+  describe('Keycloak as the demo tenant’s identity provider', () => {
+    const keycloak = services.keycloak as ComposeService;
+    const realm = JSON.parse(
+      readFileSync(hostFileFor(keycloak, '/opt/keycloak/data/import/demo-realm.json'), 'utf8'),
+    ) as {
+      realm: string;
+      clients: Array<{ clientId: string; defaultClientScopes: string[]; publicClient: boolean }>;
+      clientScopes: Array<{
+        name: string;
+        attributes: Record<string, string>;
+        protocolMappers: Array<{ protocolMapper: string; config: Record<string, string> }>;
+      }>;
+      users: Array<{ username: string; groups: string[] }>;
+    };
+    const tenant = (
+      parseYaml(readFileSync(hostFileFor(gateway, env.GATEWAY_CONFIG as string), 'utf8')) as {
+        tenants: Array<{
+          id: string;
+          auth: {
+            issuers: Array<{ issuer: string; jwksUri: string; tokenTypes: string[] }>;
+            requiredScopes: string[];
+          };
+          grants: Array<{ match: { groups?: string[] } }>;
+        }>;
+      }
+    ).tenants[0];
+    const issuer = tenant?.auth.issuers[0];
+    const client = realm.clients[0];
+    const defaultScopes = realm.clientScopes.filter((s) => client?.defaultClientScopes.includes(s.name));
+
+    it('is the issuer the tenant trusts, at the origin Keycloak is published on', () => {
+      const hostname = keycloak.environment?.KC_HOSTNAME as string;
+      expect(issuer?.issuer).toBe(`${hostname}/realms/${realm.realm}`);
+      expect(issuer?.jwksUri).toBe(`${issuer?.issuer}/protocol/openid-connect/certs`);
+      expect(publishedPort(keycloak, 8080)).toBe(Number(new URL(hostname).port));
+      // Inside the gateway container that loopback origin is the forwarder's.
+      const forward = /node (\/forward\/\S+) (\d+) ([\w-]+):(\d+) &/.exec(gateway.command?.join(' ') ?? '');
+      expect(existsSync(hostFileFor(gateway, forward?.[1] as string))).toBe(true);
+      expect(forward?.slice(2)).toEqual([new URL(hostname).port, 'keycloak', '8080']);
+    });
+
+    it("puts the tenant's canonical resource URI in access tokens only", () => {
+      const audiences = defaultScopes
+        .flatMap((s) => s.protocolMappers)
+        .filter((m) => m.protocolMapper === 'oidc-audience-mapper');
+      expect(audiences.map((m) => m.config['included.custom.audience'])).toEqual([
+        `${env.PUBLIC_URL}/t/${tenant?.id}/mcp`,
+      ]);
+      expect(audiences[0]?.config['access.token.claim']).toBe('true');
+      expect(audiences[0]?.config['id.token.claim']).toBe('false');
+      // Keycloak's access tokens say `typ: JWT`.
+      expect(issuer?.tokenTypes).toEqual(['at+jwt', 'jwt']);
+    });
+
+    it('grants the required scopes by default, with the subject, to a public PKCE client', () => {
+      const inToken = defaultScopes.filter((s) => s.attributes['include.in.token.scope'] === 'true').map((s) => s.name);
+      for (const scope of tenant?.auth.requiredScopes ?? []) expect(inToken).toContain(scope);
+      const mappers = defaultScopes.flatMap((s) => s.protocolMappers.map((m) => m.protocolMapper));
+      expect(mappers).toContain('oidc-sub-mapper');
+      expect(client?.publicClient).toBe(true);
+    });
+
+    it('has a test user in the group a grant names', () => {
+      const groups = tenant?.grants.flatMap((g) => g.match.groups ?? []) ?? [];
+      const user = realm.users.find((u) => u.username === 'demo');
+      expect(user?.groups.map((g) => g.replace(/^\//, ''))).toEqual(expect.arrayContaining(groups));
+    });
+  });
+
+  it('forwards the loopback issuer port to its target (compose/loopback-forward.mjs, run for real)', async () => {
+    const upstream = createServer((req, res) => res.end(`keycloak saw ${req.url}`));
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    // A free port for the forwarder: it takes a fixed one, as in compose.
+    const probe = createTcpServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const child = spawn(process.execPath, [
+      infra('compose/loopback-forward.mjs'),
+      String(port),
+      `127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+    ]);
+    try {
+      const [line] = (await once(child.stdout, 'data')) as [Buffer];
+      expect(JSON.parse(line.toString())).toMatchObject({ msg: 'loopback forwarder listening', port });
+      const response = await fetch(`http://127.0.0.1:${port}/realms/demo/protocol/openid-connect/certs`);
+      expect(await response.text()).toBe('keycloak saw /realms/demo/protocol/openid-connect/certs');
+    } finally {
+      child.kill();
+      upstream.close();
+    }
+  });
+
+  it('interpolates like compose', () => {
+    expect(interpolateCompose('a${X:-d}b${Y-e}$${Z}', { Y: '' })).toBe('adb${Z}');
+  });
+});
