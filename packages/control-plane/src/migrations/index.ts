@@ -1,0 +1,12 @@
+import { initialSchema } from './0001-initial.js';
+
+/** One forward-only schema step. Applied steps are never edited: add a new one. */
+export interface Migration {
+  /** 1, 2, 3, … without gaps; the order they apply in. */
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Every migration this gateway knows, oldest first. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: initialSchema }];

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { createSecretBox, SealedSecretError } from '../src/index.js';
+
+const OLD = Buffer.from('an old server secret of at least thirty-two characters');
+const NEW = Buffer.from('the new server secret of at least thirty-two characters');
+
+describe('secret box', () => {
+  it('opens what it sealed, and the sealed text contains nothing of the plaintext', () => {
+    const box = createSecretBox([NEW]);
+    const sealed = box.seal('s3cr3t-access-key', 'acme/reports');
+    expect(sealed).not.toContain('s3cr3t');
+    expect(Buffer.from(sealed.split('.')[3] ?? '', 'base64url').toString('latin1')).not.toContain('s3cr3t');
+    expect(box.open(sealed, 'acme/reports')).toBe('s3cr3t-access-key');
+  });
+
+  it('seals the same value differently each time (random nonce)', () => {
+    const box = createSecretBox([NEW]);
+    expect(box.seal('x', 'a/b')).not.toBe(box.seal('x', 'a/b'));
+  });
+
+  it('refuses a value moved to another tenant or source', () => {
+    const box = createSecretBox([NEW]);
+    const sealed = box.seal('password', 'acme/warehouse');
+    expect(() => box.open(sealed, 'globex/warehouse')).toThrow(SealedSecretError);
+    expect(() => box.open(sealed, 'acme/other')).toThrow(SealedSecretError);
+  });
+
+  it('refuses a tampered value', () => {
+    const box = createSecretBox([NEW]);
+    const [format, kid, iv, body] = box.seal('password', 'a/b').split('.') as [string, string, string, string];
+    const bytes = Buffer.from(body, 'base64url');
+    bytes[0] = (bytes[0] ?? 0) ^ 1;
+    expect(() => box.open([format, kid, iv, bytes.toString('base64url')].join('.'), 'a/b')).toThrow(
+      'sealed secret does not open: tampered, or sealed for another place',
+    );
+    expect(() => box.open('plaintext', 'a/b')).toThrow('not a sealed secret of this gateway');
+  });
+
+  it('rotates: values sealed with the previous key still open and are flagged for resealing', () => {
+    const before = createSecretBox([OLD]);
+    const sealed = before.seal('password', 'a/b');
+    const after = createSecretBox([NEW, OLD]);
+    expect(after.open(sealed, 'a/b')).toBe('password');
+    expect(after.needsResealing(sealed)).toBe(true);
+    expect(after.needsResealing(after.seal('password', 'a/b'))).toBe(false);
+    expect(() => createSecretBox([NEW]).open(sealed, 'a/b')).toThrow(
+      `sealed with key ${before.keyId}, which is not among the configured SECRETS_KEY values`,
+    );
+  });
+});
