@@ -32,3 +32,6 @@ export type { StoreErrorCode } from './store-error.js';
 export type { Actor, WriteContext } from './write-context.js';
 /** Audit events as the admin API pages them. */
 export type { AuditEvent, AuditQuery } from './audit-log.js';
+/** Applies a declarative state (the bootstrap file) idempotently: only what differs is written. */
+export { applyDeclaredState } from './apply-declared-state.js';
+export type { ApplyReport, DeclaredTenant } from './apply-declared-state.js';

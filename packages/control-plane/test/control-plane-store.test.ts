@@ -1,8 +1,11 @@
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ControlPlaneStore, SqlDatabase, WriteContext } from '../src/index.js';
 import { CONTROL_PLANE_CHANNEL, createControlPlaneStore, createSecretBox, migrate, StoreError } from '../src/index.js';
 import { ENGINES, type EngineUnderTest } from './engines.js';
+
+// PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.
+vi.setConfig({ testTimeout: 60_000 });
 
 const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
 const admin: WriteContext = {

@@ -1,7 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS, type Migration } from '../src/migrations/index.js';
 import { migrate, MigrationError } from '../src/index.js';
 import { ENGINES, type EngineUnderTest } from './engines.js';
+
+// PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.
+vi.setConfig({ testTimeout: 60_000 });
 
 const TABLES = ['admin_role_bindings', 'audit_events', 'grants', 'issuers', 'sources', 'tenants'];
 
