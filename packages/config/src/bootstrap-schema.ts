@@ -25,7 +25,8 @@ export const sourceTtlSchema = z.strictObject({ list: ttlMs.optional(), read: tt
  */
 const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1), ttlMs: sourceTtlSchema.optional() });
 
-const tenant = z.strictObject({
+/** One tenant as the bootstrap file declares it; the control plane stores tenants in this shape too. */
+export const tenantSchema = z.strictObject({
   id: slug,
   /** Display name; defaults to the id. */
   name: z.string().min(1).optional(),
@@ -43,7 +44,8 @@ const tenant = z.strictObject({
 
 /** The bootstrap file (docs/configuration.md). */
 export const bootstrapSchema = z.strictObject({
-  tenants: z.array(tenant).min(1, 'declare at least one tenant'),
+  tenants: z.array(tenantSchema).min(1, 'declare at least one tenant'),
 });
 
 export type BootstrapDocument = z.output<typeof bootstrapSchema>;
+export type TenantEntry = z.output<typeof tenantSchema>;

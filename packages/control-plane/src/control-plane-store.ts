@@ -73,6 +73,7 @@ export interface ControlPlaneStore {
   updateTenant(context: WriteContext, id: string, change: TenantChange, options?: WriteOptions): Promise<StoredTenant>;
   /** Removes the tenant and everything it owns; its audit trail stays. */
   deleteTenant(context: WriteContext, id: string, options?: WriteOptions): Promise<void>;
+  /** In the order they were first added (a source's place in merged listings). */
   listEntities(tenantId: string, kind: TenantEntityKind): Promise<StoredEntity[]>;
   getEntity(tenantId: string, kind: TenantEntityKind, name: string): Promise<StoredEntity | undefined>;
   putEntity(
@@ -293,7 +294,7 @@ export function createControlPlaneStore({ db, secrets }: ControlPlaneStoreOption
 
     async listEntities(tenantId, kind) {
       const { rows } = await db.query<EntityRow>(
-        `SELECT ${entityColumns(kind)} FROM ${TABLES[kind]} WHERE tenant_id = $1 ORDER BY name`,
+        `SELECT ${entityColumns(kind)} FROM ${TABLES[kind]} WHERE tenant_id = $1 ORDER BY ordinal`,
         [tenantId],
       );
       return rows.map((row) => toEntity(kind, tenantId, row));

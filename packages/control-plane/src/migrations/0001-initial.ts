@@ -14,6 +14,8 @@ CREATE TABLE ${table} (
   tenant_id text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
   name text NOT NULL,
   document jsonb NOT NULL,${extraColumns}
+  -- The order entities were added in: sources are listed in this order.
+  ordinal bigint GENERATED ALWAYS AS IDENTITY,
   version integer NOT NULL DEFAULT 1,
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),

@@ -1,0 +1,22 @@
+import type { GrantEntry, TenantAuth } from './auth-schema.js';
+
+/** A source as the gateway runs it: its options already validated by its type. */
+export interface SourceConfig {
+  id: string;
+  type: string;
+  /** The output of the source type's options schema. */
+  options: unknown;
+  /** The entry's `ttlMs` overrides; absent keys keep the source's own. */
+  ttl?: { listMs?: number; readMs?: number };
+}
+
+/** A tenant as the gateway runs it, from the bootstrap file or the control plane. */
+export interface TenantConfig {
+  id: string;
+  name: string;
+  /** No authentication at all (loopback development only); then `auth` is absent. */
+  anonymous: boolean;
+  auth?: TenantAuth | undefined;
+  grants: GrantEntry[];
+  sources: SourceConfig[];
+}

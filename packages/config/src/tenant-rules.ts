@@ -1,0 +1,183 @@
+import type { SourceFactory, UriSpace } from '@mcpgw/core';
+import { grantPatternProblem } from '@mcpgw/policy';
+import type { GrantEntry } from './auth-schema.js';
+import type { TenantEntry } from './bootstrap-schema.js';
+import type { ConfigIssue } from './config-error.js';
+import { formatPath } from './config-error.js';
+import type { EnvConfig } from './env.js';
+import { isLoopbackHost } from './env.js';
+import type { SourceConfig, TenantConfig } from './tenant-config.js';
+
+/** What the rules of one tenant need to know beyond the tenant itself. */
+export interface TenantRuleContext {
+  readonly env: EnvConfig;
+  readonly registry: ReadonlyMap<string, SourceFactory>;
+}
+
+/** Anonymous tenants: loopback only, no auth, no grants. Others: issuers declared once each. */
+function accessIssues(tenant: TenantEntry, at: string, env: EnvConfig): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (tenant.anonymous) {
+    if (tenant.auth !== undefined) {
+      issues.push({
+        path: `${at}.auth`,
+        message: 'an anonymous tenant authenticates nobody: remove "auth" or "anonymous"',
+      });
+    }
+    if (tenant.grants.length > 0) {
+      issues.push({
+        path: `${at}.grants`,
+        message: 'an anonymous tenant shows every resource to everyone: grants do not apply',
+      });
+    }
+    if (!isLoopbackHost(env.HOST)) {
+      issues.push({
+        path: `${at}.anonymous`,
+        message: `anonymous tenants are allowed only on a loopback bind, and HOST is ${env.HOST}`,
+      });
+    }
+    return issues;
+  }
+  if (tenant.auth === undefined) {
+    return [
+      {
+        path: `${at}.auth`,
+        message:
+          'declare the identity providers this tenant trusts (auth.issuers), or "anonymous": true for loopback development',
+      },
+    ];
+  }
+  const seen = new Set<string>();
+  for (const [i, issuer] of tenant.auth.issuers.entries()) {
+    const key = 'development' in issuer ? 'development' : issuer.issuer;
+    if (seen.has(key)) issues.push({ path: `${at}.auth.issuers[${i}]`, message: `issuer ${key} is listed twice` });
+    seen.add(key);
+  }
+  if (env.PORT === 0 && env.PUBLIC_URL === undefined) {
+    issues.push({
+      path: 'env.PUBLIC_URL',
+      message: `tenant '${tenant.id}' binds tokens to its URL: set PUBLIC_URL or a fixed PORT`,
+    });
+  }
+  return issues;
+}
+
+/** Grant names are unique and every grant names sources of this tenant. */
+function grantIssues(tenant: TenantEntry, at: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const names = new Set<string>();
+  const sourceIds = new Set(tenant.sources.map((source) => source.id));
+  for (const [g, grant] of tenant.grants.entries()) {
+    if (names.has(grant.name))
+      issues.push({ path: `${at}.grants[${g}].name`, message: `duplicate grant name '${grant.name}'` });
+    names.add(grant.name);
+    for (const [a, allow] of grant.allow.entries()) {
+      if (!sourceIds.has(allow.source)) {
+        issues.push({
+          path: `${at}.grants[${g}].allow[${a}].source`,
+          message: `no source '${allow.source}' in this tenant; sources: ${[...sourceIds].join(', ')}`,
+        });
+      }
+    }
+  }
+  return issues;
+}
+
+/** Each source has a unique id, a known type and options its type accepts. */
+async function validateSources(
+  tenant: TenantEntry,
+  at: string,
+  registry: ReadonlyMap<string, SourceFactory>,
+  issues: ConfigIssue[],
+): Promise<SourceConfig[]> {
+  const sources: SourceConfig[] = [];
+  const ids = new Set<string>();
+  for (const [s, entry] of tenant.sources.entries()) {
+    const sat = `${at}.sources[${s}]`;
+    const { id, type, ttlMs, ...rest } = entry;
+    if (ids.has(id)) issues.push({ path: `${sat}.id`, message: `duplicate source id '${id}' in this tenant` });
+    ids.add(id);
+    const factory = registry.get(type);
+    if (factory === undefined) {
+      issues.push({
+        path: `${sat}.type`,
+        message: `unknown source type '${type}'; known types: ${[...registry.keys()].join(', ')}`,
+      });
+      continue;
+    }
+    const result = await factory.optionsSchema['~standard'].validate(rest);
+    if (result.issues !== undefined) {
+      issues.push(
+        ...result.issues.map((issue) => ({ path: formatPath(issue.path ?? [], sat), message: issue.message })),
+      );
+      continue;
+    }
+    const ttl = {
+      ...(ttlMs?.list === undefined ? {} : { listMs: ttlMs.list }),
+      ...(ttlMs?.read === undefined ? {} : { readMs: ttlMs.read }),
+    };
+    sources.push({ id, type, options: result.value, ...(ttlMs === undefined ? {} : { ttl }) });
+  }
+  return sources;
+}
+
+/**
+ * Refuses URI patterns that no URI of their source could ever match (a wrong
+ * scheme or authority, a doubled slash, another source's id): such a grant
+ * silently shows nothing. Sources whose type declares no URI space, or whose
+ * options failed validation, are not checked here.
+ */
+function grantPatternIssues(
+  grants: readonly GrantEntry[],
+  sources: readonly SourceConfig[],
+  registry: ReadonlyMap<string, SourceFactory>,
+  at: string,
+): ConfigIssue[] {
+  const spaces = new Map<string, UriSpace>();
+  for (const source of sources) {
+    const space = registry.get(source.type)?.uriSpace?.(source.options, source.id);
+    if (space !== undefined) spaces.set(source.id, space);
+  }
+  const issues: ConfigIssue[] = [];
+  for (const [g, grant] of grants.entries()) {
+    for (const [a, allow] of grant.allow.entries()) {
+      const space = spaces.get(allow.source);
+      if (space === undefined) continue;
+      for (const [u, pattern] of (allow.uris ?? []).entries()) {
+        const problem = grantPatternProblem(pattern, space, allow.source);
+        if (problem !== undefined) {
+          issues.push({
+            path: `${at}.grants[${g}].allow[${a}].uris[${u}]`,
+            message: `'${pattern}' can never match: ${problem}`,
+          });
+        }
+      }
+    }
+  }
+  return issues;
+}
+
+/**
+ * Every rule about one tenant on its own, whether it comes from the bootstrap
+ * file or the control plane. Problems are appended to `issues` with paths
+ * under `at`; the tenant's runtime configuration comes back either way (with
+ * the sources that validated), and is used only when `issues` stayed empty.
+ */
+export async function checkTenant(
+  tenant: TenantEntry,
+  at: string,
+  context: TenantRuleContext,
+  issues: ConfigIssue[],
+): Promise<TenantConfig> {
+  issues.push(...accessIssues(tenant, at, context.env), ...grantIssues(tenant, at));
+  const sources = await validateSources(tenant, at, context.registry, issues);
+  issues.push(...grantPatternIssues(tenant.grants, sources, context.registry, at));
+  return {
+    id: tenant.id,
+    name: tenant.name ?? tenant.id,
+    anonymous: tenant.anonymous,
+    auth: tenant.auth,
+    grants: tenant.grants,
+    sources,
+  };
+}
