@@ -9,7 +9,7 @@ import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { installErrorHandler } from './plugins/error-handler.js';
-import { createRequestGuard } from './plugins/request-guard.js';
+import { installRequestGuard } from './plugins/request-guard.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -66,6 +66,12 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     },
   });
   const logger = app.log as unknown as Logger;
+  // First, so that it runs before every route's own hooks, the development server's included.
+  installRequestGuard(app, {
+    bindHost: config.env.HOST,
+    publicUrl: config.env.PUBLIC_URL,
+    allowedOrigins: config.env.ALLOWED_ORIGINS,
+  });
   // MCP bodies are JSON only (2026-07-28 transports); anything else is 415.
   app.removeContentTypeParser(['text/plain']);
 
@@ -135,14 +141,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   installErrorHandler(app);
   registerHealthRoutes(app, tenants);
   registerWellKnownRoutes(app, tenants);
-  registerMcpRoutes(app, {
-    tenants,
-    guard: createRequestGuard({
-      bindHost: config.env.HOST,
-      publicUrl: config.env.PUBLIC_URL,
-      allowedOrigins: config.env.ALLOWED_ORIGINS,
-    }),
-  });
+  registerMcpRoutes(app, { tenants });
   return app;
 }
 

@@ -3,7 +3,7 @@ import type { AccessScope, Logger } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
 import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
-import type { GuardVerdict } from '../plugins/request-guard.js';
+import { MCP_ROUTE } from '../plugins/request-guard.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 
 /** How long a client may cache `server/discover` (it changes only with configuration). */
@@ -12,7 +12,6 @@ const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export interface McpRouteOptions {
   tenants: ReadonlyMap<string, TenantRuntime>;
-  guard: (host: string | undefined, origin: string | undefined) => GuardVerdict;
 }
 
 interface TenantParams {
@@ -39,17 +38,8 @@ declare module 'fastify' {
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { tenants, guard } = options;
+  const { tenants } = options;
   app.decorateRequest('mcpCaller', null);
-
-  const guardRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    const verdict = guard(request.headers.host, request.headers.origin);
-    if (!verdict.ok) {
-      // "If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden."
-      return send(reply, errorResponse(null, invalidRequest(verdict.reason, 403)));
-    }
-    return undefined;
-  };
 
   /**
    * Who is calling, settled before the body is read: an unknown tenant or a
@@ -73,36 +63,32 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     return undefined;
   };
 
-  app.post<{ Params: TenantParams }>(
-    '/t/:tenant/mcp',
-    { onRequest: [guardRequest, admitCaller] },
-    async (request, reply) => {
-      const caller = request.mcpCaller;
-      if (caller === null) throw new Error('admitCaller did not run');
-      const response = await dispatchMcpPost(
-        {
-          header: (name) => headerValue(request.headers[name]),
-          body: request.body,
-          signal: caller.signal,
-        },
-        {
-          server: caller.tenant.server,
-          resources: caller.tenant.catalog.forScope(caller.scope),
-          resourceCacheScope: 'private',
-          discoverTtlMs: DISCOVER_TTL_MS,
-          logger: request.log as unknown as Logger,
-        },
-      );
-      return send(reply, response);
-    },
-  );
+  // Host and Origin were checked for every route already (installRequestGuard).
+  app.post<{ Params: TenantParams }>(MCP_ROUTE, { onRequest: admitCaller }, async (request, reply) => {
+    const caller = request.mcpCaller;
+    if (caller === null) throw new Error('admitCaller did not run');
+    const response = await dispatchMcpPost(
+      {
+        header: (name) => headerValue(request.headers[name]),
+        body: request.body,
+        signal: caller.signal,
+      },
+      {
+        server: caller.tenant.server,
+        resources: caller.tenant.catalog.forScope(caller.scope),
+        resourceCacheScope: 'private',
+        discoverTtlMs: DISCOVER_TTL_MS,
+        logger: request.log as unknown as Logger,
+      },
+    );
+    return send(reply, response);
+  });
 
   // 2026-07-28 has no GET stream and no sessions to DELETE: "HTTP GET or
   // DELETE to the MCP endpoint: respond with 405 Method Not Allowed".
   app.route<{ Params: TenantParams }>({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
-    url: '/t/:tenant/mcp',
-    onRequest: guardRequest,
+    url: MCP_ROUTE,
     handler: async (request, reply) => {
       if (lookupTenant(tenants, request.params.tenant) === undefined)
         return send(reply, unknownTenant(request.params.tenant, null));
