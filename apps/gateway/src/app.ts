@@ -23,6 +23,7 @@ import {
   tenantsTrustingDevelopmentIssuer,
 } from './development-issuer.js';
 import { closeTenantRuntimes, createTenantRuntimes } from './tenant-runtime.js';
+import { createHealthMonitor } from './health-monitor.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -102,7 +103,11 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
       throw error;
     },
   );
+  const monitor = createHealthMonitor({ tenants, cache, logger: logger.child({ component: 'health' }) });
+  // Only a listening gateway probes its backends: `app.inject()` tests do not.
+  app.addHook('onListen', async () => monitor.start());
   app.addHook('onClose', async () => {
+    monitor.stop();
     await closeTenantRuntimes(tenants);
     await cache.close();
     await development?.close();
@@ -139,7 +144,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   });
 
   installErrorHandler(app);
-  registerHealthRoutes(app, tenants);
+  registerHealthRoutes(app, monitor);
   registerWellKnownRoutes(app, tenants);
   registerMcpRoutes(app, { tenants });
   return app;
