@@ -37,6 +37,14 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Node's default for SIGHUP is to exit without a word (a closed terminal, or an operator
+  // expecting a reload). Neither should stop a gateway silently: say what happens instead.
+  process.on('SIGHUP', () =>
+    app.log.warn(
+      { signal: 'SIGHUP' },
+      'SIGHUP ignored: reloading the configuration is not supported yet; restart the gateway to apply changes',
+    ),
+  );
 }
 
 main().catch((error: unknown) => {
