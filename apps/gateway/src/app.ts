@@ -10,6 +10,7 @@ import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { installErrorHandler } from './plugins/error-handler.js';
 import { installRequestGuard } from './plugins/request-guard.js';
+import { createPrincipalFingerprint, installRequestLog } from './plugins/request-log.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -67,6 +68,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     },
   });
   const logger = app.log as unknown as Logger;
+  installRequestLog(app);
   // First, so that it runs before every route's own hooks, the development server's included.
   installRequestGuard(app, {
     bindHost: config.env.HOST,
@@ -129,24 +131,10 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     }
   }
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        // The path only: a query string could carry a token someone misplaced.
-        url: request.url.split('?')[0],
-        status: reply.statusCode,
-        mcpMethod: request.headers['mcp-method'],
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
-
   installErrorHandler(app);
   registerHealthRoutes(app, monitor);
   registerWellKnownRoutes(app, tenants);
-  registerMcpRoutes(app, { tenants });
+  registerMcpRoutes(app, { tenants, principalFingerprint: createPrincipalFingerprint(secret) });
   return app;
 }
 

@@ -1,4 +1,4 @@
-import type { AccessScope, Logger } from '@mcpgw/core';
+import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
@@ -23,8 +23,12 @@ export interface AuthRequest {
   url: string;
 }
 
+/** Why a request was refused, for the logs: the RFC 6750 §3.1 error code, or `no_token` when none was sent. */
+export type AuthRefusalReason = 'no_token' | 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+
 export type AuthOutcome =
-  { ok: true; scope: AccessScope } | { ok: false; status: 400 | 401 | 403; challenge: string; message: string };
+  | { ok: true; scope: AccessScope; principal: Principal }
+  | { ok: false; status: 400 | 401 | 403; challenge: string; message: string; reason: AuthRefusalReason };
 
 /**
  * One tenant's OAuth 2.1 resource-server front door (2026-07-28
@@ -70,6 +74,7 @@ export function createTenantAuthenticator(
     ok: false,
     status,
     message,
+    reason: error ?? 'no_token',
     challenge: bearerChallenge({
       resourceMetadata: metadataUrl,
       ...(challengeScope === undefined ? {} : { scope: challengeScope }),
@@ -108,7 +113,7 @@ export function createTenantAuthenticator(
             `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
           );
         }
-        return { ok: true, scope: resolveAccess(tenant.id, principal, tenant.grants) };
+        return { ok: true, scope: resolveAccess(tenant.id, principal, tenant.grants), principal };
       } catch (error) {
         if (error instanceof AuthError) return refuse(error.status, error.code, error.message);
         throw error;

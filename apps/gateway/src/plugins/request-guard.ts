@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { isLoopbackHost } from '@mcpgw/config';
 import { errorResponse, invalidRequest } from '@mcpgw/protocol';
+import { noteRpcResponse } from './request-log.js';
 
 /**
  * DNS-rebinding protection (2026-07-28 transports, Security & Endpoint:
@@ -39,7 +40,9 @@ export function installRequestGuard(app: FastifyInstance, options: RequestGuardO
     if (verdict.ok) return;
     reply.code(403).type('application/json');
     if (request.routeOptions.url === MCP_ROUTE) {
-      return reply.send(errorResponse(null, invalidRequest(verdict.reason, 403)).body);
+      const { body } = errorResponse(null, invalidRequest(verdict.reason, 403));
+      noteRpcResponse(request, body);
+      return reply.send(body);
     }
     return reply.send({ error: 'forbidden', error_description: verdict.reason });
   });

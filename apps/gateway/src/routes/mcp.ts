@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AccessScope, Logger } from '@mcpgw/core';
+import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
 import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../plugins/request-guard.js';
+import { noteForLog, noteRpcResponse } from '../plugins/request-log.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 
 /** How long a client may cache `server/discover` (it changes only with configuration). */
@@ -12,6 +13,8 @@ const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export interface McpRouteOptions {
   tenants: ReadonlyMap<string, TenantRuntime>;
+  /** The short, keyed fingerprint of a caller that the access line carries. */
+  principalFingerprint: (principal: Principal) => string;
 }
 
 interface TenantParams {
@@ -38,7 +41,7 @@ declare module 'fastify' {
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { tenants } = options;
+  const { tenants, principalFingerprint } = options;
   app.decorateRequest('mcpCaller', null);
 
   /**
@@ -53,11 +56,20 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     if (tenant.auth !== undefined) {
       const outcome = await tenant.auth.authenticate({ rawHeaders: request.raw.rawHeaders, url: request.url }, signal);
       if (!outcome.ok) {
+        // An operator's first question about a 401: why. The public message never holds the token.
+        request.log.info(
+          { tenant: tenant.config.id, reason: outcome.reason, status: outcome.status, detail: outcome.message },
+          'authentication refused',
+        );
         // 401/403 carry the RFC 6750 / RFC 9728 challenge, plus a JSON-RPC body a client can show.
         reply.header('www-authenticate', outcome.challenge);
         return send(reply, errorResponse(null, invalidRequest(outcome.message, outcome.status)));
       }
       scope = outcome.scope;
+      noteForLog(request, {
+        principal: principalFingerprint(outcome.principal),
+        ...(outcome.principal.clientId === undefined ? {} : { clientId: outcome.principal.clientId }),
+      });
     }
     request.mcpCaller = { tenant, scope, signal };
     return undefined;
@@ -117,6 +129,7 @@ function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpRe
 }
 
 function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
+  noteRpcResponse(reply.request, response.body);
   reply.code(response.status);
   if (response.body === undefined) return reply.send();
   return reply.type('application/json').send(response.body);
