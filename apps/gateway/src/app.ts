@@ -14,15 +14,10 @@ import { createPrincipalFingerprint, installRequestLog } from './plugins/request
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
-import { publicBaseUrl, tenantResourceUri } from './public-url.js';
+import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
-import {
-  developmentIssuerUrl,
-  developmentKeystorePath,
-  developmentScopes,
-  tenantsTrustingDevelopmentIssuer,
-} from './development-issuer.js';
+import { developmentKeystorePath, developmentTarget } from './development-issuer.js';
 import { closeTenantRuntimes, createTenantRuntimes } from './tenant-runtime.js';
 import { createHealthMonitor } from './health-monitor.js';
 
@@ -87,8 +82,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   }
   const cursors = createCursorCodec({ secret });
   const registry = options.registry ?? createSourceRegistry();
-  const baseUrl = publicBaseUrl(config.env);
-  const development = await startDevelopmentIssuer(config, baseUrl, logger);
+  const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
+  const development = await startDevelopmentIssuer(config, logger);
   // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
   const cache = createGatewayCache({
     redisUrl: config.env.REDIS_URL,
@@ -99,12 +94,18 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
   }
   app.decorate('cache', cache);
-  const tenants = await createTenantRuntimes(config, { registry, cursors, cache, logger, baseUrl, development }).catch(
-    async (error: unknown) => {
-      await cache.close();
-      throw error;
-    },
-  );
+  const tenants = await createTenantRuntimes(config, {
+    registry,
+    cursors,
+    cache,
+    logger,
+    baseUrl,
+    aliasBaseUrls,
+    development,
+  }).catch(async (error: unknown) => {
+    await cache.close();
+    throw error;
+  });
   const monitor = createHealthMonitor({ tenants, cache, logger: logger.child({ component: 'health' }) });
   // Only a listening gateway probes its backends: `app.inject()` tests do not.
   app.addHook('onListen', async () => monitor.start());
@@ -133,8 +134,9 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
 
   installErrorHandler(app);
   registerHealthRoutes(app, monitor);
-  registerWellKnownRoutes(app, tenants);
-  registerMcpRoutes(app, { tenants, principalFingerprint: createPrincipalFingerprint(secret) });
+  const baseUrlOf = createBaseUrlResolver(config.env);
+  registerWellKnownRoutes(app, { tenants, baseUrlOf });
+  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret) });
   return app;
 }
 
@@ -146,18 +148,16 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
  */
 async function startDevelopmentIssuer(
   config: GatewayConfig,
-  baseUrl: string,
   logger: Logger,
 ): Promise<DevAuthorizationServer | undefined> {
-  const trusting = tenantsTrustingDevelopmentIssuer(config);
-  if (trusting.length === 0) return undefined;
+  const target = developmentTarget(config);
+  if (target === undefined) return undefined;
   return createDevAuthorizationServer({
-    issuer: developmentIssuerUrl(baseUrl),
+    issuer: target.issuer,
     keystorePath: developmentKeystorePath(config),
-    resources: trusting.map((tenant) => ({
-      uri: tenantResourceUri(baseUrl, tenant.id),
-      scopes: developmentScopes(tenant),
-    })),
+    resources: Object.values(target.tenants).flatMap((tenant) =>
+      tenant.resources.map((uri) => ({ uri, scopes: tenant.scopes })),
+    ),
     logger: logger.child({ component: 'dev-authorization-server' }),
   });
 }

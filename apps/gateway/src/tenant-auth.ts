@@ -21,6 +21,8 @@ export interface DevelopmentIssuer {
 export interface AuthRequest {
   rawHeaders: readonly string[];
   url: string;
+  /** The base URL the request addressed (one of the gateway's; see publicBaseUrls): its challenge points there. */
+  baseUrl?: string;
 }
 
 /** Why a request was refused, for the logs: the RFC 6750 §3.1 error code, or `no_token` when none was sent. */
@@ -42,19 +44,38 @@ export interface TenantAuthenticator {
   readonly metadataUrl: string;
   /** The RFC 9728 document served at `metadataUrl`. */
   readonly metadata: Record<string, unknown>;
+  /**
+   * The RFC 9728 document as fetched under `baseUrl`: its `resource` is the
+   * URL the client used (section 3.3). Unknown bases get the canonical one.
+   */
+  metadataFor(baseUrl: string): Record<string, unknown>;
   authenticate(request: AuthRequest, signal: AbortSignal): Promise<AuthOutcome>;
   close(): void;
 }
 
 export function createTenantAuthenticator(
   tenant: TenantConfig,
-  options: { baseUrl: string; development: DevelopmentIssuer | undefined; logger: Logger },
+  options: {
+    baseUrl: string;
+    /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
+    aliasBaseUrls?: readonly string[];
+    development: DevelopmentIssuer | undefined;
+    logger: Logger;
+  },
 ): TenantAuthenticator {
   const auth = tenant.auth;
   if (auth === undefined) throw new Error(`tenant '${tenant.id}' does not authenticate`);
   const resource = tenantResourceUri(options.baseUrl, tenant.id);
   const metadataUrl = protectedResourceMetadataUrl(options.baseUrl, tenant.id);
-  const issuers = auth.issuers.map((entry) => toIssuerSettings(entry, options.development));
+  const aliases = (options.aliasBaseUrls ?? []).filter((base) => base !== options.baseUrl);
+  // The same endpoint under another loopback name is the same resource: its tokens are accepted at either name.
+  const aliasResources = aliases.map((base) => tenantResourceUri(base, tenant.id));
+  const issuers = auth.issuers.map((entry) => {
+    const settings = toIssuerSettings(entry, options.development);
+    return aliasResources.length === 0
+      ? settings
+      : { ...settings, audiences: [...settings.audiences, ...aliasResources] };
+  });
   const authorizationServers = auth.issuers.map((entry) =>
     'development' in entry ? options.development!.issuer : (entry.authorizationServer ?? entry.issuer),
   );
@@ -66,7 +87,21 @@ export function createTenantAuthenticator(
     (auth.requiredScopes.length > 0 ? auth.requiredScopes : scopesSupported).join(' ') || undefined;
   const verifier: TokenVerifier = createTokenVerifier({ resource, issuers, logger: options.logger });
 
+  const documentFor = (base: string) =>
+    protectedResourceMetadata({
+      resource: tenantResourceUri(base, tenant.id),
+      authorizationServers: [...new Set(authorizationServers)],
+      scopesSupported,
+      resourceName: tenant.name,
+    });
+  const metadata = documentFor(options.baseUrl);
+  const documents = new Map([
+    [options.baseUrl, metadata],
+    ...aliases.map((base) => [base, documentFor(base)] as const),
+  ]);
+
   const refuse = (
+    base: string | undefined,
     status: 400 | 401 | 403,
     error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined,
     message: string,
@@ -76,7 +111,8 @@ export function createTenantAuthenticator(
     message,
     reason: error ?? 'no_token',
     challenge: bearerChallenge({
-      resourceMetadata: metadataUrl,
+      resourceMetadata:
+        base !== undefined && documents.has(base) ? protectedResourceMetadataUrl(base, tenant.id) : metadataUrl,
       ...(challengeScope === undefined ? {} : { scope: challengeScope }),
       ...(error === undefined ? {} : { error, errorDescription: message }),
     }),
@@ -85,12 +121,8 @@ export function createTenantAuthenticator(
   return {
     resource,
     metadataUrl,
-    metadata: protectedResourceMetadata({
-      resource,
-      authorizationServers: [...new Set(authorizationServers)],
-      scopesSupported,
-      resourceName: tenant.name,
-    }),
+    metadata,
+    metadataFor: (base) => documents.get(base) ?? metadata,
     async authenticate(request, signal) {
       try {
         const token = extractBearerToken({
@@ -100,6 +132,7 @@ export function createTenantAuthenticator(
         });
         if (token === undefined)
           return refuse(
+            request.baseUrl,
             401,
             undefined,
             'Authentication required: send an OAuth access token in the Authorization header',
@@ -108,6 +141,7 @@ export function createTenantAuthenticator(
         const missing = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));
         if (missing.length > 0) {
           return refuse(
+            request.baseUrl,
             403,
             'insufficient_scope',
             `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
@@ -115,7 +149,7 @@ export function createTenantAuthenticator(
         }
         return { ok: true, scope: resolveAccess(tenant.id, principal, tenant.grants), principal };
       } catch (error) {
-        if (error instanceof AuthError) return refuse(error.status, error.code, error.message);
+        if (error instanceof AuthError) return refuse(request.baseUrl, error.status, error.code, error.message);
         throw error;
       }
     },

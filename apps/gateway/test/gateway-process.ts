@@ -59,7 +59,11 @@ export function runBuilt(
       const check = () => {
         if (stdout.includes(text)) return resolve();
         if (child.exitCode !== null || child.signalCode !== null) {
-          return reject(new Error(`exited before printing ${JSON.stringify(text)}:\n${stdout}\n${stderr}`));
+          return reject(
+            new Error(
+              `exited (${child.exitCode ?? child.signalCode}) before printing ${JSON.stringify(text)}:\n${stdout}\n${stderr}`,
+            ),
+          );
         }
         waiters.push(check);
       };

@@ -13,6 +13,8 @@ const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export interface McpRouteOptions {
   tenants: ReadonlyMap<string, TenantRuntime>;
+  /** The base URL a request's Host names (see publicBaseUrls): its challenge points at that base's metadata. */
+  baseUrlOf: (host: string | undefined) => string;
   /** The short, keyed fingerprint of a caller that the access line carries. */
   principalFingerprint: (principal: Principal) => string;
 }
@@ -41,7 +43,7 @@ declare module 'fastify' {
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { tenants, principalFingerprint } = options;
+  const { tenants, baseUrlOf, principalFingerprint } = options;
   app.decorateRequest('mcpCaller', null);
 
   /**
@@ -54,7 +56,10 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const signal = abortOnDisconnect(reply);
     let scope: AccessScope = unrestrictedScope;
     if (tenant.auth !== undefined) {
-      const outcome = await tenant.auth.authenticate({ rawHeaders: request.raw.rawHeaders, url: request.url }, signal);
+      const outcome = await tenant.auth.authenticate(
+        { rawHeaders: request.raw.rawHeaders, url: request.url, baseUrl: baseUrlOf(request.headers.host) },
+        signal,
+      );
       if (!outcome.ok) {
         // An operator's first question about a 401: why. The public message never holds the token.
         request.log.info(
