@@ -51,7 +51,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     // Longer than the 60 s idle timeout of common load balancers.
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
-    // One access line per request comes from our onResponse hook instead.
+    // One access line per request comes from installRequestLog instead.
     logController: new LogController({ disableRequestLogging: true }),
     logger: {
       level: config.env.LOG_LEVEL,
