@@ -110,78 +110,92 @@ beforeAll(async () => {
   gateway = await startGateway();
   endpoint = new URL('/t/demo/mcp', gateway.baseUrl);
 });
+
+/** The gateway's base URL under another loopback name (it binds 127.0.0.1 with no PUBLIC_URL). */
+function underName(name: string): string {
+  const url = new URL(gateway.baseUrl);
+  url.hostname = name;
+  return url.origin;
+}
 afterAll(async () => {
   await gateway?.close();
 });
 
 describe('OAuth with the official MCP client against the demo tenant', () => {
-  it('goes from a 401 through discovery, registration and PKCE authorization to listing resources', async () => {
-    const provider = new CatchingProvider();
-    const recorder = createRecordingFetch();
-    const issuer = `${gateway.baseUrl}/dev-idp`;
+  // A user may type either name for a loopback gateway; each must work on its own (RFC 9728 §3.3:
+  // the metadata's `resource` is the URL the client used). The issuer stays on the canonical name.
+  it.each(['127.0.0.1', 'localhost'])(
+    'goes from a 401 through discovery, registration and PKCE authorization to listing resources at %s',
+    async (name) => {
+      const provider = new CatchingProvider();
+      const recorder = createRecordingFetch();
+      const issuer = `${gateway.baseUrl}/dev-idp`;
+      const base = underName(name);
+      const endpoint = new URL('/t/demo/mcp', base);
 
-    const first = modernClient();
-    const transport = new StreamableHTTPClientTransport(endpoint, { authProvider: provider, fetch: recorder.fetch });
-    await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
-    await first.close();
+      const first = modernClient();
+      const transport = new StreamableHTTPClientTransport(endpoint, { authProvider: provider, fetch: recorder.fetch });
+      await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+      await first.close();
 
-    // 1. The gateway refused the bare request and said where its metadata is (RFC 9728 §5.1).
-    const exchanges = recorder.exchanges;
-    const refused = exchanges[0];
-    expect(refused?.url).toBe(endpoint.href);
-    expect(refused?.status).toBe(401);
-    expect(refused?.responseHeaders['www-authenticate']).toContain(
-      `resource_metadata="${gateway.baseUrl}/.well-known/oauth-protected-resource/t/demo/mcp"`,
-    );
-    // 2. The client read it and then the authorization server's metadata, registered, and was sent to authorize.
-    const urls = exchanges.map((exchange) => `${exchange.method} ${exchange.url} ${exchange.status}`);
-    expect(urls).toContain(`GET ${gateway.baseUrl}/.well-known/oauth-protected-resource/t/demo/mcp 200`);
-    expect(urls).toContain(`GET ${gateway.baseUrl}/.well-known/oauth-authorization-server/dev-idp 200`);
-    expect(urls).toContain(`POST ${issuer}/reg 201`);
-    expect(provider.authorizationUrls).toHaveLength(1);
-    const authorization = provider.authorizationUrls[0] as URL;
-    expect(`${authorization.origin}${authorization.pathname}`).toBe(`${issuer}/auth`);
-    expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
-    expect(authorization.searchParams.get('resource')).toBe(endpoint.href);
-    expect(authorization.searchParams.get('scope')?.split(' ')).toContain('mcp:read');
-    expect(authorization.searchParams.get('client_id')).toBe(provider.clientInformation()?.client_id);
-    // The code came back with the issuer (RFC 9207), and its PKCE challenge is the verifier's hash.
-    expect(provider.callback?.searchParams.get('iss')).toBe(issuer);
-    expect(authorization.searchParams.get('code_challenge')).toBe(
-      createHash('sha256').update(provider.codeVerifier()).digest('base64url'),
-    );
-
-    // 3. The application hands the callback to the transport, which redeems the code (with `resource`).
-    await transport.finishAuth(provider.callback?.searchParams ?? new URLSearchParams());
-    const tokenRequest = recorder.exchanges.find((exchange) => exchange.url === `${issuer}/token`);
-    expect(tokenRequest?.status).toBe(200);
-    expect(String(tokenRequest?.requestBody)).toContain(`resource=${encodeURIComponent(endpoint.href)}`);
-    const accessToken = provider.tokens()?.access_token ?? '';
-    const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(`${issuer}/jwks`)), {
-      issuer,
-      audience: endpoint.href,
-      typ: 'at+jwt',
-    });
-    expect(protectedHeader.alg).toBe('RS256');
-    expect(payload).toMatchObject({
-      sub: 'demo-user',
-      scope: 'mcp:read',
-      client_id: provider.clientInformation()?.client_id,
-    });
-
-    // 4. With the token, a fresh connection lists the handbook.
-    const second = modernClient();
-    await second.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: provider }));
-    try {
-      const { resources } = await second.listResources();
-      expect(resources.length).toBeGreaterThan(0);
-      expect(resources.map((resource) => resource.name)).toEqual(
-        expect.arrayContaining([expect.stringMatching(/working-hours|Working hours/i)]),
+      // 1. The gateway refused the bare request and said where its metadata is (RFC 9728 §5.1).
+      const exchanges = recorder.exchanges;
+      const refused = exchanges[0];
+      expect(refused?.url).toBe(endpoint.href);
+      expect(refused?.status).toBe(401);
+      expect(refused?.responseHeaders['www-authenticate']).toContain(
+        `resource_metadata="${base}/.well-known/oauth-protected-resource/t/demo/mcp"`,
       );
-    } finally {
-      await second.close();
-    }
-  });
+      // 2. The client read it and then the authorization server's metadata, registered, and was sent to authorize.
+      const urls = exchanges.map((exchange) => `${exchange.method} ${exchange.url} ${exchange.status}`);
+      expect(urls).toContain(`GET ${base}/.well-known/oauth-protected-resource/t/demo/mcp 200`);
+      expect(urls).toContain(`GET ${gateway.baseUrl}/.well-known/oauth-authorization-server/dev-idp 200`);
+      expect(urls).toContain(`POST ${issuer}/reg 201`);
+      expect(provider.authorizationUrls).toHaveLength(1);
+      const authorization = provider.authorizationUrls[0] as URL;
+      expect(`${authorization.origin}${authorization.pathname}`).toBe(`${issuer}/auth`);
+      expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
+      expect(authorization.searchParams.get('resource')).toBe(endpoint.href);
+      expect(authorization.searchParams.get('scope')?.split(' ')).toContain('mcp:read');
+      expect(authorization.searchParams.get('client_id')).toBe(provider.clientInformation()?.client_id);
+      // The code came back with the issuer (RFC 9207), and its PKCE challenge is the verifier's hash.
+      expect(provider.callback?.searchParams.get('iss')).toBe(issuer);
+      expect(authorization.searchParams.get('code_challenge')).toBe(
+        createHash('sha256').update(provider.codeVerifier()).digest('base64url'),
+      );
+
+      // 3. The application hands the callback to the transport, which redeems the code (with `resource`).
+      await transport.finishAuth(provider.callback?.searchParams ?? new URLSearchParams());
+      const tokenRequest = recorder.exchanges.find((exchange) => exchange.url === `${issuer}/token`);
+      expect(tokenRequest?.status).toBe(200);
+      expect(String(tokenRequest?.requestBody)).toContain(`resource=${encodeURIComponent(endpoint.href)}`);
+      const accessToken = provider.tokens()?.access_token ?? '';
+      const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(`${issuer}/jwks`)), {
+        issuer,
+        audience: endpoint.href,
+        typ: 'at+jwt',
+      });
+      expect(protectedHeader.alg).toBe('RS256');
+      expect(payload).toMatchObject({
+        sub: 'demo-user',
+        scope: 'mcp:read',
+        client_id: provider.clientInformation()?.client_id,
+      });
+
+      // 4. With the token, a fresh connection lists the handbook.
+      const second = modernClient();
+      await second.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: provider }));
+      try {
+        const { resources } = await second.listResources();
+        expect(resources.length).toBeGreaterThan(0);
+        expect(resources.map((resource) => resource.name)).toEqual(
+          expect.arrayContaining([expect.stringMatching(/working-hours|Working hours/i)]),
+        );
+      } finally {
+        await second.close();
+      }
+    },
+  );
 
   it('accepts a token from the token CLI and refuses it on a tenant it was not minted for', async () => {
     const { token, resource } = await mintTenantToken(gateway.config, { tenant: 'demo' });

@@ -9,20 +9,17 @@ import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { installErrorHandler } from './plugins/error-handler.js';
-import { createRequestGuard } from './plugins/request-guard.js';
+import { installRequestGuard } from './plugins/request-guard.js';
+import { createPrincipalFingerprint, installRequestLog } from './plugins/request-log.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
-import { publicBaseUrl, tenantResourceUri } from './public-url.js';
+import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
-import {
-  developmentIssuerUrl,
-  developmentKeystorePath,
-  developmentScopes,
-  tenantsTrustingDevelopmentIssuer,
-} from './development-issuer.js';
+import { developmentKeystorePath, developmentTarget } from './development-issuer.js';
 import { closeTenantRuntimes, createTenantRuntimes } from './tenant-runtime.js';
+import { createHealthMonitor } from './health-monitor.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -54,7 +51,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     // Longer than the 60 s idle timeout of common load balancers.
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
-    // One access line per request comes from our onResponse hook instead.
+    // One access line per request comes from installRequestLog instead.
     logController: new LogController({ disableRequestLogging: true }),
     logger: {
       level: config.env.LOG_LEVEL,
@@ -66,6 +63,13 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     },
   });
   const logger = app.log as unknown as Logger;
+  installRequestLog(app);
+  // First, so that it runs before every route's own hooks, the development server's included.
+  installRequestGuard(app, {
+    bindHost: config.env.HOST,
+    publicUrl: config.env.PUBLIC_URL,
+    allowedOrigins: config.env.ALLOWED_ORIGINS,
+  });
   // MCP bodies are JSON only (2026-07-28 transports); anything else is 415.
   app.removeContentTypeParser(['text/plain']);
 
@@ -78,8 +82,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   }
   const cursors = createCursorCodec({ secret });
   const registry = options.registry ?? createSourceRegistry();
-  const baseUrl = publicBaseUrl(config.env);
-  const development = await startDevelopmentIssuer(config, baseUrl, logger);
+  const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
+  const development = await startDevelopmentIssuer(config, logger);
   // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
   const cache = createGatewayCache({
     redisUrl: config.env.REDIS_URL,
@@ -90,13 +94,23 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
   }
   app.decorate('cache', cache);
-  const tenants = await createTenantRuntimes(config, { registry, cursors, cache, logger, baseUrl, development }).catch(
-    async (error: unknown) => {
-      await cache.close();
-      throw error;
-    },
-  );
+  const tenants = await createTenantRuntimes(config, {
+    registry,
+    cursors,
+    cache,
+    logger,
+    baseUrl,
+    aliasBaseUrls,
+    development,
+  }).catch(async (error: unknown) => {
+    await cache.close();
+    throw error;
+  });
+  const monitor = createHealthMonitor({ tenants, cache, logger: logger.child({ component: 'health' }) });
+  // Only a listening gateway probes its backends: `app.inject()` tests do not.
+  app.addHook('onListen', async () => monitor.start());
   app.addHook('onClose', async () => {
+    monitor.stop();
     await closeTenantRuntimes(tenants);
     await cache.close();
     await development?.close();
@@ -118,31 +132,11 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     }
   }
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      {
-        method: request.method,
-        // The path only: a query string could carry a token someone misplaced.
-        url: request.url.split('?')[0],
-        status: reply.statusCode,
-        mcpMethod: request.headers['mcp-method'],
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
-  });
-
   installErrorHandler(app);
-  registerHealthRoutes(app, tenants);
-  registerWellKnownRoutes(app, tenants);
-  registerMcpRoutes(app, {
-    tenants,
-    guard: createRequestGuard({
-      bindHost: config.env.HOST,
-      publicUrl: config.env.PUBLIC_URL,
-      allowedOrigins: config.env.ALLOWED_ORIGINS,
-    }),
-  });
+  registerHealthRoutes(app, monitor);
+  const baseUrlOf = createBaseUrlResolver(config.env);
+  registerWellKnownRoutes(app, { tenants, baseUrlOf });
+  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret) });
   return app;
 }
 
@@ -154,18 +148,16 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
  */
 async function startDevelopmentIssuer(
   config: GatewayConfig,
-  baseUrl: string,
   logger: Logger,
 ): Promise<DevAuthorizationServer | undefined> {
-  const trusting = tenantsTrustingDevelopmentIssuer(config);
-  if (trusting.length === 0) return undefined;
+  const target = developmentTarget(config);
+  if (target === undefined) return undefined;
   return createDevAuthorizationServer({
-    issuer: developmentIssuerUrl(baseUrl),
+    issuer: target.issuer,
     keystorePath: developmentKeystorePath(config),
-    resources: trusting.map((tenant) => ({
-      uri: tenantResourceUri(baseUrl, tenant.id),
-      scopes: developmentScopes(tenant),
-    })),
+    resources: Object.values(target.tenants).flatMap((tenant) =>
+      tenant.resources.map((uri) => ({ uri, scopes: tenant.scopes })),
+    ),
     logger: logger.child({ component: 'dev-authorization-server' }),
   });
 }

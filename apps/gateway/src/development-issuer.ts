@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
+import { publicBaseUrls, tenantResourceUri } from './public-url.js';
 
 /**
  * Where the built-in development authorization server lives and keeps its
@@ -28,4 +29,31 @@ export function developmentScopes(tenant: TenantConfig): string[] {
   return [
     ...new Set([...(tenant.auth?.requiredScopes ?? []), ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
   ];
+}
+
+/**
+ * What the development issuer of a configuration signs for: its issuer URL
+ * (on the canonical base) and, per tenant that trusts it, the scopes and every
+ * resource URI the tenant answers as (the canonical one first). The gateway
+ * serves it; `npm run token` mints from it, or from the running gateway's copy.
+ */
+export interface DevelopmentTarget {
+  issuer: string;
+  tenants: Record<string, { resources: string[]; scopes: string[] }>;
+}
+
+/** The development target of a configuration, or undefined when no tenant trusts the development issuer. */
+export function developmentTarget(config: GatewayConfig): DevelopmentTarget | undefined {
+  const trusting = tenantsTrustingDevelopmentIssuer(config);
+  if (trusting.length === 0) return undefined;
+  const bases = publicBaseUrls(config.env);
+  return {
+    issuer: developmentIssuerUrl(bases[0] as string),
+    tenants: Object.fromEntries(
+      trusting.map((tenant) => [
+        tenant.id,
+        { resources: bases.map((base) => tenantResourceUri(base, tenant.id)), scopes: developmentScopes(tenant) },
+      ]),
+    ),
+  };
 }

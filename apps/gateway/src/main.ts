@@ -1,27 +1,21 @@
 import { ConfigError, loadConfig } from '@mcpgw/config';
 import { buildApp } from './app.js';
 import { demoBootstrap } from './demo.js';
+import { developmentTarget } from './development-issuer.js';
 import { routeProcessWarnings } from './process-warnings.js';
+import { recordRunningGateway } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
 
-/** Process entry: load config → build → listen → handle signals. */
+/** Process entry: load config → build → handle signals → listen. */
 async function main(): Promise<void> {
   const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
   const app = await buildApp(config, { registry });
   warnings.logTo(app.log);
-  await app.listen({ host: config.env.HOST, port: config.env.PORT });
-
-  const address = app.server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : config.env.PORT;
-  const host = config.env.HOST.includes(':') ? `[${config.env.HOST}]` : config.env.HOST;
-  const base = config.env.PUBLIC_URL ?? `http://${host}:${port}`;
-  app.log.info(
-    { config: config.origin, endpoints: config.tenants.map((t) => `${base}/t/${t.id}/mcp`) },
-    'gateway listening',
-  );
-
+  // Signals are handled from before the gateway listens: a SIGHUP or SIGTERM that arrives as
+  // the start line is printed must find its handler, not Node's default (exit without a word).
+  let forgetRecord: (() => Promise<void>) | undefined;
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) {
@@ -30,7 +24,7 @@ async function main(): Promise<void> {
     }
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    app.close().then(
+    Promise.all([app.close(), forgetRecord?.()]).then(
       () => process.exit(0),
       (error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
@@ -40,6 +34,30 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // Node's default for SIGHUP is to exit without a word (a closed terminal, or an operator
+  // expecting a reload). Neither should stop a gateway silently: say what happens instead.
+  process.on('SIGHUP', () =>
+    app.log.warn(
+      { signal: 'SIGHUP' },
+      'SIGHUP ignored: reloading the configuration is not supported yet; restart the gateway to apply changes',
+    ),
+  );
+
+  await app.listen({ host: config.env.HOST, port: config.env.PORT });
+
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : config.env.PORT;
+  const host = config.env.HOST.includes(':') ? `[${config.env.HOST}]` : config.env.HOST;
+  const base = config.env.PUBLIC_URL ?? `http://${host}:${port}`;
+  // For `npm run token`: which gateway runs from this DATA_DIR, and what its development issuer signs for.
+  const target = developmentTarget(config);
+  if (target !== undefined) {
+    forgetRecord = await recordRunningGateway(config, { ...target, url: base, config: config.origin });
+  }
+  app.log.info(
+    { config: config.origin, endpoints: config.tenants.map((t) => `${base}/t/${t.id}/mcp`) },
+    'gateway listening',
+  );
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import type { AccessScope, Logger } from '@mcpgw/core';
+import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
@@ -21,10 +21,16 @@ export interface DevelopmentIssuer {
 export interface AuthRequest {
   rawHeaders: readonly string[];
   url: string;
+  /** The base URL the request addressed (one of the gateway's; see publicBaseUrls): its challenge points there. */
+  baseUrl?: string;
 }
 
+/** Why a request was refused, for the logs: the RFC 6750 §3.1 error code, or `no_token` when none was sent. */
+export type AuthRefusalReason = 'no_token' | 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+
 export type AuthOutcome =
-  { ok: true; scope: AccessScope } | { ok: false; status: 400 | 401 | 403; challenge: string; message: string };
+  | { ok: true; scope: AccessScope; principal: Principal }
+  | { ok: false; status: 400 | 401 | 403; challenge: string; message: string; reason: AuthRefusalReason };
 
 /**
  * One tenant's OAuth 2.1 resource-server front door (2026-07-28
@@ -38,19 +44,38 @@ export interface TenantAuthenticator {
   readonly metadataUrl: string;
   /** The RFC 9728 document served at `metadataUrl`. */
   readonly metadata: Record<string, unknown>;
+  /**
+   * The RFC 9728 document as fetched under `baseUrl`: its `resource` is the
+   * URL the client used (section 3.3). Unknown bases get the canonical one.
+   */
+  metadataFor(baseUrl: string): Record<string, unknown>;
   authenticate(request: AuthRequest, signal: AbortSignal): Promise<AuthOutcome>;
   close(): void;
 }
 
 export function createTenantAuthenticator(
   tenant: TenantConfig,
-  options: { baseUrl: string; development: DevelopmentIssuer | undefined; logger: Logger },
+  options: {
+    baseUrl: string;
+    /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
+    aliasBaseUrls?: readonly string[];
+    development: DevelopmentIssuer | undefined;
+    logger: Logger;
+  },
 ): TenantAuthenticator {
   const auth = tenant.auth;
   if (auth === undefined) throw new Error(`tenant '${tenant.id}' does not authenticate`);
   const resource = tenantResourceUri(options.baseUrl, tenant.id);
   const metadataUrl = protectedResourceMetadataUrl(options.baseUrl, tenant.id);
-  const issuers = auth.issuers.map((entry) => toIssuerSettings(entry, options.development));
+  const aliases = (options.aliasBaseUrls ?? []).filter((base) => base !== options.baseUrl);
+  // The same endpoint under another loopback name is the same resource: its tokens are accepted at either name.
+  const aliasResources = aliases.map((base) => tenantResourceUri(base, tenant.id));
+  const issuers = auth.issuers.map((entry) => {
+    const settings = toIssuerSettings(entry, options.development);
+    return aliasResources.length === 0
+      ? settings
+      : { ...settings, audiences: [...settings.audiences, ...aliasResources] };
+  });
   const authorizationServers = auth.issuers.map((entry) =>
     'development' in entry ? options.development!.issuer : (entry.authorizationServer ?? entry.issuer),
   );
@@ -64,7 +89,21 @@ export function createTenantAuthenticator(
   // Once per tenant load: a request only runs the compiled URI matchers.
   const grants = compileGrants(tenant.grants);
 
+  const documentFor = (base: string) =>
+    protectedResourceMetadata({
+      resource: tenantResourceUri(base, tenant.id),
+      authorizationServers: [...new Set(authorizationServers)],
+      scopesSupported,
+      resourceName: tenant.name,
+    });
+  const metadata = documentFor(options.baseUrl);
+  const documents = new Map([
+    [options.baseUrl, metadata],
+    ...aliases.map((base) => [base, documentFor(base)] as const),
+  ]);
+
   const refuse = (
+    base: string | undefined,
     status: 400 | 401 | 403,
     error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined,
     message: string,
@@ -72,8 +111,10 @@ export function createTenantAuthenticator(
     ok: false,
     status,
     message,
+    reason: error ?? 'no_token',
     challenge: bearerChallenge({
-      resourceMetadata: metadataUrl,
+      resourceMetadata:
+        base !== undefined && documents.has(base) ? protectedResourceMetadataUrl(base, tenant.id) : metadataUrl,
       ...(challengeScope === undefined ? {} : { scope: challengeScope }),
       ...(error === undefined ? {} : { error, errorDescription: message }),
     }),
@@ -82,12 +123,8 @@ export function createTenantAuthenticator(
   return {
     resource,
     metadataUrl,
-    metadata: protectedResourceMetadata({
-      resource,
-      authorizationServers: [...new Set(authorizationServers)],
-      scopesSupported,
-      resourceName: tenant.name,
-    }),
+    metadata,
+    metadataFor: (base) => documents.get(base) ?? metadata,
     async authenticate(request, signal) {
       try {
         const token = extractBearerToken({
@@ -99,6 +136,7 @@ export function createTenantAuthenticator(
         // an error code (RFC 6750 section 3.1).
         if (token === undefined)
           return refuse(
+            request.baseUrl,
             401,
             undefined,
             'Authentication required: send an OAuth access token in the Authorization header (Bearer scheme)',
@@ -107,14 +145,15 @@ export function createTenantAuthenticator(
         const missing = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));
         if (missing.length > 0) {
           return refuse(
+            request.baseUrl,
             403,
             'insufficient_scope',
             `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
           );
         }
-        return { ok: true, scope: resolveAccess(tenant.id, principal, grants) };
+        return { ok: true, scope: resolveAccess(tenant.id, principal, grants), principal };
       } catch (error) {
-        if (error instanceof AuthError) return refuse(error.status, error.code, error.message);
+        if (error instanceof AuthError) return refuse(request.baseUrl, error.status, error.code, error.message);
         throw error;
       }
     },

@@ -25,6 +25,8 @@ export interface RuntimeOptions {
   cache: GatewayCache;
   logger: Logger;
   baseUrl: string;
+  /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
+  aliasBaseUrls: readonly string[];
   development: DevelopmentIssuer | undefined;
 }
 
@@ -82,6 +84,7 @@ export async function createTenantRuntimes(
             ? undefined
             : createTenantAuthenticator(tenant, {
                 baseUrl: options.baseUrl,
+                aliasBaseUrls: options.aliasBaseUrls,
                 development: options.development,
                 logger: logger.child({ tenant: tenant.id }),
               }),

@@ -2,26 +2,28 @@
  * `npm run token -- --tenant ID [--scope "a b"] [--sub X]`: prints an access
  * token from the built-in development authorization server for a tenant whose
  * configuration trusts it (`auth.issuers` holds `{ "development": true }`),
- * e.g. for curl. The configuration is loaded exactly as `npm start` loads it,
- * so the token's `iss` and `aud` are what the running gateway expects; the
- * key comes from the same keystore, so the gateway need not be running.
+ * e.g. for curl. It mints for the gateway that is running: a gateway with the
+ * development issuer leaves a record under DATA_DIR (its URL, issuer and
+ * tenants), so the token's `iss` and `aud` are that gateway's whatever PORT or
+ * GATEWAY_CONFIG this shell has. With no gateway running it mints for the
+ * configuration this environment describes, loaded as `npm start` loads it,
+ * and says so. The key comes from the same keystore under DATA_DIR.
  *
  * Only the token goes to stdout (`TOKEN=$(npm run --silent token -- --tenant demo)`);
  * what it is for goes to stderr.
  */
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '@mcpgw/config';
 import type { GatewayConfig } from '@mcpgw/config';
 import { ACCESS_TOKEN_TTL_SECONDS, mintDevAccessToken } from '@mcpgw/dev-authorization-server';
-import {
-  developmentIssuerUrl,
-  developmentKeystorePath,
-  developmentScopes,
-  trustsDevelopmentIssuer,
-} from './development-issuer.js';
+import type { DevelopmentTarget } from './development-issuer.js';
+import { developmentKeystorePath, developmentTarget } from './development-issuer.js';
 import { demoBootstrap } from './demo.js';
-import { publicBaseUrl, tenantResourceUri } from './public-url.js';
+import { publicBaseUrl } from './public-url.js';
+import type { RunningGateway } from './running-gateway.js';
+import { findRunningGateways } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
 
 const USAGE = `usage: npm run token -- --tenant ID [--scope "a b"] [--sub SUBJECT]
@@ -29,6 +31,10 @@ const USAGE = `usage: npm run token -- --tenant ID [--scope "a b"] [--sub SUBJEC
   --tenant  a tenant whose auth.issuers include { "development": true }
   --scope   space-separated scopes (default: every scope the tenant's grants and requiredScopes name)
   --sub     the token's subject (default: demo-user)
+
+It mints for the gateway running from the same DATA_DIR (default .data in this folder);
+with none running, for the gateway this environment (.env, PORT, HOST, PUBLIC_URL,
+GATEWAY_CONFIG) would start.
 `;
 
 /** A mistake of the person at the terminal: printed with the usage, exit code 2. */
@@ -43,38 +49,71 @@ export interface TenantToken {
 }
 
 /**
- * Mints a development-issuer token for `tenant` from a loaded configuration:
- * `iss` the development issuer at the gateway's public base URL, `aud` the
- * tenant's canonical resource URI. Throws a UsageError (message for the
- * person at the terminal) when the tenant is missing or does not trust the
- * development issuer.
+ * Mints a development-issuer token for `tenant`: `iss` the development
+ * issuer, `aud` the tenant's canonical resource URI, both from `target` (a
+ * running gateway's record) or else from the configuration. Throws a
+ * UsageError (message for the person at the terminal) when the tenant is
+ * missing or does not trust the development issuer.
  */
 export async function mintTenantToken(
   config: GatewayConfig,
   request: { tenant: string; scope?: string | undefined; sub?: string | undefined },
+  target: (DevelopmentTarget & { describe?: string }) | undefined = developmentTarget(config),
 ): Promise<TenantToken> {
-  const trusting = config.tenants.filter(trustsDevelopmentIssuer).map((tenant) => tenant.id);
-  const tenant = config.tenants.find((candidate) => candidate.id === request.tenant);
-  if (tenant === undefined || !trustsDevelopmentIssuer(tenant)) {
-    const why =
-      tenant === undefined
-        ? `there is no tenant '${request.tenant}'`
-        : `tenant '${tenant.id}' does not trust the development issuer`;
+  const where = target?.describe ?? config.origin;
+  const entry =
+    target !== undefined && Object.hasOwn(target.tenants, request.tenant) ? target.tenants[request.tenant] : undefined;
+  if (target === undefined || entry === undefined) {
+    const trusting = Object.keys(target?.tenants ?? {});
+    const inConfig = target?.describe === undefined && config.tenants.some((tenant) => tenant.id === request.tenant);
+    const why = inConfig
+      ? `tenant '${request.tenant}' does not trust the development issuer`
+      : `there is no tenant '${request.tenant}'`;
     const which = trusting.length === 0 ? 'no tenant does' : `tenants that do: ${trusting.join(', ')}`;
-    throw new UsageError(`${why} in ${config.origin} (${which})`);
+    throw new UsageError(`${why} in ${where} (${which})`);
   }
-  const base = publicBaseUrl(config.env);
-  const issuer = developmentIssuerUrl(base);
-  const resource = tenantResourceUri(base, tenant.id);
-  const scope = request.scope ?? developmentScopes(tenant).join(' ');
+  const resource = entry.resources[0] as string;
+  const scope = request.scope ?? entry.scopes.join(' ');
   const token = await mintDevAccessToken({
-    issuer,
+    issuer: target.issuer,
     keystorePath: developmentKeystorePath(config),
     resource,
     scope,
     ...(request.sub === undefined ? {} : { subject: request.sub }),
   });
-  return { token, issuer, resource, scope };
+  return { token, issuer: target.issuer, resource, scope };
+}
+
+/**
+ * Which gateway to mint for: the one running from this DATA_DIR; among
+ * several, the one at the URL this environment configures; with none, this
+ * environment's configuration. The note says which, for stderr.
+ */
+export function chooseTarget(
+  config: GatewayConfig,
+  running: readonly RunningGateway[],
+): { target: (DevelopmentTarget & { describe?: string }) | undefined; note: string } {
+  const configured = publicBaseUrl(config.env);
+  const describe = (gateway: RunningGateway) =>
+    `the gateway running as pid ${gateway.pid} at ${gateway.url} (${gateway.config})`;
+  if (running.length === 0) {
+    return {
+      target: developmentTarget(config),
+      note:
+        `no gateway is running from DATA_DIR ${resolve(config.env.DATA_DIR)}; using the configuration this ` +
+        `environment describes: ${configured} (${config.origin}). The token works once a gateway runs with the same ` +
+        'PORT, HOST, PUBLIC_URL, GATEWAY_CONFIG and DATA_DIR',
+    };
+  }
+  const chosen = running.length === 1 ? running[0] : running.find((gateway) => gateway.url === configured);
+  if (chosen === undefined) {
+    throw new UsageError(
+      `${running.length} gateways are running from DATA_DIR ${resolve(config.env.DATA_DIR)}: ` +
+        `${running.map(describe).join('; ')}. Choose one by passing its PORT (and HOST or PUBLIC_URL), e.g. ` +
+        `PORT=${new URL(running[0]?.url ?? configured).port} npm run token -- --tenant ID`,
+    );
+  }
+  return { target: { ...chosen, describe: describe(chosen) }, note: `minting for ${describe(chosen)}` };
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -102,7 +141,9 @@ async function main(argv: string[]): Promise<void> {
   if (values.sub === '') throw new UsageError('--sub must not be empty');
 
   const config = await loadConfig({ registry: createSourceRegistry(), defaultBootstrap: demoBootstrap() });
-  const minted = await mintTenantToken(config, { tenant: values.tenant, scope: values.scope, sub: values.sub });
+  const { target, note } = chooseTarget(config, await findRunningGateways(config));
+  process.stderr.write(`# ${note}\n`);
+  const minted = await mintTenantToken(config, { tenant: values.tenant, scope: values.scope, sub: values.sub }, target);
   process.stderr.write(
     `# tenant ${values.tenant}: aud ${minted.resource}, scope "${minted.scope}", issuer ${minted.issuer}, ` +
       `valid ${ACCESS_TOKEN_TTL_SECONDS / 60} minutes\n`,

@@ -181,10 +181,11 @@ describe('POST /t/{tenant}/mcp', () => {
 });
 
 describe('health', () => {
-  it('/healthz and /readyz answer', async () => {
+  it('/healthz answers; /readyz says a gateway that is not listening is not ready yet', async () => {
     expect((await app.inject('/healthz')).json()).toEqual({ status: 'ok' });
+    // Readiness of a listening gateway: readiness.test.ts.
     const ready = await app.inject('/readyz');
-    expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready', failing: [] });
+    expect(ready.statusCode).toBe(503);
+    expect(ready.json()).toMatchObject({ status: 'starting', checks: { listening: false } });
   });
 });

@@ -23,7 +23,8 @@ export interface DevAuthorizationServerOptions {
    * The private JWKS file, e.g. `<repo>/.data/dev-authorization-server/keys.json`:
    * created (mode 0600) on first use and reused after, so tokens survive a
    * restart and the token CLI signs without the server running. Dynamically
-   * registered clients are kept beside it in `clients.json`.
+   * registered clients are kept beside it in `clients.jsonl` (at most
+   * {@link MAX_REGISTERED_CLIENTS}, the oldest forgotten first).
    */
   keystorePath: string;
   /** The resources tokens may be issued for (each tenant that trusts this server); any other `resource` → invalid_target. */
@@ -46,6 +47,13 @@ export interface DevAuthorizationServer {
   close(): Promise<void>;
 }
 
+/**
+ * How many dynamically registered clients the server keeps. Far more than the
+ * MCP clients one developer uses; registering one more forgets the oldest,
+ * which registers again when it next comes back.
+ */
+export const MAX_REGISTERED_CLIENTS = 100;
+
 /** oidc-provider's mount support reads `req.originalUrl` (Express' name) to rebuild absolute endpoint URLs. */
 type MountedRequest = IncomingMessage & { originalUrl?: string };
 
@@ -66,7 +74,12 @@ export async function createDevAuthorizationServer(
   const resources = indexResources(options.resources);
   const scopes = knownScopes(resources);
   const keystore = await loadOrCreateKeystore(options.keystorePath);
-  const adapter = await createDevAdapter(join(dirname(options.keystorePath), 'clients.json'));
+  const adapter = await createDevAdapter({
+    clientsLog: join(dirname(options.keystorePath), 'clients.jsonl'),
+    legacyClientsFile: join(dirname(options.keystorePath), 'clients.json'),
+    maxClients: MAX_REGISTERED_CLIENTS,
+    logger,
+  });
 
   const { Provider, errors } = await importOidcProvider(logger);
   const configuration = providerConfiguration({
@@ -76,6 +89,7 @@ export async function createDevAuthorizationServer(
     privateJwks: keystore.privateJwks,
     adapter: adapter.factory,
     InvalidTarget: errors.InvalidTarget,
+    InvalidClientMetadata: errors.InvalidClientMetadata,
   });
   const provider = await routeProviderNotices(logger, () => new Provider(issuerUrl.href, configuration));
 

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import type { Logger } from '@mcpgw/core';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 
 interface Entry {
   payload: AdapterPayload;
-  /** Epoch milliseconds; Infinity when oidc-provider gave no lifetime (clients, for one). */
+  /** Epoch milliseconds; Infinity when oidc-provider gave no lifetime. */
   expiresAt: number;
 }
 
@@ -15,37 +16,94 @@ export interface DevAdapter {
   flush(): Promise<void>;
 }
 
+export interface DevAdapterOptions {
+  /**
+   * The clients' log (JSON Lines, mode 0600): one line per registration or
+   * removal, appended; rewritten whole only when it holds about twice the
+   * live clients, so a registration writes one line, not the whole set.
+   */
+  clientsLog: string;
+  /** A `clients.json` written by earlier versions: imported into the log once, then deleted. */
+  legacyClientsFile?: string;
+  /** The most registered clients kept: registering one more forgets the oldest. */
+  maxClients: number;
+  logger: Logger;
+}
+
+/** One line of the clients' log. */
+type LogLine = { add: string; client: AdapterPayload } | { remove: string };
+
 const SWEEP_EVERY = 100;
 
 /**
  * oidc-provider's storage for a single-process development server: grants,
  * sessions, codes and refresh tokens live in memory (a restart logs the demo
  * user out, which costs nothing: consent is automatic), while dynamically
- * registered clients are written to `clientsFile`. MCP clients remember their
- * client_id, and a client_id that disappears on restart strands them on an
- * `invalid_client` error page (RFC 7591 §3.2.1 gives them no way to notice).
- * oidc-provider's own memory adapter would do for the rest, but it prints a
- * production warning on every start.
+ * registered clients are persisted. MCP clients remember their client_id, and
+ * a client_id that disappears on restart strands them on an `invalid_client`
+ * error page (RFC 7591 §3.2.1 gives them no way to notice).
+ *
+ * Registration is open (RFC 7591 §3 allows that), so what one caller can make
+ * the server keep is bounded: at most `maxClients` clients, the oldest
+ * forgotten first (a client that comes back registers again), and one
+ * appended line per registration.
  */
-export async function createDevAdapter(clientsFile: string): Promise<DevAdapter> {
+export async function createDevAdapter(options: DevAdapterOptions): Promise<DevAdapter> {
+  const { clientsLog, maxClients, logger } = options;
+  if (!Number.isSafeInteger(maxClients) || maxClients < 1) throw new TypeError('maxClients must be a positive integer');
   const entries = new Map<string, Entry>();
-  for (const [id, payload] of Object.entries(await readClients(clientsFile))) {
-    entries.set(`Client:${id}`, { payload, expiresAt: Infinity });
+  // Registration order, oldest first: the eviction order.
+  const clients = new Map<string, AdapterPayload>();
+  let lines = 0;
+
+  const replayed = await readClientsLog(clientsLog);
+  if (replayed === undefined && options.legacyClientsFile !== undefined) {
+    for (const [id, payload] of Object.entries(await readLegacyClients(options.legacyClientsFile))) {
+      clients.set(id, payload);
+    }
+  } else if (replayed !== undefined) {
+    for (const line of replayed.lines) {
+      if ('add' in line) {
+        clients.delete(line.add);
+        clients.set(line.add, line.client);
+      } else {
+        clients.delete(line.remove);
+      }
+    }
+    lines = replayed.lines.length;
   }
+  while (clients.size > maxClients) clients.delete(clients.keys().next().value as string);
 
   let writes: Promise<void> = Promise.resolve();
-  const persistClients = () => {
-    const clients = Object.fromEntries(
-      [...entries].filter(([key]) => key.startsWith('Client:')).map(([key, entry]) => [key.slice(7), entry.payload]),
-    );
-    // Serialized, and each write replaces the file whole (rename), so a crash never leaves half a file.
-    writes = writes.then(async () => {
-      const temporary = `${clientsFile}.${randomUUID()}.tmp`;
-      await writeFile(temporary, `${JSON.stringify(clients, null, 2)}\n`, { mode: 0o600 });
-      await rename(temporary, clientsFile);
-    });
+  const enqueue = (write: () => Promise<void>): Promise<void> => {
+    // A failed write fails its own registration, not every later one.
+    writes = writes.catch(() => undefined).then(write);
     return writes;
   };
+  /** Replaces the log with one line per live client (temporary file + rename: never half a file). */
+  const compact = () =>
+    enqueue(async () => {
+      const text = [...clients].map(([id, client]) => serialize({ add: id, client })).join('');
+      const temporary = `${clientsLog}.${randomUUID()}.tmp`;
+      await writeFile(temporary, text, { mode: 0o600 });
+      await rename(temporary, clientsLog);
+      lines = clients.size;
+    });
+  const append = (...added: LogLine[]) => {
+    lines += added.length;
+    // Amortized: one rewrite per `maxClients` appended lines at most.
+    if (lines > 2 * maxClients) return compact();
+    const text = added.map(serialize).join('');
+    return enqueue(() => appendFile(clientsLog, text, { mode: 0o600 }));
+  };
+
+  // A torn tail is rewritten away before anything is appended after it.
+  if (replayed === undefined ? clients.size > 0 : replayed.torn || lines > clients.size) await compact();
+  if (replayed === undefined && options.legacyClientsFile !== undefined) {
+    await unlink(options.legacyClientsFile).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
+  }
 
   let upserts = 0;
   const live = (key: string): Entry | undefined => {
@@ -64,44 +122,122 @@ export async function createDevAdapter(clientsFile: string): Promise<DevAdapter>
     return undefined;
   };
 
-  const factory = (model: string): Adapter => ({
-    async upsert(id, payload, expiresIn) {
-      if (++upserts % SWEEP_EVERY === 0) {
-        for (const key of entries.keys()) live(key);
+  const clientAdapter: Adapter = {
+    async upsert(id, payload) {
+      clients.delete(id);
+      clients.set(id, payload);
+      const added: LogLine[] = [{ add: id, client: payload }];
+      while (clients.size > maxClients) {
+        const oldest = clients.keys().next().value as string;
+        clients.delete(oldest);
+        added.push({ remove: oldest });
+        logger.info(
+          { clientId: oldest, maxClients },
+          'development authorization server: forgot the oldest registered client (registrations are capped)',
+        );
       }
-      const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 : Infinity;
-      entries.set(`${model}:${id}`, { payload, expiresAt });
-      if (model === 'Client') await persistClients();
+      await append(...added);
     },
     async find(id) {
-      return live(`${model}:${id}`)?.payload;
+      return clients.get(id);
     },
-    async findByUid(uid) {
-      return findBy(model, 'uid', uid);
+    async findByUid() {
+      return undefined;
     },
-    async findByUserCode(userCode) {
-      return findBy(model, 'userCode', userCode);
+    async findByUserCode() {
+      return undefined;
     },
-    async consume(id) {
-      const entry = live(`${model}:${id}`);
-      if (entry !== undefined) entry.payload.consumed = Math.floor(Date.now() / 1000);
-    },
+    async consume() {},
     async destroy(id) {
-      entries.delete(`${model}:${id}`);
-      if (model === 'Client') await persistClients();
+      if (clients.delete(id)) await append({ remove: id });
     },
-    async revokeByGrantId(grantId) {
-      // Every token of the grant, whichever model oidc-provider asks through.
-      for (const [key, entry] of entries) {
-        if (entry.payload.grantId === grantId) entries.delete(key);
-      }
-    },
-  });
+    async revokeByGrantId() {},
+  };
 
-  return { factory, flush: () => writes };
+  const factory = (model: string): Adapter =>
+    model === 'Client'
+      ? clientAdapter
+      : {
+          async upsert(id, payload, expiresIn) {
+            if (++upserts % SWEEP_EVERY === 0) {
+              for (const key of entries.keys()) live(key);
+            }
+            const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 : Infinity;
+            entries.set(`${model}:${id}`, { payload, expiresAt });
+          },
+          async find(id) {
+            return live(`${model}:${id}`)?.payload;
+          },
+          async findByUid(uid) {
+            return findBy(model, 'uid', uid);
+          },
+          async findByUserCode(userCode) {
+            return findBy(model, 'userCode', userCode);
+          },
+          async consume(id) {
+            const entry = live(`${model}:${id}`);
+            if (entry !== undefined) entry.payload.consumed = Math.floor(Date.now() / 1000);
+          },
+          async destroy(id) {
+            entries.delete(`${model}:${id}`);
+          },
+          async revokeByGrantId(grantId) {
+            // Every token of the grant, whichever model oidc-provider asks through.
+            for (const [key, entry] of entries) {
+              if (entry.payload.grantId === grantId) entries.delete(key);
+            }
+          },
+        };
+
+  return { factory, flush: () => writes.catch(() => undefined) };
 }
 
-async function readClients(path: string): Promise<Record<string, AdapterPayload>> {
+function serialize(line: LogLine): string {
+  return `${JSON.stringify(line)}\n`;
+}
+
+/** The log's lines, or undefined when there is no log yet. A torn last line (a crash mid-append) is dropped. */
+async function readClientsLog(path: string): Promise<{ lines: LogLine[]; torn: boolean } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  // Every complete line ends with a newline: what follows the last one is empty, or torn.
+  const lines = text
+    .split('\n')
+    .slice(0, -1)
+    .map((line, index) => {
+      const parsed = parseLine(line);
+      if (parsed === undefined) {
+        throw new Error(
+          `development authorization server: line ${index + 1} of ${path} is not a client record; delete the file (clients register again)`,
+        );
+      }
+      return parsed;
+    });
+  return { lines, torn: !text.endsWith('\n') && text !== '' };
+}
+
+function parseLine(line: string): LogLine | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.remove === 'string') return { remove: record.remove };
+  if (typeof record.add === 'string' && typeof record.client === 'object' && record.client !== null) {
+    return { add: record.add, client: record.client as AdapterPayload };
+  }
+  return undefined;
+}
+
+async function readLegacyClients(path: string): Promise<Record<string, AdapterPayload>> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');

@@ -1,5 +1,5 @@
 export type { DevAuthorizationServer, DevAuthorizationServerOptions } from './create-dev-authorization-server.js';
-export { createDevAuthorizationServer } from './create-dev-authorization-server.js';
+export { createDevAuthorizationServer, MAX_REGISTERED_CLIENTS } from './create-dev-authorization-server.js';
 export type { MintDevAccessTokenInput } from './mint-dev-access-token.js';
 export { mintDevAccessToken, TOKEN_CLI_CLIENT_ID } from './mint-dev-access-token.js';
 export type { DevResource } from './resource-servers.js';

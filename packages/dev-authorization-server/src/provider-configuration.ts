@@ -5,6 +5,7 @@ import { findDemoAccount } from './demo-account.js';
 import { SIGNING_ALGORITHM } from './keystore.js';
 import type { ResourceIndex } from './resource-servers.js';
 import { normalizeResource } from './resource-servers.js';
+import { refusedRedirectUri } from './redirect-uri-policy.js';
 
 /** Lifetime of an access token, from this server or from the token CLI: one hour, like most IdPs' default. */
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
@@ -23,6 +24,7 @@ export interface ProviderConfigurationInput {
   privateJwks: { keys: JWK[] };
   adapter: (model: string) => Adapter;
   InvalidTarget: typeof OidcErrors.InvalidTarget;
+  InvalidClientMetadata: typeof OidcErrors.InvalidClientMetadata;
 }
 
 /**
@@ -69,6 +71,20 @@ export function providerConfiguration(input: ProviderConfigurationInput): Config
     // MCP clients that run in a browser (MCP Inspector) call the token and
     // registration endpoints cross-origin; this server only listens on loopback.
     clientBasedCORS: () => true,
+    // Checked on every client this server accepts: registered (RFC 7591) and metadata documents alike.
+    extraClientMetadata: {
+      properties: ['redirect_uris'],
+      validator: (_ctx, key, value) => {
+        if (key !== 'redirect_uris' || !Array.isArray(value)) return;
+        const refused = value.find((uri: unknown) => typeof uri !== 'string' || refusedRedirectUri(uri) !== undefined);
+        if (refused !== undefined) {
+          // A description starting with "redirect_uris" makes oidc-provider answer RFC 7591 §3.2.2 invalid_redirect_uri.
+          throw new input.InvalidClientMetadata(
+            `redirect_uris: ${typeof refused === 'string' ? (refusedRedirectUri(refused) ?? '') : 'must be strings'}`,
+          );
+        }
+      },
+    },
     issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     ttl: {
       AccessToken: ACCESS_TOKEN_TTL_SECONDS,

@@ -334,9 +334,38 @@ describe('development authorization server', () => {
       }).toString();
       const callback = await followToRedirectUri(url);
       expect(callback.searchParams.get('code')).toEqual(expect.any(String));
-      expect((await stat(join(dir, 'restart', 'clients.json'))).mode & 0o777).toBe(0o600);
+      expect((await stat(join(dir, 'restart', 'clients.jsonl'))).mode & 0o777).toBe(0o600);
     } finally {
       await second.close();
+    }
+  });
+
+  it.each([
+    ['http on another host', 'http://app.example/callback'],
+    ['a private-use scheme', 'com.example.app:/callback'],
+    ['javascript:', 'javascript:alert(1)'],
+    ['a fragment', 'https://app.example/callback#x'],
+  ])('refuses to register a redirect URI with %s (RFC 7591 invalid_redirect_uri)', async (_name, uri) => {
+    const { status, body } = await fetchJson(String(metadata.registration_endpoint), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [REDIRECT_URI, uri], token_endpoint_auth_method: 'none' }),
+    });
+    expect(status).toBe(400);
+    expect(body.error).toBe('invalid_redirect_uri');
+  });
+
+  it('registers loopback http and https redirect URIs (RFC 8252 §7.3)', async () => {
+    for (const uri of [
+      'http://127.0.0.1:9/callback',
+      'http://localhost:6274/oauth/callback',
+      'http://[::1]:9/callback',
+      'https://app.example/callback',
+    ]) {
+      await expect(
+        registerClient({ redirect_uris: [uri] }, String(metadata.registration_endpoint)),
+        uri,
+      ).resolves.toEqual(expect.any(String));
     }
   });
 

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { ErrorCode, McpError, errorResponse, internalError, invalidRequest, parseError } from '@mcpgw/protocol';
+import { noteRpcResponse } from './request-log.js';
 
 /**
  * Maps what Fastify rejects before our handler runs (body parsing, limits,
@@ -13,6 +14,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       request.log.error({ err: error }, 'unhandled error');
     }
     const response = errorResponse(null, mcpError);
+    noteRpcResponse(request, response.body);
     return reply.code(response.status).type('application/json').send(response.body);
   });
 }

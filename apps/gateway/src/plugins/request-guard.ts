@@ -1,4 +1,7 @@
+import type { FastifyInstance } from 'fastify';
 import { isLoopbackHost } from '@mcpgw/config';
+import { errorResponse, invalidRequest } from '@mcpgw/protocol';
+import { noteRpcResponse } from './request-log.js';
 
 /**
  * DNS-rebinding protection (2026-07-28 transports, Security & Endpoint:
@@ -17,6 +20,35 @@ export interface RequestGuardOptions {
 
 export type GuardVerdict = { ok: true } | { ok: false; reason: string };
 
+/** The MCP endpoint's route, whose refusals are JSON-RPC errors. */
+export const MCP_ROUTE = '/t/:tenant/mcp';
+
+/**
+ * Puts the Host/Origin check in front of every route, not only the MCP
+ * endpoint: the development authorization server (registration, sign-in),
+ * the well-known documents and the probes are as reachable by a rebinding
+ * page as `/t/{tenant}/mcp` is. A refusal is 403 before any handler runs; the
+ * MCP endpoint's is a JSON-RPC error (transports: "If the Origin header is
+ * present and invalid, servers MUST respond with HTTP 403 Forbidden"), the
+ * other routes' an OAuth-style JSON error. Probes must therefore send a Host
+ * this gateway answers to (PUBLIC_URL's, or a loopback name on a loopback bind).
+ */
+export function installRequestGuard(app: FastifyInstance, options: RequestGuardOptions): void {
+  const guard = createRequestGuard(options);
+  app.addHook('onRequest', async (request, reply) => {
+    const verdict = guard(request.headers.host, request.headers.origin);
+    if (verdict.ok) return;
+    reply.code(403).type('application/json');
+    if (request.routeOptions.url === MCP_ROUTE) {
+      const { body } = errorResponse(null, invalidRequest(verdict.reason, 403));
+      noteRpcResponse(request, body);
+      return reply.send(body);
+    }
+    return reply.send({ error: 'forbidden', error_description: verdict.reason });
+  });
+}
+
+/** The Host/Origin decision alone, for one request's headers. */
 export function createRequestGuard(
   options: RequestGuardOptions,
 ): (host: string | undefined, origin: string | undefined) => GuardVerdict {

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AccessScope, Logger } from '@mcpgw/core';
+import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
 import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
-import type { GuardVerdict } from '../plugins/request-guard.js';
+import { MCP_ROUTE } from '../plugins/request-guard.js';
+import { noteForLog, noteRpcResponse } from '../plugins/request-log.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 
 /** How long a client may cache `server/discover` (it changes only with configuration). */
@@ -12,7 +13,10 @@ const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export interface McpRouteOptions {
   tenants: ReadonlyMap<string, TenantRuntime>;
-  guard: (host: string | undefined, origin: string | undefined) => GuardVerdict;
+  /** The base URL a request's Host names (see publicBaseUrls): its challenge points at that base's metadata. */
+  baseUrlOf: (host: string | undefined) => string;
+  /** The short, keyed fingerprint of a caller that the access line carries. */
+  principalFingerprint: (principal: Principal) => string;
 }
 
 interface TenantParams {
@@ -39,17 +43,8 @@ declare module 'fastify' {
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { tenants, guard } = options;
+  const { tenants, baseUrlOf, principalFingerprint } = options;
   app.decorateRequest('mcpCaller', null);
-
-  const guardRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    const verdict = guard(request.headers.host, request.headers.origin);
-    if (!verdict.ok) {
-      // "If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden."
-      return send(reply, errorResponse(null, invalidRequest(verdict.reason, 403)));
-    }
-    return undefined;
-  };
 
   /**
    * Who is calling, settled before the body is read: an unknown tenant or a
@@ -61,48 +56,56 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const signal = abortOnDisconnect(reply);
     let scope: AccessScope = unrestrictedScope;
     if (tenant.auth !== undefined) {
-      const outcome = await tenant.auth.authenticate({ rawHeaders: request.raw.rawHeaders, url: request.url }, signal);
+      const outcome = await tenant.auth.authenticate(
+        { rawHeaders: request.raw.rawHeaders, url: request.url, baseUrl: baseUrlOf(request.headers.host) },
+        signal,
+      );
       if (!outcome.ok) {
+        // An operator's first question about a 401: why. The public message never holds the token.
+        request.log.info(
+          { tenant: tenant.config.id, reason: outcome.reason, status: outcome.status, detail: outcome.message },
+          'authentication refused',
+        );
         // 401/403 carry the RFC 6750 / RFC 9728 challenge, plus a JSON-RPC body a client can show.
         reply.header('www-authenticate', outcome.challenge);
         return send(reply, errorResponse(null, invalidRequest(outcome.message, outcome.status)));
       }
       scope = outcome.scope;
+      noteForLog(request, {
+        principal: principalFingerprint(outcome.principal),
+        ...(outcome.principal.clientId === undefined ? {} : { clientId: outcome.principal.clientId }),
+      });
     }
     request.mcpCaller = { tenant, scope, signal };
     return undefined;
   };
 
-  app.post<{ Params: TenantParams }>(
-    '/t/:tenant/mcp',
-    { onRequest: [guardRequest, admitCaller] },
-    async (request, reply) => {
-      const caller = request.mcpCaller;
-      if (caller === null) throw new Error('admitCaller did not run');
-      const response = await dispatchMcpPost(
-        {
-          header: (name) => headerValue(request.headers[name]),
-          body: request.body,
-          signal: caller.signal,
-        },
-        {
-          server: caller.tenant.server,
-          resources: caller.tenant.catalog.forScope(caller.scope),
-          resourceCacheScope: 'private',
-          discoverTtlMs: DISCOVER_TTL_MS,
-          logger: request.log as unknown as Logger,
-        },
-      );
-      return send(reply, response);
-    },
-  );
+  // Host and Origin were checked for every route already (installRequestGuard).
+  app.post<{ Params: TenantParams }>(MCP_ROUTE, { onRequest: admitCaller }, async (request, reply) => {
+    const caller = request.mcpCaller;
+    if (caller === null) throw new Error('admitCaller did not run');
+    const response = await dispatchMcpPost(
+      {
+        header: (name) => headerValue(request.headers[name]),
+        body: request.body,
+        signal: caller.signal,
+      },
+      {
+        server: caller.tenant.server,
+        resources: caller.tenant.catalog.forScope(caller.scope),
+        resourceCacheScope: 'private',
+        discoverTtlMs: DISCOVER_TTL_MS,
+        logger: request.log as unknown as Logger,
+      },
+    );
+    return send(reply, response);
+  });
 
   // 2026-07-28 has no GET stream and no sessions to DELETE: "HTTP GET or
   // DELETE to the MCP endpoint: respond with 405 Method Not Allowed".
   app.route<{ Params: TenantParams }>({
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
-    url: '/t/:tenant/mcp',
-    onRequest: guardRequest,
+    url: MCP_ROUTE,
     handler: async (request, reply) => {
       if (lookupTenant(tenants, request.params.tenant) === undefined)
         return send(reply, unknownTenant(request.params.tenant, null));
@@ -131,6 +134,7 @@ function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpRe
 }
 
 function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
+  noteRpcResponse(reply.request, response.body);
   reply.code(response.status);
   if (response.body === undefined) return reply.send();
   return reply.type('application/json').send(response.body);

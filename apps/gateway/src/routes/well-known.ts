@@ -6,8 +6,17 @@ import type { TenantRuntime } from '../tenant-runtime.js';
  * `/.well-known/oauth-protected-resource/t/{tenant}/mcp` (the well-known
  * segment inserted before the resource path, section 3.1). It lists only that
  * tenant's authorization servers. Anonymous tenants have none: 404.
+ * The document depends on the Host header (loopback names), hence `Vary`.
  */
-export function registerWellKnownRoutes(app: FastifyInstance, tenants: ReadonlyMap<string, TenantRuntime>): void {
+export function registerWellKnownRoutes(
+  app: FastifyInstance,
+  options: {
+    tenants: ReadonlyMap<string, TenantRuntime>;
+    /** The base URL a request's Host names (see publicBaseUrls). */
+    baseUrlOf: (host: string | undefined) => string;
+  },
+): void {
+  const { tenants, baseUrlOf } = options;
   app.get<{ Params: { tenant: string } }>(
     '/.well-known/oauth-protected-resource/t/:tenant/mcp',
     async (request, reply) => {
@@ -15,10 +24,14 @@ export function registerWellKnownRoutes(app: FastifyInstance, tenants: ReadonlyM
       if (auth === undefined)
         return reply.code(404).send({ error: 'not_found', error_description: 'No protected resource here' });
       // Public metadata, fetched by browser-based clients too.
-      return reply
-        .header('access-control-allow-origin', '*')
-        .header('cache-control', 'public, max-age=300')
-        .send(auth.metadata);
+      return (
+        reply
+          .header('access-control-allow-origin', '*')
+          .header('cache-control', 'public, max-age=300')
+          .header('vary', 'host')
+          // RFC 9728 §3.3: `resource` is the URL the client used, under whichever loopback name it typed.
+          .send(auth.metadataFor(baseUrlOf(request.headers.host)))
+      );
     },
   );
 }

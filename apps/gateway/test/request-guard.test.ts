@@ -1,0 +1,102 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '@mcpgw/config';
+import { buildApp } from '../src/app.js';
+import { demoBootstrap } from '../src/demo.js';
+import { createSourceRegistry } from '../src/source-registry.js';
+
+// DNS rebinding (2026-07-28 transports, Security): a page served from an
+// attacker's name that resolves to 127.0.0.1 reaches every route of a loopback
+// gateway, not only the MCP endpoint. Every route checks Host and Origin.
+
+let app: FastifyInstance;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'gw-guard-'));
+  const registry = createSourceRegistry();
+  const config = await loadConfig({
+    registry,
+    defaultBootstrap: demoBootstrap(),
+    env: { LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '8080' },
+  });
+  app = await buildApp(config, { registry });
+});
+afterAll(async () => {
+  await app.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+const REGISTRATION = {
+  redirect_uris: ['http://127.0.0.1:9/callback'],
+  token_endpoint_auth_method: 'none',
+  grant_types: ['authorization_code'],
+  response_types: ['code'],
+};
+
+const ROUTES: Array<[string, 'GET' | 'POST', unknown?]> = [
+  ['/healthz', 'GET'],
+  ['/readyz', 'GET'],
+  ['/.well-known/oauth-protected-resource/t/demo/mcp', 'GET'],
+  ['/.well-known/oauth-authorization-server/dev-idp', 'GET'],
+  ['/dev-idp/jwks', 'GET'],
+  ['/dev-idp/reg', 'POST', REGISTRATION],
+  ['/dev-idp/auth?client_id=x&response_type=code', 'GET'],
+  ['/no-such-route', 'GET'],
+];
+
+describe('the Host/Origin guard on every route', () => {
+  it.each(ROUTES)('%s (%s) refuses a rebinding Host with 403', async (url, method, payload) => {
+    const response = await app.inject({
+      method,
+      url,
+      headers: { host: 'rebind.attacker.example:8080' },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toEqual({
+      error: 'forbidden',
+      error_description: 'Forbidden: the Host header does not name this gateway',
+    });
+  });
+
+  it.each(ROUTES)('%s (%s) refuses a foreign Origin with 403', async (url, method, payload) => {
+    const response = await app.inject({
+      method,
+      url,
+      headers: { host: '127.0.0.1:8080', origin: 'https://attacker.example' },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+    expect(response.statusCode).toBe(403);
+    expect(response.json().error).toBe('forbidden');
+  });
+
+  it('lets loopback callers register and read the documents', async () => {
+    const registered = await app.inject({
+      method: 'POST',
+      url: '/dev-idp/reg',
+      headers: { host: '127.0.0.1:8080', origin: 'http://localhost:6274' },
+      payload: REGISTRATION,
+    });
+    expect(registered.statusCode).toBe(201);
+    const metadata = await app.inject({
+      url: '/.well-known/oauth-protected-resource/t/demo/mcp',
+      headers: { host: '127.0.0.1:8080' },
+    });
+    expect(metadata.statusCode).toBe(200);
+  });
+
+  it('keeps the MCP endpoint refusal a JSON-RPC error', async () => {
+    const response = await app.inject({
+      method: 'POST',
+      url: '/t/demo/mcp',
+      headers: { host: 'rebind.attacker.example:8080', 'content-type': 'application/json' },
+      payload: {},
+    });
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
+  });
+});
