@@ -1,6 +1,7 @@
-import type { AccessScope, Logger } from '@mcpgw/core';
+import type { AccessScope, GatewayErrorCode, Logger } from '@mcpgw/core';
+import { GatewayError } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
-import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
+import type { AuthErrorCode, IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
 import {
   AuthError,
@@ -23,8 +24,21 @@ export interface AuthRequest {
   url: string;
 }
 
-export type AuthOutcome =
-  { ok: true; scope: AccessScope } | { ok: false; status: 400 | 401 | 403; challenge: string; message: string };
+/** A refusal carries its registry error (status and JSON-RPC body) and the `WWW-Authenticate` challenge. */
+export type AuthOutcome = { ok: true; scope: AccessScope } | { ok: false; error: GatewayError; challenge: string };
+
+/** The RFC 6750 section 3.1 error code of each refusal (none when no credentials were sent). */
+const OAUTH_ERROR = {
+  MCPGW_AUTH_REQUIRED: undefined,
+  MCPGW_TOKEN_INVALID: 'invalid_token',
+  MCPGW_AUTH_REQUEST_INVALID: 'invalid_request',
+  MCPGW_SCOPE_INSUFFICIENT: 'insufficient_scope',
+} as const satisfies Partial<Record<GatewayErrorCode, string | undefined>>;
+
+const FROM_AUTH_ERROR = {
+  invalid_token: 'MCPGW_TOKEN_INVALID',
+  invalid_request: 'MCPGW_AUTH_REQUEST_INVALID',
+} as const satisfies Record<AuthErrorCode, keyof typeof OAUTH_ERROR>;
 
 /**
  * One tenant's OAuth 2.1 resource-server front door (2026-07-28
@@ -64,20 +78,19 @@ export function createTenantAuthenticator(
   // Once per tenant load: a request only runs the compiled URI matchers.
   const grants = compileGrants(tenant.grants);
 
-  const refuse = (
-    status: 400 | 401 | 403,
-    error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined,
-    message: string,
-  ): AuthOutcome => ({
-    ok: false,
-    status,
-    message,
-    challenge: bearerChallenge({
-      resourceMetadata: metadataUrl,
-      ...(challengeScope === undefined ? {} : { scope: challengeScope }),
-      ...(error === undefined ? {} : { error, errorDescription: message }),
-    }),
-  });
+  const refuse = (code: keyof typeof OAUTH_ERROR, values: string | readonly string[] = []): AuthOutcome => {
+    const error = new GatewayError(code, values);
+    const oauthError = OAUTH_ERROR[code];
+    return {
+      ok: false,
+      error,
+      challenge: bearerChallenge({
+        resourceMetadata: metadataUrl,
+        ...(challengeScope === undefined ? {} : { scope: challengeScope }),
+        ...(oauthError === undefined ? {} : { error: oauthError, errorDescription: error.message }),
+      }),
+    };
+  };
 
   return {
     resource,
@@ -97,24 +110,15 @@ export function createTenantAuthenticator(
         });
         // No credentials, or another scheme such as Basic: a challenge without
         // an error code (RFC 6750 section 3.1).
-        if (token === undefined)
-          return refuse(
-            401,
-            undefined,
-            'Authentication required: send an OAuth access token in the Authorization header (Bearer scheme)',
-          );
+        if (token === undefined) return refuse('MCPGW_AUTH_REQUIRED');
         const principal = await verifier.verify(token, signal);
         const missing = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));
         if (missing.length > 0) {
-          return refuse(
-            403,
-            'insufficient_scope',
-            `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
-          );
+          return refuse('MCPGW_SCOPE_INSUFFICIENT', auth.requiredScopes.join(' '));
         }
         return { ok: true, scope: resolveAccess(tenant.id, principal, grants) };
       } catch (error) {
-        if (error instanceof AuthError) return refuse(error.status, error.code, error.message);
+        if (error instanceof AuthError) return refuse(FROM_AUTH_ERROR[error.code], error.message);
         throw error;
       }
     },

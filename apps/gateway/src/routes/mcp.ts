@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
-import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
+import { dispatchMcpPost, errorResponse, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import type { GuardVerdict } from '../plugins/request-guard.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -46,7 +46,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const verdict = guard(request.headers.host, request.headers.origin);
     if (!verdict.ok) {
       // "If the Origin header is present and invalid, servers MUST respond with HTTP 403 Forbidden."
-      return send(reply, errorResponse(null, invalidRequest(verdict.reason, 403)));
+      return send(reply, errorResponse(null, wireError('MCPGW_REQUEST_FORBIDDEN', verdict.reason)));
     }
     return undefined;
   };
@@ -65,7 +65,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       if (!outcome.ok) {
         // 401/403 carry the RFC 6750 / RFC 9728 challenge, plus a JSON-RPC body a client can show.
         reply.header('www-authenticate', outcome.challenge);
-        return send(reply, errorResponse(null, invalidRequest(outcome.message, outcome.status)));
+        return send(reply, errorResponse(null, toMcpError(outcome.error)));
       }
       scope = outcome.scope;
     }
@@ -107,13 +107,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       if (lookupTenant(tenants, request.params.tenant) === undefined)
         return send(reply, unknownTenant(request.params.tenant, null));
       reply.header('allow', 'POST');
-      return send(
-        reply,
-        errorResponse(
-          null,
-          invalidRequest(`Method Not Allowed: the MCP endpoint accepts POST only, not ${request.method}`, 405),
-        ),
-      );
+      return send(reply, errorResponse(null, wireError('MCPGW_METHOD_NOT_ALLOWED', request.method)));
     },
   });
 }
@@ -124,10 +118,7 @@ function lookupTenant(tenants: ReadonlyMap<string, TenantRuntime>, id: string): 
 
 function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpResponse {
   const shown = TENANT_ID.test(tenantId) ? `'${tenantId}'` : 'in this path';
-  return errorResponse(
-    requestId,
-    new McpError(ErrorCode.InvalidRequest, `Unknown tenant ${shown}: no MCP endpoint here`, { httpStatus: 404 }),
-  );
+  return errorResponse(requestId, wireError('MCPGW_TENANT_UNKNOWN', shown));
 }
 
 function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
