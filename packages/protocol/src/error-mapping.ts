@@ -4,7 +4,7 @@ import { ErrorCode } from './error-codes.js';
 import { McpError } from './mcp-error.js';
 
 /** What the wire form of an error depends on besides the error itself. */
-export interface WireContext {
+interface WireContext {
   /** The `params.uri` of the request, for codes whose `data` carries it. */
   uri?: string | undefined;
   /** The initialize era answers some codes differently (registry `legacy`). Default modern. */

@@ -18,7 +18,6 @@ export type {
 } from './resource-service.js';
 export type { CacheScope } from './results.js';
 export { toMcpError, wireError } from './error-mapping.js';
-export type { WireContext } from './error-mapping.js';
 export {
   HEADERLESS_LEGACY_VERSION,
   LATEST_LEGACY_VERSION,
