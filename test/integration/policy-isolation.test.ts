@@ -139,11 +139,11 @@ describe('tenant and principal isolation (property)', () => {
           for (const minted of seenCursors) {
             if (otherScope.fingerprint !== scope.fingerprint) {
               await expect(catalog.forScope(otherScope).listResources(minted, signal)).rejects.toMatchObject({
-                code: -32602,
+                code: 'MCPGW_CURSOR_INVALID',
               });
             }
             await expect(foreignTenant.forScope(scope).listResources(minted, signal)).rejects.toMatchObject({
-              code: -32602,
+              code: 'MCPGW_CURSOR_INVALID',
             });
           }
         },

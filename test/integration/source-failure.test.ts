@@ -30,7 +30,7 @@ const staticDownFactory: SourceFactory = {
   async create(options, context): Promise<Source> {
     const source = await staticSourceFactory.create(options as never, context);
     const unavailable = () =>
-      Promise.reject(new GatewayError('ERR_SOURCE_UNAVAILABLE', `Source '${context.sourceId}' is unavailable`));
+      Promise.reject(new GatewayError('MCPGW_SOURCE_UNAVAILABLE', `Source '${context.sourceId}' is unavailable`));
     return new Proxy(source, {
       get: (target, key) =>
         key === 'listResources' || key === 'listTemplates' ? unavailable : Reflect.get(target, key),

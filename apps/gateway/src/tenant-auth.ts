@@ -1,6 +1,7 @@
-import type { AccessScope, Logger, Principal } from '@mcpgw/core';
+import type { AccessScope, GatewayErrorCode, Logger, Principal } from '@mcpgw/core';
+import { GatewayError } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
-import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
+import type { AuthErrorCode, IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
 import {
   AuthError,
@@ -28,9 +29,23 @@ export interface AuthRequest {
 /** Why a request was refused, for the logs: the RFC 6750 §3.1 error code, or `no_token` when none was sent. */
 export type AuthRefusalReason = 'no_token' | 'invalid_request' | 'invalid_token' | 'insufficient_scope';
 
+/** A refusal carries its registry error (status and JSON-RPC body), the `WWW-Authenticate` challenge and, for logs, its reason. */
 export type AuthOutcome =
   | { ok: true; scope: AccessScope; principal: Principal }
-  | { ok: false; status: 400 | 401 | 403; challenge: string; message: string; reason: AuthRefusalReason };
+  | { ok: false; error: GatewayError; challenge: string; reason: AuthRefusalReason };
+
+/** The RFC 6750 section 3.1 error code of each refusal (none when no credentials were sent). */
+const OAUTH_ERROR = {
+  MCPGW_AUTH_REQUIRED: undefined,
+  MCPGW_TOKEN_INVALID: 'invalid_token',
+  MCPGW_AUTH_REQUEST_INVALID: 'invalid_request',
+  MCPGW_SCOPE_INSUFFICIENT: 'insufficient_scope',
+} as const satisfies Partial<Record<GatewayErrorCode, AuthRefusalReason | undefined>>;
+
+const FROM_AUTH_ERROR = {
+  invalid_token: 'MCPGW_TOKEN_INVALID',
+  invalid_request: 'MCPGW_AUTH_REQUEST_INVALID',
+} as const satisfies Record<AuthErrorCode, keyof typeof OAUTH_ERROR>;
 
 /**
  * One tenant's OAuth 2.1 resource-server front door (2026-07-28
@@ -104,21 +119,23 @@ export function createTenantAuthenticator(
 
   const refuse = (
     base: string | undefined,
-    status: 400 | 401 | 403,
-    error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined,
-    message: string,
-  ): AuthOutcome => ({
-    ok: false,
-    status,
-    message,
-    reason: error ?? 'no_token',
-    challenge: bearerChallenge({
-      resourceMetadata:
-        base !== undefined && documents.has(base) ? protectedResourceMetadataUrl(base, tenant.id) : metadataUrl,
-      ...(challengeScope === undefined ? {} : { scope: challengeScope }),
-      ...(error === undefined ? {} : { error, errorDescription: message }),
-    }),
-  });
+    code: keyof typeof OAUTH_ERROR,
+    values: string | readonly string[] = [],
+  ): AuthOutcome => {
+    const error = new GatewayError(code, values);
+    const oauthError = OAUTH_ERROR[code];
+    return {
+      ok: false,
+      error,
+      reason: oauthError ?? 'no_token',
+      challenge: bearerChallenge({
+        resourceMetadata:
+          base !== undefined && documents.has(base) ? protectedResourceMetadataUrl(base, tenant.id) : metadataUrl,
+        ...(challengeScope === undefined ? {} : { scope: challengeScope }),
+        ...(oauthError === undefined ? {} : { error: oauthError, errorDescription: error.message }),
+      }),
+    };
+  };
 
   return {
     resource,
@@ -134,26 +151,15 @@ export function createTenantAuthenticator(
         });
         // No credentials, or another scheme such as Basic: a challenge without
         // an error code (RFC 6750 section 3.1).
-        if (token === undefined)
-          return refuse(
-            request.baseUrl,
-            401,
-            undefined,
-            'Authentication required: send an OAuth access token in the Authorization header (Bearer scheme)',
-          );
+        if (token === undefined) return refuse(request.baseUrl, 'MCPGW_AUTH_REQUIRED');
         const principal = await verifier.verify(token, signal);
         const missing = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));
         if (missing.length > 0) {
-          return refuse(
-            request.baseUrl,
-            403,
-            'insufficient_scope',
-            `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
-          );
+          return refuse(request.baseUrl, 'MCPGW_SCOPE_INSUFFICIENT', auth.requiredScopes.join(' '));
         }
         return { ok: true, scope: resolveAccess(tenant.id, principal, grants), principal };
       } catch (error) {
-        if (error instanceof AuthError) return refuse(request.baseUrl, error.status, error.code, error.message);
+        if (error instanceof AuthError) return refuse(request.baseUrl, FROM_AUTH_ERROR[error.code], error.message);
         throw error;
       }
     },

@@ -142,6 +142,21 @@ describe('POST /t/{tenant}/mcp', () => {
     expect(response.json()).toMatchObject({ error: { code: -32600 } });
   });
 
+  it('a body shorter than its Content-Length → 400 naming Content-Length, not Content-Type', async () => {
+    const payload = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: META } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/t/conformance/mcp',
+      headers: { ...MODERN, 'mcp-method': 'resources/list', 'content-length': String(payload.length + 10) },
+      payload,
+    });
+    expect(response.statusCode).toBe(400);
+    const { error } = response.json() as { error: { code: number; message: string } };
+    expect(error.code).toBe(-32600);
+    expect(error.message).toMatch(/Content-Length/);
+    expect(error.message).not.toMatch(/Content-Type/);
+  });
+
   it('a prototype-pollution body is refused and changes nothing', async () => {
     const response = await app.inject({
       method: 'POST',

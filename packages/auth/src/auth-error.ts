@@ -11,15 +11,17 @@ export type AuthErrorCode = 'invalid_token' | 'invalid_request';
  * material. Internal detail goes to the verifier's logs only.
  */
 export class AuthError extends Error {
+  /**
+   * RFC 6750 section 3.1: `invalid_request` answers 400, `invalid_token` 401.
+   * The gateway maps each to its registry code (MCPGW_AUTH_REQUEST_INVALID,
+   * MCPGW_TOKEN_INVALID), which holds the status.
+   */
   readonly code: AuthErrorCode;
-  /** RFC 6750 section 3.1: `invalid_request` → 400, `invalid_token` → 401. */
-  readonly status: 400 | 401;
 
   constructor(code: AuthErrorCode, message: string) {
     super(message);
     this.name = 'AuthError';
     this.code = code;
-    this.status = code === 'invalid_request' ? 400 : 401;
   }
 }
 

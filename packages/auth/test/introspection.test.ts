@@ -40,7 +40,7 @@ async function refusal(token: string): Promise<AuthError> {
     (e: unknown) => e,
   );
   expect(error, 'the token must be refused').toBeInstanceOf(AuthError);
-  expect((error as AuthError).status).toBe(401);
+  expect((error as AuthError).code).toBe('invalid_token');
   expect((error as AuthError).message).not.toContain(token);
   return error as AuthError;
 }

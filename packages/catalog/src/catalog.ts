@@ -1,7 +1,6 @@
 import type { AccessScope, Logger, ResourceDescriptor, Source } from '@mcpgw/core';
-import { isGatewayError, silentLogger } from '@mcpgw/core';
+import { GatewayError, isGatewayError, silentLogger } from '@mcpgw/core';
 import type { CursorCodec, ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
-import { invalidParams } from '@mcpgw/protocol';
 import { parseResourceCursor, parseTemplateCursor } from './cursor-state.js';
 import type { ResourceCursorState } from './cursor-state.js';
 
@@ -43,7 +42,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
    * caller may see are ever called, so only their ids can be named.
    */
   const skipUnavailable = (source: Source, error: unknown, skipped: string[]): void => {
-    if (!isGatewayError(error) || error.code !== 'ERR_SOURCE_UNAVAILABLE') throw error;
+    if (!isGatewayError(error) || error.code !== 'MCPGW_SOURCE_UNAVAILABLE') throw error;
     logger.warn({ source: source.id, err: error }, 'source unavailable: listing continues without it');
     skipped.push(source.id);
   };
@@ -152,6 +151,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
   };
 }
 
+/** A cursor minted before the tenant's sources changed: the same failure as any other cursor's. */
 function staleCursor() {
-  return invalidParams("The cursor no longer matches this tenant's sources; list again without a cursor");
+  return new GatewayError('MCPGW_CURSOR_INVALID');
 }

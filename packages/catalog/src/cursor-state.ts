@@ -1,4 +1,4 @@
-import { invalidParams } from '@mcpgw/protocol';
+import { GatewayError } from '@mcpgw/core';
 
 /** Where a merged `resources/list` continues: the source (by index and id) and that source's own position. */
 export interface ResourceCursorState {
@@ -8,7 +8,7 @@ export interface ResourceCursorState {
   position?: string | undefined;
 }
 
-const malformed = () => invalidParams('Invalid cursor; list again without a cursor');
+const malformed = () => new GatewayError('MCPGW_CURSOR_INVALID');
 
 /** Validates the state inside an authenticated cursor (sealed by us, but possibly by an older version). */
 export function parseResourceCursor(value: unknown): ResourceCursorState {

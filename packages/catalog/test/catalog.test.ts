@@ -103,11 +103,17 @@ describe('catalog', () => {
     const bob: AccessScope = { ...unrestrictedScope, fingerprint: 'bob' };
     const { nextCursor } = await catalog.forScope(alice).listResources(undefined, signal);
     expect(nextCursor).toBeDefined();
-    await expect(catalog.forScope(bob).listResources(nextCursor, signal)).rejects.toMatchObject({ code: -32602 });
+    await expect(catalog.forScope(bob).listResources(nextCursor, signal)).rejects.toMatchObject({
+      code: 'MCPGW_CURSOR_INVALID',
+    });
     const otherTenant = createCatalog({ tenantId: 'other', sources, cursors });
-    await expect(otherTenant.forScope(alice).listResources(nextCursor, signal)).rejects.toMatchObject({ code: -32602 });
+    await expect(otherTenant.forScope(alice).listResources(nextCursor, signal)).rejects.toMatchObject({
+      code: 'MCPGW_CURSOR_INVALID',
+    });
     const reordered = createCatalog({ tenantId: 'acme', sources: [sources[1]!, sources[0]!], cursors });
-    await expect(reordered.forScope(alice).listResources(nextCursor, signal)).rejects.toMatchObject({ code: -32602 });
+    await expect(reordered.forScope(alice).listResources(nextCursor, signal)).rejects.toMatchObject({
+      code: 'MCPGW_CURSOR_INVALID',
+    });
   });
 
   it('returns the shortest ttlMs of the sources that shaped a page, and the owner ttl on reads', async () => {
@@ -136,7 +142,7 @@ describe('catalog', () => {
   describe('with a source whose backend is down', () => {
     const down = (id: string): Source => {
       const unavailable = () =>
-        Promise.reject(new GatewayError('ERR_SOURCE_UNAVAILABLE', `Source '${id}' is unavailable`));
+        Promise.reject(new GatewayError('MCPGW_SOURCE_UNAVAILABLE', `Source '${id}' is unavailable`));
       return new Proxy(staticSource(id, 5), {
         get: (target, key) =>
           key === 'listResources' || key === 'listTemplates' ? unavailable : Reflect.get(target, key),

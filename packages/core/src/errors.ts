@@ -1,36 +1,44 @@
+import type { GatewayErrorCode } from './error-registry.js';
+import { formatErrorMessage } from './error-registry.js';
+
+export interface GatewayErrorOptions {
+  /** Internal detail: logs only, never the wire. */
+  cause?: unknown;
+  /** Public `error.data` (e.g. the versions a server supports). */
+  data?: Record<string, unknown>;
+  /** The framework's own 4xx, for `MCPGW_HTTP_REQUEST_INVALID` only; every other status is the registry's. */
+  httpStatus?: number;
+}
+
 /**
- * Errors that sources and packages raise. Each carries a stable `code` (API:
- * documented in docs/protocol.md) and a public `message`; the internal cause
- * goes to logs only, never to the wire.
+ * An error any layer raises: a stable `code` from the registry
+ * (error-registry.ts), whose public message it formats, and an internal
+ * `cause` that goes to logs only. Every message is public by construction
+ * (the registry's text, filled with values public by contract), so there is
+ * no per-error "expose" flag: internal detail belongs in `cause`
+ * (docs/adr/0005-error-registry.md).
  */
-
-export type GatewayErrorCode =
-  /** A source could not parse the pagination position inside a cursor. */
-  | 'ERR_INVALID_POSITION'
-  /** Input a client sent is malformed (bad URI, bad template variable). */
-  | 'ERR_INVALID_INPUT'
-  /** A resource exceeds a configured size limit; the message states the limit. */
-  | 'ERR_TOO_LARGE'
-  /** The backend of a source failed or timed out. */
-  | 'ERR_SOURCE_UNAVAILABLE';
-
 export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
-  /** Whether `message` may be shown to the client. */
-  readonly expose: boolean;
+  readonly data: Record<string, unknown> | undefined;
+  readonly httpStatus: number | undefined;
 
-  constructor(code: GatewayErrorCode, message: string, options?: { cause?: unknown; expose?: boolean }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+  /** `values` fill the `%s` of the code's message, in order. */
+  constructor(code: GatewayErrorCode, values: string | readonly string[] = [], options: GatewayErrorOptions = {}) {
+    super(
+      formatErrorMessage(code, typeof values === 'string' ? [values] : values),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = 'GatewayError';
     this.code = code;
-    // Messages are written for the client by contract (they name a source id,
-    // never a host, path or connection string); `expose: false` withholds one.
-    this.expose = options?.expose ?? true;
+    this.data = options.data;
+    this.httpStatus = options.httpStatus;
   }
 }
 
+/** What a source throws for a position it cannot parse: one cursor failure, like every other. */
 export function invalidPosition(cause?: unknown): GatewayError {
-  return new GatewayError('ERR_INVALID_POSITION', 'The cursor does not match this listing', { cause });
+  return new GatewayError('MCPGW_CURSOR_INVALID', [], { cause });
 }
 
 export function isGatewayError(value: unknown): value is GatewayError {

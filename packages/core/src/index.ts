@@ -9,8 +9,12 @@ export type {
 } from './resource.js';
 export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl, VisibleUri } from './source.js';
 export { DEFAULT_SOURCE_TTL } from './source.js';
-export type { GatewayErrorCode } from './errors.js';
+export type { GatewayErrorOptions } from './errors.js';
 export { GatewayError, invalidPosition, isGatewayError } from './errors.js';
+export type { ErrorDefinition, GatewayErrorCode } from './error-registry.js';
+export { errorDefinition, errorRegistry } from './error-registry.js';
+export type { JsonRpcErrorCodeValue } from './json-rpc-error-codes.js';
+export { JsonRpcErrorCode } from './json-rpc-error-codes.js';
 export type { SourceContext, SourceFactory, UriSpace } from './source-factory.js';
 export type { StandardIssue, StandardResult, StandardSchemaV1 } from './standard-schema.js';
 export type { Logger } from './logger.js';

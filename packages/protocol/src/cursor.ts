@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { GatewayError } from '@mcpgw/core';
 import { isPlainObject } from './envelope.js';
-import { invalidParams } from './mcp-error.js';
 
 /**
  * Opaque pagination cursors (2026-07-28 server/utilities/pagination: "the
@@ -38,7 +38,7 @@ export interface CursorBinding {
 
 export interface CursorCodec {
   encode(binding: CursorBinding, state: unknown): string;
-  /** Returns the state, or throws -32602 for a tampered, foreign, expired or malformed cursor. */
+  /** Returns the state, or throws MCPGW_CURSOR_INVALID for a tampered, foreign, expired or malformed cursor. */
   decode(binding: CursorBinding, cursor: string): unknown;
 }
 
@@ -65,10 +65,8 @@ export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
   const associatedData = (binding: CursorBinding) =>
     // JSON of an array is unambiguous: no two bindings share an encoding.
     Buffer.from(JSON.stringify([VERSION, binding.tenantId, binding.fingerprint, binding.listing]), 'utf8');
-  const invalid = () =>
-    invalidParams(
-      'Invalid cursor: it is malformed, expired, or was issued for another listing or caller; list again without a cursor',
-    );
+  // One code and one message for every failure: a client learns nothing about which check refused it.
+  const invalid = () => new GatewayError('MCPGW_CURSOR_INVALID');
 
   return {
     encode(binding, state) {

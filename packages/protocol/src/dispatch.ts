@@ -44,16 +44,18 @@ export interface DispatchContext {
  */
 export async function dispatchMcpPost(request: McpHttpRequest, context: DispatchContext): Promise<McpHttpResponse> {
   let id: RequestId | null = readRequestId(request.body);
+  let era: 'modern' | 'legacy' = 'modern';
   try {
     const message = parseEnvelope(request.body);
     // "If the server accepts [a notification], the server MUST return HTTP
     // status code 202 Accepted with no body" (transports, Sending Messages).
     if (message.kind === 'notification') return { status: 202 };
     id = message.id;
-    const era = selectEra(request.header('mcp-protocol-version'), message);
+    const selected = selectEra(request.header('mcp-protocol-version'), message);
+    era = selected.era;
     const result =
-      era.era === 'modern'
-        ? await handleModernRequest(message, era.version, {
+      selected.era === 'modern'
+        ? await handleModernRequest(message, selected.version, {
             server: context.server,
             resources: context.resources,
             resourceCacheScope: context.resourceCacheScope,
@@ -61,16 +63,16 @@ export async function dispatchMcpPost(request: McpHttpRequest, context: Dispatch
             header: request.header,
             signal: request.signal,
           })
-        : await handleLegacyRequest(message, era.version, {
+        : await handleLegacyRequest(message, selected.version, {
             server: context.server,
             resources: context.resources,
             signal: request.signal,
           });
     return { status: 200, body: { jsonrpc: '2.0', id: message.id, result } };
   } catch (thrown) {
-    const error = toMcpError(thrown, uriOf(request.body));
+    const error = toMcpError(thrown, { uri: uriOf(request.body), era });
     if (isServerFault(error)) {
-      context.logger.error({ err: error.cause ?? error }, 'request failed');
+      context.logger.error({ code: error.gatewayCode, err: error.cause ?? error }, 'request failed');
     }
     return errorResponse(id, error);
   }

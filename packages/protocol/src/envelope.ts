@@ -1,4 +1,4 @@
-import { invalidRequest } from './mcp-error.js';
+import { GatewayError } from '@mcpgw/core';
 
 /** A JSON-RPC id: MCP allows strings and integers (and never null for requests). */
 export type RequestId = string | number;
@@ -21,20 +21,22 @@ export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification;
 /**
  * Checks that a parsed HTTP body is one JSON-RPC request or notification
  * (2026-07-28 transports, Sending Messages: "The body of the HTTP POST MUST be
- * a single JSON-RPC request or notification"). Throws -32600 otherwise.
+ * a single JSON-RPC request or notification"). Throws MCPGW_BATCH_UNSUPPORTED
+ * or MCPGW_REQUEST_INVALID (-32600) otherwise.
  */
 export function parseEnvelope(body: unknown): JsonRpcMessage {
   if (Array.isArray(body)) {
-    throw invalidRequest('JSON-RPC batches are not supported: send one request per HTTP POST');
+    throw new GatewayError('MCPGW_BATCH_UNSUPPORTED');
   }
   if (!isPlainObject(body)) {
-    throw invalidRequest('The body must be a JSON-RPC 2.0 request object');
+    throw new GatewayError('MCPGW_REQUEST_INVALID', 'The body must be a JSON-RPC 2.0 request object');
   }
   if (body.jsonrpc !== '2.0') {
-    throw invalidRequest('The body must be a JSON-RPC 2.0 request: "jsonrpc" must be "2.0"');
+    throw new GatewayError('MCPGW_REQUEST_INVALID', 'The body must be a JSON-RPC 2.0 request: "jsonrpc" must be "2.0"');
   }
   if (!('method' in body)) {
-    throw invalidRequest(
+    throw new GatewayError(
+      'MCPGW_REQUEST_INVALID',
       'result' in body || 'error' in body
         ? 'Clients must not send JSON-RPC responses to the server'
         : 'The request has no "method"',
@@ -42,12 +44,12 @@ export function parseEnvelope(body: unknown): JsonRpcMessage {
   }
   const { method } = body;
   if (typeof method !== 'string' || method.length === 0) {
-    throw invalidRequest('"method" must be a non-empty string');
+    throw new GatewayError('MCPGW_REQUEST_INVALID', '"method" must be a non-empty string');
   }
   let params: Record<string, unknown> = {};
   if (body.params !== undefined) {
     if (!isPlainObject(body.params)) {
-      throw invalidRequest('"params" must be an object');
+      throw new GatewayError('MCPGW_REQUEST_INVALID', '"params" must be an object');
     }
     params = body.params;
   }
@@ -56,7 +58,7 @@ export function parseEnvelope(body: unknown): JsonRpcMessage {
   }
   const { id } = body;
   if (!isRequestId(id)) {
-    throw invalidRequest('"id" must be a string or an integer');
+    throw new GatewayError('MCPGW_REQUEST_INVALID', '"id" must be a string or an integer');
   }
   return { kind: 'request', id, method, params };
 }

@@ -1,8 +1,8 @@
 import type { JsonRpcMessage } from './envelope.js';
 import { isPlainObject } from './envelope.js';
-import { headerMismatch, unsupportedProtocolVersion } from './mcp-error.js';
+import { GatewayError } from '@mcpgw/core';
 import type { LegacyVersion, ModernVersion } from './versions.js';
-import { HEADERLESS_LEGACY_VERSION, isLegacyVersion, isModernVersion } from './versions.js';
+import { HEADERLESS_LEGACY_VERSION, SUPPORTED_VERSIONS, isLegacyVersion, isModernVersion } from './versions.js';
 
 export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 export const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
@@ -23,11 +23,13 @@ export function selectEra(headerVersion: string | undefined, message: JsonRpcMes
   if (headerVersion !== undefined) {
     if (isModernVersion(headerVersion)) return { era: 'modern', version: headerVersion };
     if (isLegacyVersion(headerVersion)) return { era: 'legacy', version: headerVersion };
-    throw unsupportedProtocolVersion(headerVersion);
+    throw new GatewayError('MCPGW_PROTOCOL_VERSION_UNSUPPORTED', [headerVersion, SUPPORTED_VERSIONS.join(', ')], {
+      data: { supported: [...SUPPORTED_VERSIONS], requested: headerVersion },
+    });
   }
   const meta = message.params._meta;
   if (isPlainObject(meta) && PROTOCOL_VERSION_META in meta) {
-    throw headerMismatch('the MCP-Protocol-Version header is required and must match _meta');
+    throw new GatewayError('MCPGW_HEADER_MISMATCH', 'the MCP-Protocol-Version header is required and must match _meta');
   }
   return { era: 'legacy', version: HEADERLESS_LEGACY_VERSION };
 }

@@ -1,18 +1,3 @@
-/**
- * JSON-RPC error codes the gateway emits. -32700..-32603 are JSON-RPC 2.0;
- * -32020..-32022 are defined by MCP 2026-07-28 (basic/index, Error Codes);
- * -32002 is the 2025-11-25 "resource not found", emitted only on that wire.
- */
-export const ErrorCode = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  HeaderMismatch: -32020,
-  MissingRequiredClientCapability: -32021,
-  UnsupportedProtocolVersion: -32022,
-  LegacyResourceNotFound: -32002,
-} as const;
-
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+/** The JSON-RPC error codes, defined once in core beside the error registry that uses them. */
+export { JsonRpcErrorCode as ErrorCode } from '@mcpgw/core';
+export type { JsonRpcErrorCodeValue as ErrorCodeValue } from '@mcpgw/core';

@@ -1,15 +1,6 @@
 export { ErrorCode } from './error-codes.js';
 export type { ErrorCodeValue } from './error-codes.js';
-export {
-  McpError,
-  headerMismatch,
-  internalError,
-  invalidParams,
-  invalidRequest,
-  methodNotFound,
-  parseError,
-  unsupportedProtocolVersion,
-} from './mcp-error.js';
+export { McpError } from './mcp-error.js';
 export { parseEnvelope, readRequestId } from './envelope.js';
 export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from './envelope.js';
 export { decodeHeaderValue } from './header-value.js';
@@ -26,7 +17,7 @@ export type {
   TemplatePage,
 } from './resource-service.js';
 export type { CacheScope } from './results.js';
-export { toMcpError } from './error-mapping.js';
+export { toMcpError, wireError } from './error-mapping.js';
 export {
   HEADERLESS_LEGACY_VERSION,
   LATEST_LEGACY_VERSION,

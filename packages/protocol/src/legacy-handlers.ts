@@ -1,6 +1,5 @@
 import type { JsonRpcRequest } from './envelope.js';
-import { ErrorCode } from './error-codes.js';
-import { McpError, methodNotFound } from './mcp-error.js';
+import { GatewayError } from '@mcpgw/core';
 import { readCursorParam, readUriParam } from './request-params.js';
 import type { ResourceService, ServerIdentity } from './resource-service.js';
 import { compact, implementation, partialResultMeta } from './results.js';
@@ -63,8 +62,8 @@ const handlers: Record<string, Handler> = {
     const uri = readUriParam(request.params);
     const outcome = await context.resources.read(uri, context.signal);
     if (outcome === undefined) {
-      // 2025-11-25 server/resources, Error Handling: "Resource not found: -32002".
-      throw new McpError(ErrorCode.LegacyResourceNotFound, 'Resource not found', { data: { uri } });
+      // 2025-11-25 server/resources, Error Handling: "Resource not found: -32002" (the registry's legacy code).
+      throw new GatewayError('MCPGW_RESOURCE_NOT_FOUND', [], { data: { uri } });
     }
     return { contents: outcome.contents };
   },
@@ -86,8 +85,8 @@ export async function handleLegacyRequest(
   context: LegacyContext,
 ): Promise<Record<string, unknown>> {
   const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined;
-  // On the legacy wire an unknown method is an ordinary JSON-RPC error in a 200:
-  // a 404 there tells a 2025 client its session expired.
-  if (handler === undefined) throw new McpError(ErrorCode.MethodNotFound, methodNotFound(request.method).message);
+  // On the legacy wire an unknown method is an ordinary JSON-RPC error in a 200
+  // (the registry's legacy status): a 404 there tells a 2025 client its session expired.
+  if (handler === undefined) throw new GatewayError('MCPGW_METHOD_NOT_FOUND', request.method);
   return handler(request, context);
 }

@@ -1,9 +1,8 @@
+import { GatewayError } from '@mcpgw/core';
 import type { JsonRpcRequest } from './envelope.js';
 import { isPlainObject } from './envelope.js';
 import { CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META } from './era.js';
-import { ErrorCode } from './error-codes.js';
 import { decodeHeaderValue } from './header-value.js';
-import { McpError, headerMismatch, invalidParams, methodNotFound } from './mcp-error.js';
 import { readCursorParam, readUriParam } from './request-params.js';
 import type { ResourceRequestOptions, ResourceService, ServerIdentity } from './resource-service.js';
 import type { CacheScope } from './results.js';
@@ -80,7 +79,7 @@ const handlers: Record<string, Handler> = {
     const outcome = await context.resources.read(uri, context.signal, cacheOptions(request));
     if (outcome === undefined) {
       // "Servers MUST NOT return an empty contents array for a non-existent resource" (server-resources, Error Handling).
-      throw new McpError(ErrorCode.InvalidParams, 'Resource not found', { data: { uri } });
+      throw new GatewayError('MCPGW_RESOURCE_NOT_FOUND', [], { data: { uri } });
     }
     return {
       resultType: 'complete',
@@ -110,50 +109,60 @@ export async function handleModernRequest(
   checkRequestMeta(request, version);
   checkMcpMethod(context.header('mcp-method'), request.method);
   const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined;
-  if (handler === undefined) throw methodNotFound(request.method);
+  if (handler === undefined) throw new GatewayError('MCPGW_METHOD_NOT_FOUND', request.method);
   return handler(request, context);
 }
 
 /**
  * Every modern request carries `_meta` with the protocol version and client
- * capabilities (2026-07-28 basic/index, `_meta`); missing → -32602 with HTTP
- * 400. The version must equal the header (transports, Protocol Version Header).
+ * capabilities (2026-07-28 basic/index, `_meta`); missing → MCPGW_REQUEST_META_INVALID
+ * (-32602, HTTP 400). The version must equal the header (transports, Protocol Version Header).
  */
 function checkRequestMeta(request: JsonRpcRequest, version: ModernVersion): void {
   const meta = request.params._meta;
   if (!isPlainObject(meta)) {
-    throw invalidParams(
+    throw new GatewayError(
+      'MCPGW_REQUEST_META_INVALID',
       `params._meta is required on every request: include "${PROTOCOL_VERSION_META}" and "${CLIENT_CAPABILITIES_META}"`,
-      { httpStatus: 400 },
     );
   }
   const requested = meta[PROTOCOL_VERSION_META];
   if (typeof requested !== 'string') {
-    throw invalidParams(`params._meta["${PROTOCOL_VERSION_META}"] is required and must be a string`, {
-      httpStatus: 400,
-    });
+    throw new GatewayError(
+      'MCPGW_REQUEST_META_INVALID',
+      `params._meta["${PROTOCOL_VERSION_META}"] is required and must be a string`,
+    );
   }
   if (!isPlainObject(meta[CLIENT_CAPABILITIES_META])) {
-    throw invalidParams(`params._meta["${CLIENT_CAPABILITIES_META}"] is required and must be an object`, {
-      httpStatus: 400,
-    });
+    throw new GatewayError(
+      'MCPGW_REQUEST_META_INVALID',
+      `params._meta["${CLIENT_CAPABILITIES_META}"] is required and must be an object`,
+    );
   }
   if (requested !== version) {
-    throw headerMismatch(`MCP-Protocol-Version header '${version}' does not match _meta value '${requested}'`);
+    throw new GatewayError(
+      'MCPGW_HEADER_MISMATCH',
+      `MCP-Protocol-Version header '${version}' does not match _meta value '${requested}'`,
+    );
   }
 }
 
 function checkMcpMethod(header: string | undefined, method: string): void {
-  if (header === undefined) throw headerMismatch('the Mcp-Method header is required');
+  if (header === undefined) throw new GatewayError('MCPGW_HEADER_MISMATCH', 'the Mcp-Method header is required');
   if (header !== method) {
-    throw headerMismatch(`Mcp-Method header '${header}' does not match body method '${method}'`);
+    throw new GatewayError(
+      'MCPGW_HEADER_MISMATCH',
+      `Mcp-Method header '${header}' does not match body method '${method}'`,
+    );
   }
 }
 
 /** `Mcp-Name` must equal `params.uri` after decoding the base64 sentinel form (transports, Server Validation). */
 function checkMcpName(header: string | undefined, uri: string): void {
-  if (header === undefined) throw headerMismatch('the Mcp-Name header is required for resources/read');
+  if (header === undefined)
+    throw new GatewayError('MCPGW_HEADER_MISMATCH', 'the Mcp-Name header is required for resources/read');
   const decoded = decodeHeaderValue(header);
-  if (!decoded.ok) throw headerMismatch(`Mcp-Name header ${decoded.reason}`);
-  if (decoded.value !== uri) throw headerMismatch('Mcp-Name header does not match params.uri');
+  if (!decoded.ok) throw new GatewayError('MCPGW_HEADER_MISMATCH', `Mcp-Name header ${decoded.reason}`);
+  if (decoded.value !== uri)
+    throw new GatewayError('MCPGW_HEADER_MISMATCH', 'Mcp-Name header does not match params.uri');
 }

@@ -1,4 +1,4 @@
-import { invalidParams } from './mcp-error.js';
+import { GatewayError } from '@mcpgw/core';
 
 const MAX_URI_LENGTH = 8192;
 /** RFC 3986 scheme followed by ':'. */
@@ -8,7 +8,7 @@ const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
 export function readCursorParam(params: Record<string, unknown>): string | undefined {
   const { cursor } = params;
   if (cursor === undefined || cursor === null) return undefined;
-  if (typeof cursor !== 'string') throw invalidParams('"cursor" must be a string');
+  if (typeof cursor !== 'string') throw new GatewayError('MCPGW_PARAMS_INVALID', '"cursor" must be a string');
   return cursor;
 }
 
@@ -16,10 +16,12 @@ export function readCursorParam(params: Record<string, unknown>): string | undef
 export function readUriParam(params: Record<string, unknown>): string {
   const { uri } = params;
   if (typeof uri !== 'string' || uri.length === 0) {
-    throw invalidParams('"uri" is required and must be a non-empty string');
+    throw new GatewayError('MCPGW_PARAMS_INVALID', '"uri" is required and must be a non-empty string');
   }
   if (uri.length > MAX_URI_LENGTH || !URI_SCHEME.test(uri)) {
-    throw invalidParams('"uri" is not a valid absolute URI', { data: { uri: uri.slice(0, MAX_URI_LENGTH) } });
+    throw new GatewayError('MCPGW_PARAMS_INVALID', '"uri" is not a valid absolute URI', {
+      data: { uri: uri.slice(0, MAX_URI_LENGTH) },
+    });
   }
   return uri;
 }

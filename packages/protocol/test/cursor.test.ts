@@ -5,7 +5,7 @@ import { createCursorCodec } from '../src/index.js';
 const binding = { tenantId: 'acme', fingerprint: 'fp-1', listing: 'resources' };
 const secret = Buffer.from('k'.repeat(32));
 const refused = expect.objectContaining({
-  code: -32602,
+  code: 'MCPGW_CURSOR_INVALID',
   message: expect.stringContaining('list again without a cursor'),
 });
 

@@ -6,7 +6,7 @@ const MiB = 1024 * 1024;
 export const filesSourceOptionsSchema = z.strictObject({
   /** The folder to publish; a relative path is resolved against the bootstrap file's folder. */
   root: z.string().min(1),
-  /** A larger file's read fails with ERR_TOO_LARGE. Default 10 MiB. */
+  /** A larger file's read fails with MCPGW_RESOURCE_TOO_LARGE. Default 10 MiB. */
   maxFileBytes: z
     .number()
     .int()

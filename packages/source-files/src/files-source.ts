@@ -96,7 +96,10 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     `past either limit, and files over ${formatBytes(maxFileBytes)} are left out. Read those one by one.`;
 
   const tooLarge = () =>
-    new GatewayError('ERR_TOO_LARGE', `The file exceeds the ${formatBytes(maxFileBytes)} size limit of this source`);
+    new GatewayError(
+      'MCPGW_RESOURCE_TOO_LARGE',
+      `The file exceeds the ${formatBytes(maxFileBytes)} size limit of this source`,
+    );
 
   /** The descriptor of a walk entry, or `undefined` if it vanished since the walk. */
   async function describe(entry: WalkEntry): Promise<ResourceDescriptor | undefined> {
@@ -329,14 +332,14 @@ function parsePosition(position: string): string[] {
 }
 
 /**
- * ERR_SOURCE_UNAVAILABLE for an I/O failure. The cause keeps only the error
+ * MCPGW_SOURCE_UNAVAILABLE for an I/O failure. The cause keeps only the error
  * code: Node's messages hold absolute paths, which must not reach even logs
  * that operators may paste into tickets.
  */
 function unavailable(sourceId: string, action: 'list' | 'read', error: unknown): GatewayError {
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? 'unknown';
   return new GatewayError(
-    'ERR_SOURCE_UNAVAILABLE',
+    'MCPGW_SOURCE_UNAVAILABLE',
     `Source "${sourceId}" could not ${action === 'list' ? 'list its folder' : 'read this resource'}`,
     { cause: new Error(`file system error ${code}`) },
   );

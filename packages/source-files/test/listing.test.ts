@@ -97,12 +97,12 @@ describe('pagination', () => {
   });
 
   it.each(['', 'dir0', '/dir0//sub0', '/../etc', '/.git', '/a\\b', '/a\u0000b'])(
-    'refuses the position %j with ERR_INVALID_POSITION',
+    'refuses the position %j with MCPGW_CURSOR_INVALID',
     async (position) => {
       const root = await bigTree();
       const source = await createSource({ root }, '/');
       const error = await gatewayErrorOf(source.listResources({ limit: 10, position }));
-      expect(error.code).toBe('ERR_INVALID_POSITION');
+      expect(error.code).toBe('MCPGW_CURSOR_INVALID');
     },
   );
 

@@ -51,14 +51,13 @@ describe('reading a file', () => {
     expect(files.find((r) => r.name === 'annual report.txt')?.uri).toBe('file:///docs/sub%20dir/annual%20report.txt');
   });
 
-  it('refuses a file over maxFileBytes with ERR_TOO_LARGE naming the limit', async () => {
+  it('refuses a file over maxFileBytes with MCPGW_RESOURCE_TOO_LARGE naming the limit', async () => {
     const root = await tempDir();
     await writeTree(root, { 'big.txt': 'x'.repeat(2049), 'fits.txt': 'x'.repeat(2048) });
     const source = await createSource({ root, maxFileBytes: 2048 }, '/');
     const error = await gatewayErrorOf(source.read('file:///docs/big.txt'));
-    expect(error.code).toBe('ERR_TOO_LARGE');
+    expect(error.code).toBe('MCPGW_RESOURCE_TOO_LARGE');
     expect(error.message).toBe('The file exceeds the 2 KiB size limit of this source');
-    expect(error.expose).toBe(true);
     expect(textOf(await source.read('file:///docs/fits.txt'))).toHaveLength(2048);
   });
 
@@ -164,15 +163,14 @@ describe('health and startup', () => {
     expect(health.detail).not.toContain(root);
   });
 
-  it('fails listing with ERR_SOURCE_UNAVAILABLE naming the source, never the path, when the root goes', async () => {
+  it('fails listing with MCPGW_SOURCE_UNAVAILABLE naming the source, never the path, when the root goes', async () => {
     const root = await tempDir();
     await writeTree(root, { 'a.txt': 'a' });
     const source = await createSource({ root }, '/');
     await rm(root, { recursive: true });
     const error = await gatewayErrorOf(source.listResources({ limit: 10 }));
-    expect(error.code).toBe('ERR_SOURCE_UNAVAILABLE');
+    expect(error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
     expect(error.message).toBe('Source "docs" could not list its folder');
-    expect(error.expose).toBe(true); // public by contract: it names only the source
     expect(String((error.cause as Error).message)).toBe('file system error ENOENT');
     expect(await source.read('file:///docs/a.txt')).toBeUndefined();
   });

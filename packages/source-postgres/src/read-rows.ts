@@ -9,7 +9,7 @@ import { formatRowsQuery, type RowsQuery } from './rows-query.js';
 /**
  * The most text one rows read returns. Rows are cut at this size (the page
  * ends early, with a `next` link); a single row larger than this is
- * ERR_TOO_LARGE. Keeps one read from pulling megabytes of blobs into the
+ * MCPGW_RESOURCE_TOO_LARGE. Keeps one read from pulling megabytes of blobs into the
  * gateway and into a model's context.
  */
 export const ROWS_MAX_BYTES = 1024 * 1024;
@@ -56,7 +56,7 @@ export async function readRows(
   const visibleSet = new Set(visible);
   if (request.columns?.some((c) => !visibleSet.has(c))) {
     throw new GatewayError(
-      'ERR_INVALID_INPUT',
+      'MCPGW_INPUT_INVALID',
       'columns names a column this table does not have (or does not publish)',
     );
   }
@@ -66,7 +66,7 @@ export async function readRows(
   // reveal hidden key values: without a fully visible key, one page only.
   const keys = primaryKey.length > 0 && primaryKey.every((k) => visibleSet.has(k)) ? primaryKey : [];
   if (request.after !== undefined && request.after.length !== keys.length) {
-    throw new GatewayError('ERR_INVALID_INPUT', 'after is not a position this table issued');
+    throw new GatewayError('MCPGW_INPUT_INVALID', 'after is not a position this table issued');
   }
 
   const t = 't';
@@ -123,7 +123,7 @@ export async function readRows(
       // 22xxx data exceptions here can only come from a position whose values
       // do not parse as the key's type: the caller's input, not the backend.
       if (request.after !== undefined && sqlState(error)?.startsWith('22')) {
-        throw new GatewayError('ERR_INVALID_INPUT', 'after is not a position this table issued', { cause: error });
+        throw new GatewayError('MCPGW_INPUT_INVALID', 'after is not a position this table issued', { cause: error });
       }
       throw error;
     }
@@ -139,7 +139,7 @@ export async function readRows(
       if (bytes > ROWS_MAX_BYTES) {
         if (out.length === 0) {
           throw new GatewayError(
-            'ERR_TOO_LARGE',
+            'MCPGW_RESOURCE_TOO_LARGE',
             `A single row exceeds the ${ROWS_MAX_BYTES} byte limit of a rows read; restrict columns`,
           );
         }

@@ -17,10 +17,10 @@ export interface RowsQuery {
 }
 
 function invalid(message: string): GatewayError {
-  return new GatewayError('ERR_INVALID_INPUT', message);
+  return new GatewayError('MCPGW_INPUT_INVALID', message);
 }
 
-/** Parses the raw text after `?`; throws ERR_INVALID_INPUT with a message that never echoes the input. */
+/** Parses the raw text after `?`; throws MCPGW_INPUT_INVALID with a message that never echoes the input. */
 export function parseRowsQuery(raw: string | undefined, maxLimit: number): RowsQuery {
   const result: RowsQuery = { limit: maxLimit, after: undefined, columns: undefined };
   if (raw === undefined) return result;

@@ -6,7 +6,7 @@ const QUERY_CANCELED = '57014';
 const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
- * Turns any backend failure into the public ERR_SOURCE_UNAVAILABLE (-32603).
+ * Turns any backend failure into the public MCPGW_SOURCE_UNAVAILABLE (-32603).
  * The message names the source only: driver messages can carry host names and
  * ports (`connect ECONNREFUSED 10.0.0.5:5432`), so they go to the log, which
  * is operator-only, and to `cause`, which the gateway never sends.
@@ -18,7 +18,7 @@ export function sourceUnavailable(sourceId: string, error: unknown, logger: Logg
   const timedOut = code === QUERY_CANCELED || code === LOCK_NOT_AVAILABLE || /timeout|timed out/i.test(message);
   logger.warn({ err: { code, message } }, 'postgres source query failed');
   return new GatewayError(
-    'ERR_SOURCE_UNAVAILABLE',
+    'MCPGW_SOURCE_UNAVAILABLE',
     timedOut ? `Postgres source "${sourceId}" did not answer in time` : `Postgres source "${sourceId}" is unavailable`,
     { cause: error },
   );

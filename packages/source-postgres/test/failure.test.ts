@@ -5,7 +5,7 @@ import { createPostgresSource, postgresSourceOptionsSchema, type PostgresSourceC
 import { createFixture, type Fixture } from './fixture.js';
 
 /**
- * Issue 5, "Failure": Postgres down or slow -> ERR_SOURCE_UNAVAILABLE (-32603)
+ * Issue 5, "Failure": Postgres down or slow -> MCPGW_SOURCE_UNAVAILABLE (-32603)
  * within the connection timeout, a message naming the source and nothing of
  * the connection, other sources unaffected, recovery without a restart.
  */
@@ -98,14 +98,14 @@ async function failure(work: Promise<unknown>): Promise<{ error: unknown; ms: nu
 }
 
 function expectUnavailable(error: unknown, sourceId: string, secrets: string[]): void {
-  expect(isGatewayError(error) && error.code).toBe('ERR_SOURCE_UNAVAILABLE');
+  expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
   const message = (error as Error).message;
   expect(message).toContain(`"${sourceId}"`);
   for (const secret of secrets) expect(message).not.toContain(secret);
 }
 
 describe('Postgres down', () => {
-  it('fails fast with ERR_SOURCE_UNAVAILABLE naming the source, not the connection', async () => {
+  it('fails fast with MCPGW_SOURCE_UNAVAILABLE naming the source, not the connection', async () => {
     const port = await closedPort();
     const down = source('down-db', { connection: { url: `postgres://reader:hunter2@127.0.0.1:${port}/crm` } });
     for (const work of [

@@ -5,7 +5,7 @@ import { createFixture, type Fixture } from './fixture.js';
 /**
  * Issue 5, "Safety": injection attempts through URIs and template variables
  * get -32602. For a source that means `read()` resolves `undefined` (not
- * found) or throws ERR_INVALID_INPUT; never a backend error (-32603), never
+ * found) or throws MCPGW_INPUT_INVALID; never a backend error (-32603), never
  * data from outside the allowlist, and nothing in the database changes.
  */
 const P = 'db+postgres:///crm';
@@ -27,7 +27,7 @@ async function outcome(uri: string): Promise<string> {
     const first = contents[0];
     return first !== undefined && 'text' in first ? first.text : 'blob';
   } catch (error) {
-    if (isGatewayError(error) && error.code === 'ERR_INVALID_INPUT') return 'invalid-input';
+    if (isGatewayError(error) && error.code === 'MCPGW_INPUT_INVALID') return 'invalid-input';
     throw error;
   }
 }

@@ -74,7 +74,7 @@ describe('resources/list', () => {
     }
   });
 
-  it('refuses positions it did not issue (ERR_INVALID_POSITION)', async () => {
+  it('refuses positions it did not issue (MCPGW_CURSOR_INVALID)', async () => {
     for (const position of [
       'garbage',
       '[]',
@@ -84,7 +84,7 @@ describe('resources/list', () => {
       JSON.stringify(['public', 'x'.repeat(64)]),
     ]) {
       await expect(fx.source.listResources({ limit: 5, position })).rejects.toMatchObject({
-        code: 'ERR_INVALID_POSITION',
+        code: 'MCPGW_CURSOR_INVALID',
       });
     }
   });
@@ -206,6 +206,6 @@ describe('health and close', () => {
     expect(await source.health()).toEqual({ ok: true });
     await source.close();
     await source.close();
-    await expect(source.listResources({ limit: 1 })).rejects.toMatchObject({ code: 'ERR_SOURCE_UNAVAILABLE' });
+    await expect(source.listResources({ limit: 1 })).rejects.toMatchObject({ code: 'MCPGW_SOURCE_UNAVAILABLE' });
   });
 });

@@ -77,7 +77,7 @@ describe('rows reads under the size cap', () => {
         (error: unknown) => (error as { code?: string }).code,
       ),
     );
-    expect(value).toBe('ERR_TOO_LARGE');
+    expect(value).toBe('MCPGW_RESOURCE_TOO_LARGE');
     expect(bytes).toBeLessThan(256 * 1024);
   });
 

@@ -82,7 +82,7 @@ describe('rows template', () => {
     expect(doc.columns).not.toContain('password_hash');
     expect(Object.keys(doc.rows[0] ?? {})).not.toContain('password_hash');
     await expect(fx.source.read(`${P}/public/customers/rows?columns=password_hash`)).rejects.toMatchObject({
-      code: 'ERR_INVALID_INPUT',
+      code: 'MCPGW_INPUT_INVALID',
     });
   });
 
@@ -96,7 +96,7 @@ describe('rows template', () => {
     expect(view.rows).toHaveLength(2);
   });
 
-  it('refuses bad limits, unknown parameters, repeats and foreign positions with ERR_INVALID_INPUT', async () => {
+  it('refuses bad limits, unknown parameters, repeats and foreign positions with MCPGW_INPUT_INVALID', async () => {
     const bad = [
       'limit=0',
       'limit=11',
@@ -119,7 +119,7 @@ describe('rows template', () => {
     ];
     for (const q of bad) {
       await expect(fx.source.read(`${P}/public/orders/rows?${q}`), q).rejects.toMatchObject({
-        code: 'ERR_INVALID_INPUT',
+        code: 'MCPGW_INPUT_INVALID',
       });
     }
   });
@@ -135,6 +135,6 @@ describe('rows template', () => {
     expect(doc.next).toBeDefined();
     const rest = await rows(doc.next!);
     expect(rest.rows.map((r) => r.id)).toEqual([4, 5]);
-    await expect(fx.source.read(rest.next!)).rejects.toMatchObject({ code: 'ERR_TOO_LARGE' });
+    await expect(fx.source.read(rest.next!)).rejects.toMatchObject({ code: 'MCPGW_RESOURCE_TOO_LARGE' });
   });
 });

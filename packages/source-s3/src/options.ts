@@ -49,7 +49,7 @@ export const s3SourceOptionsSchema = z
     forcePathStyle: z.boolean().default(false),
     /** Absent: the SDK's default provider chain (environment, shared files, IMDS, ...). */
     credentials: credentialsSchema.optional(),
-    /** Largest object `read()` returns; larger ones fail with ERR_TOO_LARGE. Default 10 MiB. */
+    /** Largest object `read()` returns; larger ones fail with MCPGW_RESOURCE_TOO_LARGE. Default 10 MiB. */
     maxObjectBytes: z
       .number()
       .int()

@@ -169,7 +169,7 @@ export class S3Source implements Source {
 
   /**
    * Runs one S3 operation under the operation deadline (and, unless `slot`
-   * is false, a tenant slot). Backend failures become ERR_SOURCE_UNAVAILABLE
+   * is false, a tenant slot). Backend failures become MCPGW_SOURCE_UNAVAILABLE
    * naming only the source id; the cause goes to the log.
    */
   async #call<T>(
@@ -192,7 +192,7 @@ export class S3Source implements Source {
       const message = timeout.aborted
         ? `S3 source "${this.id}" did not answer within ${this.#operationBudgetMs} ms`
         : `S3 source "${this.id}" is unavailable`;
-      throw new GatewayError('ERR_SOURCE_UNAVAILABLE', message, { cause: error });
+      throw new GatewayError('MCPGW_SOURCE_UNAVAILABLE', message, { cause: error });
     } finally {
       release?.();
     }
@@ -232,7 +232,7 @@ export class S3Source implements Source {
 
   #tooLarge(): GatewayError {
     return new GatewayError(
-      'ERR_TOO_LARGE',
+      'MCPGW_RESOURCE_TOO_LARGE',
       `The object exceeds the ${formatBytes(this.#options.maxObjectBytes)} limit of S3 source "${this.id}"`,
     );
   }
@@ -374,7 +374,7 @@ export class S3Source implements Source {
           );
           results[index] = contents ?? 'gone';
         } catch (error) {
-          if (isGatewayError(error) && error.code === 'ERR_TOO_LARGE') {
+          if (isGatewayError(error) && error.code === 'MCPGW_RESOURCE_TOO_LARGE') {
             results[index] = 'changed';
             continue;
           }

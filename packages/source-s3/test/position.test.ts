@@ -9,7 +9,7 @@ describe('S3 listing positions', () => {
     }
   });
 
-  it('refuse anything they did not produce with ERR_INVALID_POSITION', () => {
+  it('refuse anything they did not produce with MCPGW_CURSOR_INVALID', () => {
     const bad = [
       '',
       'v1:',
@@ -28,7 +28,7 @@ describe('S3 listing positions', () => {
       } catch (error) {
         caught = error;
       }
-      expect(isGatewayError(caught) && caught.code, position).toBe('ERR_INVALID_POSITION');
+      expect(isGatewayError(caught) && caught.code, position).toBe('MCPGW_CURSOR_INVALID');
     }
   });
 });

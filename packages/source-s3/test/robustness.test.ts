@@ -58,7 +58,7 @@ describe('S3 source timeouts and retries', () => {
     await new Promise<void>((resolve) => silent?.close(() => resolve()));
   });
 
-  it('fail with ERR_SOURCE_UNAVAILABLE naming only the source id when the socket never answers', async () => {
+  it('fail with MCPGW_SOURCE_UNAVAILABLE naming only the source id when the socket never answers', async () => {
     silent = createServer((socket) => {
       connections += 1;
       sockets.add(socket);
@@ -78,8 +78,7 @@ describe('S3 source timeouts and retries', () => {
       const started = Date.now();
       const error = await rejection(attempt());
       const elapsed = Date.now() - started;
-      expect(isGatewayError(error) && error.code).toBe('ERR_SOURCE_UNAVAILABLE');
-      expect(isGatewayError(error) && error.expose).toBe(true); // public: names only the source
+      expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
       expect(error.message).toContain('"stuck"');
       for (const secret of ['127.0.0.1', String(port), 'private-bucket-name'])
         expect(error.message).not.toContain(secret);
@@ -105,7 +104,7 @@ describe('S3 source timeouts and retries', () => {
     servers.push(failing);
     const flaky = source(failing.endpoint, { maxAttempts: 3 }, { sourceId: 'flaky', tenantId: 't-retry' });
     const error = await rejection(flaky.read('s3:///flaky/a.txt'));
-    expect(isGatewayError(error) && error.code).toBe('ERR_SOURCE_UNAVAILABLE');
+    expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
     expect(failing.requests).toBe(3);
   });
 
@@ -130,7 +129,7 @@ describe('S3 source timeouts and retries', () => {
     servers.push(chunked);
     const capped = source(chunked.endpoint, { maxObjectBytes: 1024 }, { sourceId: 'capped', tenantId: 't-cap' });
     const error = await rejection(capped.read('s3:///capped/big.bin'));
-    expect(isGatewayError(error) && error.code).toBe('ERR_TOO_LARGE');
+    expect(isGatewayError(error) && error.code).toBe('MCPGW_RESOURCE_TOO_LARGE');
     expect(error.message).toContain('1 KiB (1024 bytes)');
   });
 });
@@ -204,7 +203,7 @@ describe('S3 per-tenant in-flight cap', () => {
     await new Promise((resolve) => setTimeout(resolve, 30));
     const started = Date.now();
     const error = await rejection(waiter.read('s3:///waiter/b.txt'));
-    expect(isGatewayError(error) && error.code).toBe('ERR_SOURCE_UNAVAILABLE');
+    expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
     expect(error.message).toBe('S3 source "waiter" did not answer within 200 ms');
     expect(Date.now() - started).toBeLessThan(600);
     expect(await hogRead).toHaveLength(1);

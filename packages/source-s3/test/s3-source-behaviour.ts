@@ -209,7 +209,7 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
       it('refuse a position they did not produce', async () => {
         const files = source('bulk-objects', { prefix: 'data/' });
         const error = await rejection(files.listResources({ position: 'not-a-position', limit: 10 }));
-        expect(isGatewayError(error) && error.code).toBe('ERR_INVALID_POSITION');
+        expect(isGatewayError(error) && error.code).toBe('MCPGW_CURSOR_INVALID');
       });
     });
 
@@ -306,7 +306,7 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
         const files = source('reads-bucket', { prefix: 'docs/', maxObjectBytes: 1024 });
         expect(blob((await files.read('s3:///files/exactly-1k.bin'))?.[0])).toHaveLength(1024);
         const error = await rejection(files.read('s3:///files/over-1k.bin'));
-        expect(isGatewayError(error) && error.code).toBe('ERR_TOO_LARGE');
+        expect(isGatewayError(error) && error.code).toBe('MCPGW_RESOURCE_TOO_LARGE');
         expect((error as Error).message).toContain('1 KiB (1024 bytes)');
         expect((error as Error).message).toContain('"files"');
       });

@@ -49,12 +49,12 @@ describe('listing', () => {
   });
 
   it.each(['abc', '-1', '1.5', '01', ' 1', '24', '99999999999999'])(
-    'refuses the position %j with ERR_INVALID_POSITION',
+    'refuses the position %j with MCPGW_CURSOR_INVALID',
     async (position) => {
       const source = await createSource({ resources: many });
       const error = await source.listResources({ limit: 5, position }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(GatewayError);
-      expect((error as GatewayError).code).toBe('ERR_INVALID_POSITION');
+      expect((error as GatewayError).code).toBe('MCPGW_CURSOR_INVALID');
     },
   );
 

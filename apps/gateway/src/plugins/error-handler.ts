@@ -1,17 +1,18 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { ErrorCode, McpError, errorResponse, internalError, invalidRequest, parseError } from '@mcpgw/protocol';
+import { ErrorCode, errorResponse, wireError } from '@mcpgw/protocol';
+import type { McpError } from '@mcpgw/protocol';
 import { noteRpcResponse } from './request-log.js';
 
 /**
  * Maps what Fastify rejects before our handler runs (body parsing, limits,
- * content type) to JSON-RPC errors with the right HTTP status, so every
- * response of an MCP endpoint is a JSON-RPC message a client can act on.
+ * content type) to registry codes, so every response of an MCP endpoint is a
+ * JSON-RPC message a client can act on.
  */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const mcpError = mapFrameworkError(error);
     if (mcpError.code === ErrorCode.InternalError) {
-      request.log.error({ err: error }, 'unhandled error');
+      request.log.error({ code: mcpError.gatewayCode, err: error }, 'unhandled error');
     }
     const response = errorResponse(null, mcpError);
     noteRpcResponse(request, response.body);
@@ -22,22 +23,18 @@ export function installErrorHandler(app: FastifyInstance): void {
 function mapFrameworkError(error: FastifyError): McpError {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return parseError('the body is not valid JSON');
+      return wireError('MCPGW_PARSE_ERROR');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return invalidRequest('The body is empty: send one JSON-RPC request');
+      return wireError('MCPGW_BODY_EMPTY');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return invalidRequest('The body is larger than the 1 MiB limit', 413);
+      return wireError('MCPGW_BODY_TOO_LARGE');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return invalidRequest(
-        'Content-Type must be application/json',
-        error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 415 : 400,
-      );
+      return wireError('MCPGW_CONTENT_TYPE_UNSUPPORTED');
     default:
-      if (error instanceof SyntaxError) return parseError('the body is not valid JSON');
+      if (error instanceof SyntaxError) return wireError('MCPGW_PARSE_ERROR');
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
-        return invalidRequest(error.message, error.statusCode);
+        return wireError('MCPGW_HTTP_REQUEST_INVALID', error.message, { httpStatus: error.statusCode });
       }
-      return new McpError(ErrorCode.InternalError, internalError(error).message, { httpStatus: 500, cause: error });
+      return wireError('MCPGW_SERVER_FAULT', [], { cause: error });
   }
 }

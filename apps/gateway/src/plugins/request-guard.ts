@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { isLoopbackHost } from '@mcpgw/config';
-import { errorResponse, invalidRequest } from '@mcpgw/protocol';
+import { errorResponse, wireError } from '@mcpgw/protocol';
 import { noteRpcResponse } from './request-log.js';
 
 /**
@@ -40,7 +40,7 @@ export function installRequestGuard(app: FastifyInstance, options: RequestGuardO
     if (verdict.ok) return;
     reply.code(403).type('application/json');
     if (request.routeOptions.url === MCP_ROUTE) {
-      const { body } = errorResponse(null, invalidRequest(verdict.reason, 403));
+      const { body } = errorResponse(null, wireError('MCPGW_REQUEST_FORBIDDEN', verdict.reason));
       noteRpcResponse(request, body);
       return reply.send(body);
     }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger, Principal } from '@mcpgw/core';
-import { unrestrictedScope } from '@mcpgw/core';
-import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
+import { errorDefinition, unrestrictedScope } from '@mcpgw/core';
+import { dispatchMcpPost, errorResponse, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../plugins/request-guard.js';
 import { noteForLog, noteRpcResponse } from '../plugins/request-log.js';
@@ -63,12 +63,17 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       if (!outcome.ok) {
         // An operator's first question about a 401: why. The public message never holds the token.
         request.log.info(
-          { tenant: tenant.config.id, reason: outcome.reason, status: outcome.status, detail: outcome.message },
+          {
+            tenant: tenant.config.id,
+            reason: outcome.reason,
+            status: errorDefinition(outcome.error.code).httpStatus,
+            detail: outcome.error.message,
+          },
           'authentication refused',
         );
         // 401/403 carry the RFC 6750 / RFC 9728 challenge, plus a JSON-RPC body a client can show.
         reply.header('www-authenticate', outcome.challenge);
-        return send(reply, errorResponse(null, invalidRequest(outcome.message, outcome.status)));
+        return send(reply, errorResponse(null, toMcpError(outcome.error)));
       }
       scope = outcome.scope;
       noteForLog(request, {
@@ -110,13 +115,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       if (lookupTenant(tenants, request.params.tenant) === undefined)
         return send(reply, unknownTenant(request.params.tenant, null));
       reply.header('allow', 'POST');
-      return send(
-        reply,
-        errorResponse(
-          null,
-          invalidRequest(`Method Not Allowed: the MCP endpoint accepts POST only, not ${request.method}`, 405),
-        ),
-      );
+      return send(reply, errorResponse(null, wireError('MCPGW_METHOD_NOT_ALLOWED', request.method)));
     },
   });
 }
@@ -127,10 +126,7 @@ function lookupTenant(tenants: ReadonlyMap<string, TenantRuntime>, id: string): 
 
 function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpResponse {
   const shown = TENANT_ID.test(tenantId) ? `'${tenantId}'` : 'in this path';
-  return errorResponse(
-    requestId,
-    new McpError(ErrorCode.InvalidRequest, `Unknown tenant ${shown}: no MCP endpoint here`, { httpStatus: 404 }),
-  );
+  return errorResponse(requestId, wireError('MCPGW_TENANT_UNKNOWN', shown));
 }
 
 function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
