@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayCache } from '@mcpgw/cache';
 import { createGatewayCache } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
-import type { GatewayConfig } from '@mcpgw/config';
+import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
@@ -18,13 +18,27 @@ import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
 import { developmentKeystorePath, developmentTarget } from './development-issuer.js';
-import { closeTenantRuntimes, createTenantRuntimes } from './tenant-runtime.js';
+import { applyBootstrap } from './control-plane/apply-bootstrap.js';
+import type { ControlPlane } from './control-plane/open-control-plane.js';
+import { openControlPlane } from './control-plane/open-control-plane.js';
+import type { TenantSync } from './control-plane/tenant-sync.js';
+import { startTenantSync } from './control-plane/tenant-sync.js';
+import type { TenantRegistry } from './tenant-registry.js';
+import { createTenantRegistry } from './tenant-registry.js';
+import type { TenantRuntime } from './tenant-runtime.js';
+import { createTenantRuntime } from './tenant-runtime.js';
 import { createHealthMonitor } from './health-monitor.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Both cache layers: `metrics()` per tenant, `invalidateTenant(id)` for source changes and admin writes. */
     cache: GatewayCache;
+    /** The tenants this replica serves, each swapped atomically when its configuration changes. */
+    tenants: TenantRegistry<TenantRuntime>;
+    /** Following the control plane's changes; absent when tenants come from the configuration alone. */
+    tenantSync: TenantSync | undefined;
+    /** The control-plane store served from; absent when tenants come from the configuration alone. */
+    controlPlane: ControlPlane | undefined;
   }
 }
 
@@ -36,6 +50,14 @@ export interface BuildAppOptions {
   registry?: ReadonlyMap<string, SourceFactory>;
   /** A pino destination stream, for tests that read the logs. */
   logStream?: NodeJS.WritableStream;
+  /**
+   * Serve the tenants the control plane holds, following its changes live.
+   * `'open-from-env'` opens the store the environment names (DATABASE_URL,
+   * else PGlite under DATA_DIR), applies the bootstrap file to it, and closes
+   * it with the app; a given ControlPlane stays its owner's. Without one, the
+   * gateway serves `config.tenants` as loaded.
+   */
+  controlPlane?: ControlPlane | 'open-from-env';
 }
 
 /**
@@ -94,24 +116,60 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
   }
   app.decorate('cache', cache);
-  const tenants = await createTenantRuntimes(config, {
-    registry,
-    cursors,
-    cache,
-    logger,
-    baseUrl,
-    aliasBaseUrls,
-    development,
-  }).catch(async (error: unknown) => {
+  const runtimeOptions = { registry, cursors, cache, logger, baseUrl, aliasBaseUrls, development };
+  const build = (tenant: TenantConfig) => createTenantRuntime(tenant, config.configDir, runtimeOptions);
+  const tenants = createTenantRegistry<TenantRuntime>((tenantId, error) =>
+    logger.warn({ tenant: tenantId, err: (error as Error).message }, 'closing a retired tenant runtime failed'),
+  );
+  let tenantSync: TenantSync | undefined;
+  let controlPlane: ControlPlane | undefined;
+  try {
+    if (options.controlPlane === undefined) {
+      for (const tenant of config.tenants) {
+        const outcome = await tenants.apply(tenant.id, () => build(tenant));
+        if (!outcome.ok) throw outcome.error;
+      }
+    } else {
+      controlPlane =
+        options.controlPlane === 'open-from-env'
+          ? await openControlPlane(config.env, logger.child({ component: 'control-plane' }))
+          : options.controlPlane;
+      if (options.controlPlane === 'open-from-env') {
+        const report = await applyBootstrap(controlPlane.store, config);
+        logger.info({ config: config.origin, changes: report.changes }, 'bootstrap applied to the control plane');
+      }
+      tenantSync = await startTenantSync({
+        db: controlPlane.db,
+        store: controlPlane.store,
+        registry: tenants,
+        validate: (entry) => config.validateTenant(entry, 'control plane'),
+        build,
+        invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+        logger: logger.child({ component: 'control-plane' }),
+      });
+    }
+  } catch (error) {
+    await tenantSync?.stop();
+    await tenants.close();
+    if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();
     throw error;
+  }
+  app.decorate('controlPlane', controlPlane);
+  app.decorate('tenants', tenants);
+  app.decorate('tenantSync', tenantSync);
+  const monitor = createHealthMonitor({
+    tenants: tenants.serving,
+    cache,
+    logger: logger.child({ component: 'health' }),
   });
-  const monitor = createHealthMonitor({ tenants, cache, logger: logger.child({ component: 'health' }) });
   // Only a listening gateway probes its backends: `app.inject()` tests do not.
   app.addHook('onListen', async () => monitor.start());
   app.addHook('onClose', async () => {
     monitor.stop();
-    await closeTenantRuntimes(tenants);
+    await tenantSync?.stop();
+    await tenants.close();
+    if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();
     await development?.close();
   });
@@ -123,7 +181,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     registerDevAuthorizationServerRoutes(app, development);
   }
 
-  for (const tenant of tenants.values()) {
+  for (const tenant of tenants.serving.values()) {
     if (tenant.config.anonymous) {
       logger.warn(
         { tenant: tenant.config.id },
@@ -135,7 +193,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   installErrorHandler(app);
   registerHealthRoutes(app, monitor);
   const baseUrlOf = createBaseUrlResolver(config.env);
-  registerWellKnownRoutes(app, { tenants, baseUrlOf });
+  registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret) });
   return app;
 }

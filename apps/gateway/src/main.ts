@@ -1,5 +1,8 @@
 import { ConfigError, loadConfig } from '@mcpgw/config';
+import type { FastifyInstance } from 'fastify';
+import type { SourceFactory } from '@mcpgw/core';
 import { buildApp } from './app.js';
+import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import { demoBootstrap } from './demo.js';
 import { developmentTarget } from './development-issuer.js';
 import { routeProcessWarnings } from './process-warnings.js';
@@ -11,7 +14,7 @@ async function main(): Promise<void> {
   const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
-  const app = await buildApp(config, { registry });
+  const app = await buildApp(config, { registry, controlPlane: 'open-from-env' });
   warnings.logTo(app.log);
   // Signals are handled from before the gateway listens: a SIGHUP or SIGTERM that arrives as
   // the start line is printed must find its handler, not Node's default (exit without a word).
@@ -34,14 +37,22 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  // Node's default for SIGHUP is to exit without a word (a closed terminal, or an operator
-  // expecting a reload). Neither should stop a gateway silently: say what happens instead.
-  process.on('SIGHUP', () =>
-    app.log.warn(
-      { signal: 'SIGHUP' },
-      'SIGHUP ignored: reloading the configuration is not supported yet; restart the gateway to apply changes',
-    ),
-  );
+  // Node's default for SIGHUP is to exit without a word. Here it re-reads the bootstrap file and
+  // applies what changed to the control plane; every replica then follows, this one included.
+  let reloading = false;
+  process.on('SIGHUP', () => {
+    if (reloading) return app.log.warn({ signal: 'SIGHUP' }, 'SIGHUP ignored: a reload is already running');
+    reloading = true;
+    app.log.info({ signal: 'SIGHUP' }, 'reloading the bootstrap file');
+    reloadBootstrap(app, registry)
+      .catch((error: unknown) =>
+        app.log.error(
+          { err: error instanceof ConfigError ? error.message : String(error) },
+          'reload refused: the bootstrap file has problems; nothing was changed',
+        ),
+      )
+      .finally(() => (reloading = false));
+  });
 
   await app.listen({ host: config.env.HOST, port: config.env.PORT });
 
@@ -58,6 +69,17 @@ async function main(): Promise<void> {
     { config: config.origin, endpoints: config.tenants.map((t) => `${base}/t/${t.id}/mcp`) },
     'gateway listening',
   );
+}
+
+/**
+ * Re-reads the bootstrap file and writes what differs to the control plane.
+ * The environment is not re-read: keys such as PORT or REDIS_URL take a restart.
+ */
+async function reloadBootstrap(app: FastifyInstance, registry: ReadonlyMap<string, SourceFactory>): Promise<void> {
+  const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
+  if (app.controlPlane === undefined) return;
+  const report = await applyBootstrap(app.controlPlane.store, config);
+  app.log.info({ config: config.origin, changes: report.changes }, 'bootstrap file reloaded');
 }
 
 main().catch((error: unknown) => {

@@ -3,7 +3,7 @@ import { createCachingSource, withResultCache } from '@mcpgw/cache';
 import type { Catalog } from '@mcpgw/catalog';
 import { createCatalog } from '@mcpgw/catalog';
 import type { Logger, Source, SourceFactory } from '@mcpgw/core';
-import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
+import type { TenantConfig } from '@mcpgw/config';
 import type { CursorCodec, ServerIdentity } from '@mcpgw/protocol';
 import { serverIdentity } from './server-identity.js';
 import type { DevelopmentIssuer, TenantAuthenticator } from './tenant-auth.js';
@@ -16,6 +16,8 @@ export interface TenantRuntime {
   readonly server: ServerIdentity;
   /** Absent for an anonymous (loopback development) tenant. */
   readonly auth: TenantAuthenticator | undefined;
+  /** Stops its authenticator and closes its sources (the registry calls it once no request holds it). */
+  close(): Promise<void>;
 }
 
 export interface RuntimeOptions {
@@ -31,73 +33,69 @@ export interface RuntimeOptions {
 }
 
 /**
- * Creates every tenant's sources and catalog. Any failure stops startup with
- * the tenant and source named, after closing what was already opened.
+ * Opens one tenant's sources and builds its authenticator and catalog. A
+ * source that fails to open fails the build, naming the tenant and source,
+ * after closing what was already opened; the registry then keeps serving the
+ * tenant's previous runtime, if any.
  */
-export async function createTenantRuntimes(
-  config: GatewayConfig,
+export async function createTenantRuntime(
+  tenant: TenantConfig,
+  configDir: string,
   options: RuntimeOptions,
-): Promise<Map<string, TenantRuntime>> {
+): Promise<TenantRuntime> {
   const { registry, cursors, logger } = options;
-  const runtimes = new Map<string, TenantRuntime>();
-  const opened: Source[] = [];
+  const sources: Source[] = [];
   try {
-    for (const tenant of config.tenants) {
-      const sources: Source[] = [];
-      for (const entry of tenant.sources) {
-        const factory = registry.get(entry.type);
-        if (factory === undefined) throw new Error(`unknown source type '${entry.type}'`);
-        try {
-          const sourceLogger = logger.child({ tenant: tenant.id, source: entry.id });
-          const created = await factory.create(entry.options, {
-            sourceId: entry.id,
-            tenantId: tenant.id,
-            configDir: config.configDir,
-            logger: sourceLogger,
-          });
-          const source = createCachingSource(created, {
+    for (const entry of tenant.sources) {
+      const factory = registry.get(entry.type);
+      if (factory === undefined) throw new Error(`Tenant '${tenant.id}': unknown source type '${entry.type}'`);
+      const sourceLogger = logger.child({ tenant: tenant.id, source: entry.id });
+      try {
+        const created = await factory.create(entry.options, {
+          sourceId: entry.id,
+          tenantId: tenant.id,
+          configDir,
+          logger: sourceLogger,
+        });
+        sources.push(
+          createCachingSource(created, {
             tenantId: tenant.id,
             cache: options.cache,
             ttl: entry.ttl,
             logger: sourceLogger,
-          });
-          sources.push(source);
-          opened.push(source);
-        } catch (error) {
-          throw new Error(
-            `Tenant '${tenant.id}', source '${entry.id}' (${entry.type}) failed to start: ${(error as Error).message}`,
-            {
-              cause: error,
-            },
-          );
-        }
+          }),
+        );
+      } catch (error) {
+        throw new Error(
+          `Tenant '${tenant.id}', source '${entry.id}' (${entry.type}) failed to start: ${(error as Error).message}`,
+          { cause: error },
+        );
       }
-      runtimes.set(tenant.id, {
-        config: tenant,
-        catalog: withResultCache(
-          createCatalog({ tenantId: tenant.id, sources, cursors, logger: logger.child({ tenant: tenant.id }) }),
-          options.cache,
-        ),
-        server: serverIdentity(tenant.name),
-        auth:
-          tenant.auth === undefined
-            ? undefined
-            : createTenantAuthenticator(tenant, {
-                baseUrl: options.baseUrl,
-                aliasBaseUrls: options.aliasBaseUrls,
-                development: options.development,
-                logger: logger.child({ tenant: tenant.id }),
-              }),
-      });
     }
   } catch (error) {
-    await Promise.allSettled(opened.map((source) => source.close()));
+    await Promise.allSettled(sources.map((source) => source.close()));
     throw error;
   }
-  return runtimes;
-}
-
-export async function closeTenantRuntimes(runtimes: Map<string, TenantRuntime>): Promise<void> {
-  for (const runtime of runtimes.values()) runtime.auth?.close();
-  await Promise.allSettled([...runtimes.values()].flatMap((runtime) => runtime.catalog.sources.map((s) => s.close())));
+  const auth =
+    tenant.auth === undefined
+      ? undefined
+      : createTenantAuthenticator(tenant, {
+          baseUrl: options.baseUrl,
+          aliasBaseUrls: options.aliasBaseUrls,
+          development: options.development,
+          logger: logger.child({ tenant: tenant.id }),
+        });
+  return {
+    config: tenant,
+    catalog: withResultCache(
+      createCatalog({ tenantId: tenant.id, sources, cursors, logger: logger.child({ tenant: tenant.id }) }),
+      options.cache,
+    ),
+    server: serverIdentity(tenant.name),
+    auth,
+    async close() {
+      auth?.close();
+      await Promise.allSettled(sources.map((source) => source.close()));
+    },
+  };
 }

@@ -1,29 +1,88 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../test/helpers/gateway.js';
 import { MAIN, runBuilt } from './gateway-process.js';
 
-// The built gateway, as `npm start` runs it: SIGHUP (a closed terminal, or an
-// operator expecting a reload) must not end it silently.
+// The built gateway, as `npm start` runs it: SIGHUP re-reads the bootstrap
+// file and applies what changed; a broken file changes nothing.
+
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+function bootstrap(resources: string[]): string {
+  return JSON.stringify({
+    tenants: [
+      {
+        id: 'notes',
+        anonymous: true,
+        sources: [
+          {
+            id: 'inline',
+            type: 'static',
+            resources: resources.map((name) => ({ uri: `note://${name}`, name, text: `the ${name} note` })),
+          },
+        ],
+      },
+    ],
+  });
+}
+
+async function listedNames(port: number): Promise<string[]> {
+  const response = await fetch(`http://127.0.0.1:${port}/t/notes/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'resources/list',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: MODERN_META } }),
+  });
+  const body = (await response.json()) as { result: { resources: { name: string }[] } };
+  return body.result.resources.map((resource) => resource.name);
+}
+
+async function eventually(check: () => Promise<boolean>, limitMs: number): Promise<boolean> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return check();
+}
 
 describe('SIGHUP', () => {
-  it('is logged and ignored: the gateway keeps serving, and SIGTERM still stops it cleanly', async () => {
+  it('re-applies the bootstrap file, refuses a broken one without changing anything, and SIGTERM still stops cleanly', async () => {
     const port = await freePort();
     const dataDir = await mkdtemp(join(tmpdir(), 'gw-sighup-'));
+    const file = join(dataDir, 'gateway.json');
+    await writeFile(file, bootstrap(['alpha']));
     try {
-      const gateway = runBuilt(MAIN, [], { env: { PORT: String(port), DATA_DIR: dataDir } });
+      const gateway = runBuilt(MAIN, [], {
+        env: { PORT: String(port), DATA_DIR: dataDir, GATEWAY_CONFIG: file },
+        killAfterMs: 90_000,
+      });
       await gateway.waitForOutput('gateway listening');
+      expect(await listedNames(port)).toEqual(['alpha']);
 
+      await writeFile(file, bootstrap(['alpha', 'beta']));
       gateway.child.kill('SIGHUP');
-      await gateway.waitForOutput('SIGHUP ignored');
-      const line = gateway
+      await gateway.waitForOutput('bootstrap file reloaded');
+      expect(await eventually(async () => (await listedNames(port)).includes('beta'), 5000)).toBe(true);
+
+      await writeFile(file, '{ "tenants": [ { "id": "Not A Slug" } ] }');
+      gateway.child.kill('SIGHUP');
+      await gateway.waitForOutput('reload refused');
+      const refusal = gateway
         .stdout()
         .split('\n')
-        .find((text) => text.includes('SIGHUP ignored'));
-      expect(JSON.parse(line ?? '{}')).toMatchObject({ level: 40, signal: 'SIGHUP' });
-      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+        .find((text) => text.includes('reload refused'));
+      expect(JSON.parse(refusal ?? '{}')).toMatchObject({ level: 50 });
+      expect(await listedNames(port)).toEqual(['alpha', 'beta']);
 
       gateway.child.kill('SIGTERM');
       const exit = await gateway.exited;
@@ -31,5 +90,5 @@ describe('SIGHUP', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, 120_000);
 });

@@ -62,8 +62,22 @@ export const envSchema = z.object({
       'must start with redis://, rediss://, redis+cluster:// or rediss+cluster://',
     )
     .optional(),
+  /**
+   * The control-plane store (tenants, issuers, sources, grants, audit log),
+   * shared by every replica: `postgres://…`. Unset: embedded PGlite under
+   * DATA_DIR (one replica; keeps what was written across restarts).
+   */
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/i, 'must be a postgres:// or postgresql:// connection string')
+    .optional(),
   /** Server secret (at least 32 characters) keying cursor encryption and cache keys; must be equal on every replica. */
   SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
+  /**
+   * During a SECRETS_KEY rotation, the key before it: source credentials the
+   * control plane sealed with it still open. Remove once they are resealed.
+   */
+  SECRETS_KEY_PREVIOUS: z.string().min(32, 'must be at least 32 characters').optional(),
 });
 
 export type EnvConfig = z.output<typeof envSchema>;

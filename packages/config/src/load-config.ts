@@ -6,7 +6,7 @@ import { ConfigError } from './config-error.js';
 import type { EnvConfig } from './env.js';
 import { readEnv } from './env.js';
 import type { TenantConfig } from './tenant-config.js';
-import { validateBootstrap } from './validate-bootstrap.js';
+import { validateBootstrap, validateTenantEntry } from './validate-bootstrap.js';
 
 export type { SourceConfig, TenantConfig } from './tenant-config.js';
 
@@ -15,6 +15,12 @@ export interface GatewayConfig {
   tenants: TenantConfig[];
   /** The tenants as the file wrote them (`$env` references unresolved), for the control plane. */
   declaredTenants: readonly Record<string, unknown>[];
+  /**
+   * Validates one tenant entry (the bootstrap file's tenant shape) by the same
+   * rules and against the same environment as the file: the control plane's
+   * tenants go through here before they are served.
+   */
+  validateTenant(entry: unknown, origin: string): Promise<TenantConfig>;
   /** Directory relative paths in the bootstrap document resolve against. */
   configDir: string;
   /** Where the tenants came from: a file path, or "built-in demo". */
@@ -53,7 +59,9 @@ export async function loadConfig(options: LoadConfigOptions): Promise<GatewayCon
     origin = path;
   }
   const { tenants, declared } = await validateBootstrap(document, { env, rawEnv, registry: options.registry, origin });
-  return { env, tenants, declaredTenants: declared, configDir, origin };
+  const validateTenant = (entry: unknown, entryOrigin: string) =>
+    validateTenantEntry(entry, { env, rawEnv, registry: options.registry, origin: entryOrigin });
+  return { env, tenants, declaredTenants: declared, validateTenant, configDir, origin };
 }
 
 async function readBootstrapFile(path: string): Promise<unknown> {

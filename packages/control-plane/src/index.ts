@@ -1,5 +1,5 @@
 /** The SQL surface shared by both engines. */
-export type { SqlDatabase, SqlExecutor, SqlRows } from './sql-database.js';
+export type { ListenHandlers, SqlDatabase, SqlExecutor, SqlRows } from './sql-database.js';
 /** The store on a Postgres server (DATABASE_URL). */
 export { createPostgresDatabase } from './postgres-database.js';
 export type { PostgresDatabaseOptions } from './postgres-database.js';

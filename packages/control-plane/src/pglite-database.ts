@@ -27,13 +27,19 @@ function executor(db: Pick<PGlite, 'query' | 'exec'>): SqlExecutor {
  */
 export async function createPgliteDatabase(options: PgliteDatabaseOptions = {}): Promise<SqlDatabase> {
   if (options.dataDir !== undefined) await mkdir(options.dataDir, { recursive: true });
-  const db = await PGlite.create(options.dataDir ?? 'memory://');
+  // PGlite's own default (128 MB of shared buffers) is for a database; a control plane holds kilobytes.
+  const db = await PGlite.create(options.dataDir ?? 'memory://', { postgresqlconf: 'shared_buffers = 8MB' });
   const shared = executor(db);
   return {
     engine: 'pglite',
     query: shared.query,
     exec: shared.exec,
     transaction: (work) => db.transaction((tx) => work(executor(tx))),
+    async listen(channel, handlers) {
+      // One in-process database: a notification can never be missed.
+      const stop = await db.listen(channel, (payload) => handlers.onNotify(payload));
+      return stop;
+    },
     close: () => db.close(),
   };
 }

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { listenOnPostgres } from './postgres-listener.js';
 import type { SqlDatabase, SqlExecutor, SqlRows } from './sql-database.js';
 
 export interface PostgresDatabaseOptions {
@@ -54,6 +55,7 @@ export function createPostgresDatabase(options: PostgresDatabaseOptions): SqlDat
         client.release();
       }
     },
+    listen: (channel, handlers) => listenOnPostgres(options.url, channel, handlers),
     close: () => pool.end(),
   };
 }

@@ -24,6 +24,21 @@ export interface SqlDatabase extends SqlExecutor {
    * when it throws (and the error rethrown). Nothing is half-applied.
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Delivers the payload of every NOTIFY on `channel` (sent at commit) to
+   * `onNotify`. On Postgres a dedicated connection listens and reconnects
+   * with backoff when lost; `onResubscribed` then runs, since notifications
+   * sent while it was away are gone. Resolves to a function that stops it.
+   */
+  listen(channel: string, handlers: ListenHandlers): Promise<() => Promise<void>>;
   /** Releases connections (Postgres) or flushes and closes the database files (PGlite). */
   close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  onNotify(payload: string): void;
+  /** The listening connection came back after a loss: look for what changed meanwhile. */
+  onResubscribed?(): void;
+  /** The listening connection was lost (it reconnects by itself); for logs. */
+  onLost?(error: unknown): void;
 }

@@ -5,6 +5,7 @@ import { dispatchMcpPost, errorResponse, toMcpError, wireError } from '@mcpgw/pr
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../plugins/request-guard.js';
 import { noteForLog, noteRpcResponse } from '../plugins/request-log.js';
+import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 
 /** How long a client may cache `server/discover` (it changes only with configuration). */
@@ -12,7 +13,8 @@ const DISCOVER_TTL_MS = 300_000;
 const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 export interface McpRouteOptions {
-  tenants: ReadonlyMap<string, TenantRuntime>;
+  /** Each request holds its tenant's runtime until its response is done (a swap lets it finish). */
+  tenants: TenantRegistry<TenantRuntime>;
   /** The base URL a request's Host names (see publicBaseUrls): its challenge points at that base's metadata. */
   baseUrlOf: (host: string | undefined) => string;
   /** The short, keyed fingerprint of a caller that the access line carries. */
@@ -51,8 +53,11 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
    * caller without valid credentials costs no JSON parsing.
    */
   const admitCaller = async (request: FastifyRequest<{ Params: TenantParams }>, reply: FastifyReply) => {
-    const tenant = lookupTenant(tenants, request.params.tenant);
-    if (tenant === undefined) return send(reply, unknownTenant(request.params.tenant, null));
+    const lease = TENANT_ID.test(request.params.tenant) ? tenants.acquire(request.params.tenant) : undefined;
+    if (lease === undefined) return send(reply, unknownTenant(request.params.tenant, null));
+    // 'close' follows both a finished response and a client gone away.
+    reply.raw.once('close', () => lease.release());
+    const tenant = lease.runtime;
     const signal = abortOnDisconnect(reply);
     let scope: AccessScope = unrestrictedScope;
     if (tenant.auth !== undefined) {
@@ -112,7 +117,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     method: ['GET', 'DELETE', 'PUT', 'PATCH'],
     url: MCP_ROUTE,
     handler: async (request, reply) => {
-      if (lookupTenant(tenants, request.params.tenant) === undefined)
+      if (lookupTenant(tenants.serving, request.params.tenant) === undefined)
         return send(reply, unknownTenant(request.params.tenant, null));
       reply.header('allow', 'POST');
       return send(reply, errorResponse(null, wireError('MCPGW_METHOD_NOT_ALLOWED', request.method)));

@@ -1,0 +1,156 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WriteContext } from '@mcpgw/control-plane';
+import { loadConfig } from '@mcpgw/config';
+import { buildApp } from '../../apps/gateway/src/app.js';
+import { demoBootstrap } from '../../apps/gateway/src/demo.js';
+import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
+import { freePort } from '../helpers/gateway.js';
+import type { LocalIssuer } from '../helpers/local-issuer.js';
+import { startLocalIssuer } from '../helpers/local-issuer.js';
+import { mcpPost } from '../helpers/mcp-http.js';
+import type { TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase } from '../helpers/postgres.js';
+
+// Two gateway replicas serving from one control plane on the real Postgres:
+// a change committed through one replica's store is served by the other
+// within a second (LISTEN/NOTIFY), a grant removed takes its resources with
+// it, and a change whose runtime cannot start never replaces a good one.
+
+const PUBLIC_URL = 'http://127.0.0.1:1';
+const ENDPOINT_AUD = `${PUBLIC_URL}/t/acme/mcp`;
+const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '127.0.0.1' };
+
+let database: TestDatabase;
+let issuer: LocalIssuer;
+let configPath: string;
+const replicas: { app: FastifyInstance; endpoint: string }[] = [];
+
+async function startReplica(): Promise<{ app: FastifyInstance; endpoint: string }> {
+  const registry = createSourceRegistry();
+  const port = await freePort();
+  const config = await loadConfig({
+    registry,
+    defaultBootstrap: demoBootstrap(),
+    env: {
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL,
+      LOG_LEVEL: 'silent',
+      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-cp-')),
+      GATEWAY_CONFIG: configPath,
+      DATABASE_URL: database.url,
+      SECRETS_KEY: 'a shared server secret of at least thirty-two characters',
+    },
+  });
+  const app = await buildApp(config, { registry, controlPlane: 'open-from-env' });
+  await app.listen({ host: '127.0.0.1', port });
+  return { app, endpoint: `http://127.0.0.1:${port}/t/acme/mcp` };
+}
+
+async function listNames(endpoint: string, token: string): Promise<{ status: number; names: string[] }> {
+  const result = await mcpPost<{ result?: { resources: { name: string }[] } }>(
+    endpoint,
+    'resources/list',
+    {},
+    { authorization: `Bearer ${token}` },
+  );
+  return { status: result.status, names: (result.body.result?.resources ?? []).map((r) => r.name) };
+}
+
+/** Polls until `check` holds; returns how long it took, or throws after `limitMs`. */
+async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    if (await check()) return performance.now() - started;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`not within ${limitMs} ms`);
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase('control_plane_replicas');
+  issuer = await startLocalIssuer('acme-idp');
+  configPath = join(await mkdtemp(join(tmpdir(), 'gw-cp-config-')), 'gateway.json');
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      tenants: [
+        {
+          id: 'acme',
+          auth: { issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri }] },
+          grants: [{ name: 'staff', match: { scopes: ['staff'] }, allow: [{ source: 'notes' }] }],
+          sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://a', name: 'a', text: 'A' }] }],
+        },
+      ],
+    }),
+  );
+  replicas.push(await startReplica(), await startReplica());
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(replicas.map((replica) => replica.app.close()));
+  await issuer?.close();
+  await database?.drop();
+});
+
+describe('replicas following one control plane', () => {
+  it('serves the bootstrap file from the store on both replicas', async () => {
+    const token = await issuer.token({ sub: 'bob', aud: ENDPOINT_AUD, scope: 'staff' });
+    for (const replica of replicas)
+      expect(await listNames(replica.endpoint, token)).toEqual({ status: 200, names: ['a'] });
+    expect((await replicas[0]!.app.controlPlane!.store.getTenant('acme'))?.managedBy).toBe('bootstrap');
+  });
+
+  it('serves a source and grant added through one replica on the other within 1 s', async () => {
+    const token = await issuer.token({ sub: 'bob', aud: ENDPOINT_AUD, scope: 'staff' });
+    const store = replicas[0]!.app.controlPlane!.store;
+    await store.putEntity(admin, 'acme', 'source', 'more', {
+      type: 'static',
+      resources: [{ uri: 'note://b', name: 'b', text: 'B' }],
+    });
+    const committed = performance.now();
+    await store.putEntity(admin, 'acme', 'grant', 'more-readers', { match: {}, allow: [{ source: 'more' }] });
+    const elapsed = await within(1000, async () => (await listNames(replicas[1]!.endpoint, token)).names.includes('b'));
+    expect(elapsed).toBeLessThan(1000);
+    expect(performance.now() - committed).toBeLessThan(1500);
+    expect((await listNames(replicas[1]!.endpoint, token)).names).toEqual(['a', 'b']);
+  });
+
+  it('removes the resources of a deleted grant', async () => {
+    const token = await issuer.token({ sub: 'carol', aud: ENDPOINT_AUD, scope: 'other' });
+    expect((await listNames(replicas[1]!.endpoint, token)).names).toEqual(['b']);
+    await replicas[0]!.app.controlPlane!.store.deleteEntity(admin, 'acme', 'grant', 'more-readers');
+    await within(1000, async () => (await listNames(replicas[1]!.endpoint, token)).names.length === 0);
+  });
+
+  it('keeps the previous runtime serving when a change cannot start, and says why on the tenant status', async () => {
+    const token = await issuer.token({ sub: 'bob', aud: ENDPOINT_AUD, scope: 'staff' });
+    const before = replicas[1]!.app.tenants.status('acme')?.servingRevision;
+    await replicas[0]!.app.controlPlane!.store.putEntity(admin, 'acme', 'source', 'broken', {
+      type: 'files',
+      root: '/no/such/folder/anywhere',
+    });
+    await within(2000, async () => replicas[1]!.app.tenants.status('acme')?.lastError !== undefined);
+    expect(replicas[1]!.app.tenants.status('acme')).toMatchObject({
+      servingRevision: before,
+      lastError: { message: expect.stringContaining("source 'broken'") },
+    });
+    expect(await listNames(replicas[1]!.endpoint, token)).toEqual({ status: 200, names: ['a'] });
+    await replicas[0]!.app.controlPlane!.store.deleteEntity(admin, 'acme', 'source', 'broken');
+    await within(2000, async () => replicas[1]!.app.tenants.status('acme')?.lastError === undefined);
+  });
+
+  it('stops serving a suspended tenant on every replica (404, like a tenant that does not exist)', async () => {
+    const token = await issuer.token({ sub: 'bob', aud: ENDPOINT_AUD, scope: 'staff' });
+    await replicas[0]!.app.controlPlane!.store.updateTenant(admin, 'acme', { status: 'suspended' });
+    for (const replica of replicas)
+      await within(1000, async () => (await listNames(replica.endpoint, token)).status === 404);
+    await replicas[0]!.app.controlPlane!.store.updateTenant(admin, 'acme', { status: 'active' });
+    for (const replica of replicas)
+      await within(1000, async () => (await listNames(replica.endpoint, token)).status === 200);
+  });
+});
