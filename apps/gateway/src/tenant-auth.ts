@@ -1,4 +1,4 @@
-import type { AccessScope, Logger } from '@mcpgw/core';
+import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
@@ -63,6 +63,18 @@ export function createTenantAuthenticator(
   const verifier: TokenVerifier = createTokenVerifier({ resource, issuers, logger: options.logger });
   // Once per tenant load: a request only runs the compiled URI matchers.
   const grants = compileGrants(tenant.grants);
+  // The verifier hands back the same Principal object for as long as it keeps
+  // the token; its scope (grant matching, canonical JSON, two hashes) is a
+  // pure function of it, so it is worked out once and dropped with it.
+  const scopes = new WeakMap<Principal, AccessScope>();
+  const scopeOf = (principal: Principal): AccessScope => {
+    let scope = scopes.get(principal);
+    if (scope === undefined) {
+      scope = resolveAccess(tenant.id, principal, grants);
+      scopes.set(principal, scope);
+    }
+    return scope;
+  };
 
   const refuse = (
     status: 400 | 401 | 403,
@@ -112,7 +124,7 @@ export function createTenantAuthenticator(
             `The access token lacks the required scope: ${auth.requiredScopes.join(' ')}`,
           );
         }
-        return { ok: true, scope: resolveAccess(tenant.id, principal, grants) };
+        return { ok: true, scope: scopeOf(principal) };
       } catch (error) {
         if (error instanceof AuthError) return refuse(error.status, error.code, error.message);
         throw error;

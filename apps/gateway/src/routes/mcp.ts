@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
-import { ErrorCode, McpError, dispatchMcpPost, errorResponse, invalidRequest } from '@mcpgw/protocol';
+import {
+  ErrorCode,
+  McpError,
+  dispatchMcpPost,
+  errorResponse,
+  invalidRequest,
+  serializeResponse,
+} from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import type { GuardVerdict } from '../plugins/request-guard.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -133,7 +140,8 @@ function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpRe
 function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
   reply.code(response.status);
   if (response.body === undefined) return reply.send();
-  return reply.type('application/json').send(response.body);
+  // Serialized by the protocol layer: a cached result's bytes go out as they are.
+  return reply.type('application/json').send(serializeResponse(response.body));
 }
 
 /** Closing the response stream cancels the request (2026-07-28 basic/patterns/cancellation). */
