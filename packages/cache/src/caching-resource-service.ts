@@ -8,6 +8,7 @@ import type {
 import type { CursorListing, ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
 import { EncodedJson } from '@mcpgw/protocol';
 import type { GatewayCache } from './gateway-cache.js';
+import { SealedCursors } from './sealed-cursors.js';
 import type { ResultBody } from './shared-results.js';
 
 export interface CallerCacheContext {
@@ -16,6 +17,8 @@ export interface CallerCacheContext {
   fingerprint: string;
   /** The caller's view (`AccessScope.view`): callers with equal views share stored bodies. */
   view?: string | undefined;
+  /** The tenant's recently sealed cursors, so a repeated hit does not seal a new one. */
+  sealed?: SealedCursors;
   cache: GatewayCache;
   /**
    * Kinds of result that can never have a `ttlMs` above 0 (every source of
@@ -57,7 +60,11 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
   const cursorFor = (listing: CursorListing, body: ResultBody): string | undefined => {
     const kept = body.state as KeptCursor | undefined;
     if (kept === undefined) return undefined;
-    return 'cursor' in kept ? kept.cursor : inner.encodeCursor!(listing, kept.position);
+    if ('cursor' in kept) return kept.cursor;
+    const seal = () => inner.encodeCursor!(listing, kept.position);
+    return context.sealed === undefined
+      ? seal()
+      : context.sealed.seal(fingerprint, listing, kept.position, body.ttlMs, seal);
   };
 
   return {
@@ -204,6 +211,7 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
     lists: catalog.sources.every((source) => source.ttl.listMs <= 0),
     reads: catalog.sources.every((source) => source.ttl.readMs <= 0),
   };
+  const sealed = new SealedCursors();
   return {
     ...catalog,
     forScope: (scope: AccessScope) =>
@@ -211,6 +219,7 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
         tenantId: catalog.tenantId,
         fingerprint: scope.fingerprint,
         view: scope.view,
+        sealed,
         cache,
         neverCached,
       }),
