@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { bytesToContents } from '@mcpgw/core';
 import { EncodedJson, serializeResponse } from '../src/index.js';
+import type { JsonRpcResponseBody } from '../src/index.js';
+
+/** The response as the wire carries it: byte pieces become their base64 text. */
+const wire = (body: JsonRpcResponseBody): string => {
+  const serialized = serializeResponse(body);
+  if (typeof serialized === 'string') return serialized;
+  const text = serialized.parts
+    .map((part) => (typeof part === 'string' ? part : Buffer.from(part).toString('base64')))
+    .join('');
+  expect(Buffer.byteLength(text)).toBe(serialized.length);
+  return text;
+};
 
 // Issue 13: a cached result's JSON text goes out as it is, spliced into the
 // response; the bytes must parse as the very response a plain serialization gives.
@@ -14,7 +27,7 @@ describe('serializeResponse', () => {
       result: { resultType: 'complete', resources, nextCursor: 'abc', ttlMs: 5, skipped: undefined },
     };
     const encoded = { ...plain, result: { ...plain.result, resources: new EncodedJson(JSON.stringify(resources)) } };
-    const text = serializeResponse(encoded);
+    const text = wire(encoded);
     expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(plain)));
     expect(text).toContain(JSON.stringify(resources));
     // Plain JSON.stringify of a body holding an EncodedJson still yields the right value.
@@ -23,11 +36,26 @@ describe('serializeResponse', () => {
 
   it('serializes error responses and numeric ids unchanged', () => {
     const error = { jsonrpc: '2.0' as const, id: 3, error: { code: -32602, message: 'bad' } };
-    expect(serializeResponse(error)).toBe(JSON.stringify(error));
-    expect(JSON.parse(serializeResponse({ jsonrpc: '2.0', id: 0, result: {} }))).toEqual({
+    expect(wire(error)).toBe(JSON.stringify(error));
+    expect(JSON.parse(wire({ jsonrpc: '2.0', id: 0, result: {} }))).toEqual({
       jsonrpc: '2.0',
       id: 0,
       result: {},
     });
+  });
+
+  it('writes binary contents as pieces that join into the same JSON, blob for blob', () => {
+    const bytes = Uint8Array.from({ length: 200_001 }, (_, i) => (i * 7) % 256);
+    const contents = [
+      bytesToContents('s3:///b/one.bin', 'application/octet-stream', bytes),
+      { uri: 'test://t', text: 'plain "text"' },
+      bytesToContents('s3:///b/two.bin', 'image/png', bytes.subarray(0, 5)),
+    ];
+    const body = { jsonrpc: '2.0' as const, id: 1, result: { contents, ttlMs: 0 } };
+    const serialized = serializeResponse(body);
+    expect(typeof serialized).not.toBe('string');
+    const parsed = JSON.parse(wire(body)) as { result: { contents: Array<{ blob?: string }> } };
+    expect(parsed).toEqual(JSON.parse(JSON.stringify(body)));
+    expect(Buffer.from(parsed.result.contents[0]!.blob!, 'base64')).toEqual(Buffer.from(bytes));
   });
 });
