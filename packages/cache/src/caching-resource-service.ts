@@ -91,7 +91,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
         get resources(): ResourceDescriptor[] {
           return JSON.parse(text) as ResourceDescriptor[];
         },
-        encodedResources: new EncodedJson(text),
+        encodedResources: new EncodedJson(text, body!.bytes),
         ...optional('nextCursor', cursorFor('resources', body!)),
         ttlMs: remainingMs ?? body!.ttlMs,
       };
@@ -119,7 +119,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
         get resourceTemplates(): ResourceTemplateDescriptor[] {
           return JSON.parse(text) as ResourceTemplateDescriptor[];
         },
-        encodedResourceTemplates: new EncodedJson(text),
+        encodedResourceTemplates: new EncodedJson(text, body!.bytes),
         ...optional('nextCursor', cursorFor('templates', body!)),
         ttlMs: remainingMs ?? body!.ttlMs,
       };
@@ -152,7 +152,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
         get contents(): ResourceContents[] {
           return JSON.parse(text) as ResourceContents[];
         },
-        encodedContents: new EncodedJson(text),
+        encodedContents: new EncodedJson(text, body.bytes),
         ttlMs: remainingMs ?? body.ttlMs,
       };
     },

@@ -11,6 +11,8 @@ export interface ResultBody {
   ttlMs: number;
   /** Caller-independent state of what is bound to the caller, e.g. a cursor's position. */
   state?: unknown;
+  /** The UTF-8 of `text`, on a hit: encoded once per stored body, so the response is assembled from bytes. */
+  bytes?: Uint8Array;
   /** True when the body holds something bound to the caller who fetched it: never shared with their view. */
   private?: boolean;
 }
@@ -50,7 +52,7 @@ export interface SharedResultsDeps {
   maxValueBytes: number;
 }
 
-/** Characters of decoded bodies kept in process (they never change: a body's key names its content). */
+/** Characters and bytes of decoded bodies kept in process (they never change: a body's key names its content). */
 const BODY_MEMO_CHARS = 32 * 1024 * 1024;
 
 /**
@@ -81,17 +83,17 @@ const BODY_MEMO_CHARS = 32 * 1024 * 1024;
  */
 export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall) => Promise<ResultLookup> {
   const { store, keys, flights, now } = deps;
-  const decoded = new Map<string, { state: unknown; text: string }>();
+  const decoded = new Map<string, { state: unknown; text: string; bytes: Buffer }>();
   let decodedChars = 0;
 
-  const remember = (key: string, body: { state: unknown; text: string }) => {
+  const remember = (key: string, body: { state: unknown; text: string; bytes: Buffer }) => {
     if (decoded.has(key)) return;
     decoded.set(key, body);
-    decodedChars += body.text.length;
+    decodedChars += body.text.length + body.bytes.length;
     for (const [oldest, value] of decoded) {
       if (decodedChars <= BODY_MEMO_CHARS) break;
       decoded.delete(oldest);
-      decodedChars -= value.text.length;
+      decodedChars -= value.text.length + value.bytes.length;
     }
   };
 
@@ -116,11 +118,17 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
       const newline = stored.indexOf('\n');
       if (newline === -1) return undefined;
       const line = stored.slice(0, newline);
-      body = { state: line === '' ? undefined : (JSON.parse(line) as unknown), text: stored.slice(newline + 1) };
+      const text = stored.slice(newline + 1);
+      body = { state: line === '' ? undefined : (JSON.parse(line) as unknown), text, bytes: Buffer.from(text, 'utf8') };
       remember(key, body);
     }
     return {
-      body: { text: body.text, ttlMs: remainingMs, ...(body.state === undefined ? {} : { state: body.state }) },
+      body: {
+        text: body.text,
+        bytes: body.bytes,
+        ttlMs: remainingMs,
+        ...(body.state === undefined ? {} : { state: body.state }),
+      },
       bodyMac: record.b,
       at: record.at,
       ttl: record.ttl,

@@ -18,7 +18,6 @@ export type { CursorBinding, CursorCodec, CursorCodecOptions } from './cursor.js
 export { dispatchMcpPost, errorResponse } from './dispatch.js';
 export type { DispatchContext, JsonRpcResponseBody, McpHttpRequest, McpHttpResponse } from './dispatch.js';
 export { EncodedJson, serializeResponse } from './encoded-json.js';
-export type { StreamedBody } from './encoded-json.js';
 export type {
   CursorListing,
   ReadOutcome,

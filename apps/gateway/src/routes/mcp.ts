@@ -140,31 +140,8 @@ function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpRe
 function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
   reply.code(response.status);
   if (response.body === undefined) return reply.send();
-  // Serialized by the protocol layer: a cached result's bytes go out as they are.
-  const body = serializeResponse(response.body);
-  reply.type('application/json');
-  if (typeof body === 'string') return reply.send(body);
-  // Binary contents: their base64 is written piece by piece into one buffer, never one large string.
-  return reply.send(assembleParts(body.parts, body.length));
-}
-
-/** 48 KiB of bytes (a multiple of 3, so the pieces' base64 joins without padding) per piece. */
-const BASE64_PIECE = 3 * 16 * 1024;
-
-function assembleParts(parts: ReadonlyArray<string | Uint8Array>, length: number): Buffer {
-  const out = Buffer.allocUnsafe(length);
-  let offset = 0;
-  for (const part of parts) {
-    if (typeof part === 'string') {
-      offset += out.write(part, offset, 'utf8');
-      continue;
-    }
-    const bytes = Buffer.from(part.buffer, part.byteOffset, part.byteLength);
-    for (let at = 0; at < bytes.length; at += BASE64_PIECE) {
-      offset += out.write(bytes.subarray(at, at + BASE64_PIECE).toString('base64'), offset, 'latin1');
-    }
-  }
-  return out;
+  // Serialized by the protocol layer: a cached result's bytes, and binary contents' base64, go out as they are.
+  return reply.type('application/json').send(serializeResponse(response.body));
 }
 
 /** Closing the response stream cancels the request (2026-07-28 basic/patterns/cancellation). */
