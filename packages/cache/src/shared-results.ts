@@ -162,7 +162,8 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
         if (found !== undefined && found.body.ttlMs > 0) {
           // The caller's own entry, ending when the one it was copied from ends.
           const copy = record(found.at, found.ttl, found.bodyMac);
-          await store.set(ownKey, copy, found.body.ttlMs);
+          // A failed write loses the copy, not the hit.
+          await store.set(ownKey, copy, found.body.ttlMs).catch((error: unknown) => deps.failed(tenantId, error));
         }
       }
     } catch (error) {
