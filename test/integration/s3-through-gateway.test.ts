@@ -14,7 +14,8 @@ import { startS3rver } from '../helpers/s3rver.js';
 // API on loopback), credentials from the environment via $env, reached over
 // real HTTP on the tenant endpoint, listed and read on the 2026-07-28 wire.
 
-const binary = randomBytes(4096);
+// Larger than one 48 KiB piece of the streamed base64, and not a multiple of 3.
+const binary = randomBytes(200_001);
 let s3: S3rverHandle;
 let gateway: StartedGateway;
 

@@ -103,6 +103,18 @@ export function createTenantAuthenticator(
   const verifier: TokenVerifier = createTokenVerifier({ resource, issuers, logger: options.logger });
   // Once per tenant load: a request only runs the compiled URI matchers.
   const grants = compileGrants(tenant.grants);
+  // The verifier hands back the same Principal object for as long as it keeps
+  // the token; its scope (grant matching, canonical JSON, two hashes) is a
+  // pure function of it, so it is worked out once and dropped with it.
+  const scopes = new WeakMap<Principal, AccessScope>();
+  const scopeOf = (principal: Principal): AccessScope => {
+    let scope = scopes.get(principal);
+    if (scope === undefined) {
+      scope = resolveAccess(tenant.id, principal, grants);
+      scopes.set(principal, scope);
+    }
+    return scope;
+  };
 
   const documentFor = (base: string) =>
     protectedResourceMetadata({
@@ -157,7 +169,7 @@ export function createTenantAuthenticator(
         if (missing.length > 0) {
           return refuse(request.baseUrl, 'MCPGW_SCOPE_INSUFFICIENT', auth.requiredScopes.join(' '));
         }
-        return { ok: true, scope: resolveAccess(tenant.id, principal, grants), principal };
+        return { ok: true, scope: scopeOf(principal), principal };
       } catch (error) {
         if (error instanceof AuthError) return refuse(request.baseUrl, FROM_AUTH_ERROR[error.code], error.message);
         throw error;

@@ -52,7 +52,8 @@ export function runBuilt(
       resolve({ code, signal, stdout, stderr });
     }),
   );
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 20_000);
+  // Generous: a gateway opens its embedded control-plane database (PGlite) at start, seconds on a loaded machine.
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs ?? 90_000);
   void exited.then(() => clearTimeout(timer));
   const waitForOutput = (text: string) =>
     new Promise<void>((resolve, reject) => {

@@ -78,7 +78,7 @@ describe('npm run token', () => {
     }
     // The gateway took its record with it.
     expect(await readdir(join(dataDir, 'dev-authorization-server', 'running'))).toEqual([]);
-  }, 30_000);
+  }, 120_000);
 
   it('with no gateway running, says which configuration it used and what a gateway needs to match', async () => {
     const cli = await runBuilt(TOKEN_CLI, ['--tenant', 'acme'], { cwd: dir, env: { DATA_DIR: dataDir } }).exited;
@@ -86,5 +86,5 @@ describe('npm run token', () => {
     expect(cli.stderr).toContain(`no gateway is running from DATA_DIR ${dataDir}`);
     expect(cli.stderr).toContain('PORT, HOST, PUBLIC_URL, GATEWAY_CONFIG and DATA_DIR');
     expect(cli.stderr).toContain("there is no tenant 'acme' in built-in demo (tenants that do: demo)");
-  }, 30_000);
+  }, 120_000);
 });

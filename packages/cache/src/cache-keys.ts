@@ -6,6 +6,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
  *
  *   {ns}:{<tag>}:e:<mac>    an entry (a cached MCP result or a backend page)
  *   {ns}:{<tag>}:e:<mac>:l  the single-flight lock of that entry
+ *   {ns}:{<tag>}:b:<mac>    a result body, stored once for every entry whose body it is
  *   {ns}:{<tag>}:g          the tenant's generation (invalidation)
  *   {ns}:invalidate         the pub/sub channel announcing a new generation
  *
@@ -19,11 +20,21 @@ import { createHmac, hkdfSync } from 'node:crypto';
  * source id (the shared catalog layer). The MAC key is derived from the server
  * secret with HKDF (info "mcpgw cache key v1"), as the cursor key is (with its
  * own info string), so Redis contents reveal no principal, tenant or URI.
+ * A body's `<mac>` = HMAC-SHA256(key, ["body", tenantId, text]): content
+ * addressed within the tenant, so identical bodies are one key and no body is
+ * ever reachable from another tenant's keys.
+ *
+ * Keys are pure functions of their inputs: the tenant tag and recent entry
+ * keys are remembered rather than worked out again on every request.
  */
 export interface CacheKeys {
   /** The tenant's hash tag, also the pub/sub message that invalidates it. */
   tenantTag(tenantId: string): string;
   entry(parts: EntryKeyParts): string;
+  /** The MAC naming a result body with this exact text within the tenant. */
+  bodyMac(tenantId: string, text: string): string;
+  /** The key of the body `bodyMac` named. */
+  body(tenantId: string, mac: string): string;
   lock(entryKey: string): string;
   generation(tenantId: string): string;
   readonly invalidationChannel: string;
@@ -49,18 +60,48 @@ export interface CacheKeysOptions {
   namespace?: string;
 }
 
+/** How many tenant tags and entry keys are remembered. */
+const MEMO_ENTRIES = 10_000;
+
 export function createCacheKeys(options: CacheKeysOptions): CacheKeys {
   const key = Buffer.from(hkdfSync('sha256', options.secret, new Uint8Array(0), 'mcpgw cache key v1', 32));
   const ns = options.namespace ?? 'mcpgw';
   const mac = (input: string) => createHmac('sha256', key).update(input).digest('base64url');
-  const tenantTag = (tenantId: string) =>
-    createHmac('sha256', key).update(`tenant\u0000${tenantId}`).digest('hex').slice(0, 16);
+  const tags = new Map<string, string>();
+  const tenantTag = (tenantId: string) => {
+    let tag = tags.get(tenantId);
+    if (tag === undefined) {
+      tag = createHmac('sha256', key).update(`tenant\u0000${tenantId}`).digest('hex').slice(0, 16);
+      if (tags.size >= MEMO_ENTRIES) tags.clear();
+      tags.set(tenantId, tag);
+    }
+    return tag;
+  };
+  const entries = new Map<string, string>();
 
   return {
     tenantTag,
-    entry: (parts) =>
+    entry(parts) {
       // JSON of an array is unambiguous: no choice of values makes two different tuples collide.
-      `${ns}:{${tenantTag(parts.tenantId)}}:e:${mac(JSON.stringify([parts.layer, parts.tenantId, parts.generation, parts.who, parts.method, parts.params ?? null]))}`,
+      const input = JSON.stringify([
+        parts.layer,
+        parts.tenantId,
+        parts.generation,
+        parts.who,
+        parts.method,
+        parts.params ?? null,
+      ]);
+      let entry = entries.get(input);
+      if (entry === undefined) {
+        entry = `${ns}:{${tenantTag(parts.tenantId)}}:e:${mac(input)}`;
+        // A crude bound: the memo only saves work, so starting over costs nothing but time.
+        if (entries.size >= MEMO_ENTRIES) entries.clear();
+        entries.set(input, entry);
+      }
+      return entry;
+    },
+    bodyMac: (tenantId, text) => mac(JSON.stringify(['body', tenantId, text])),
+    body: (tenantId, bodyMac) => `${ns}:{${tenantTag(tenantId)}}:b:${bodyMac}`,
     lock: (entryKey) => `${entryKey}:l`,
     generation: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:g`,
     invalidationChannel: `${ns}:invalidate`,

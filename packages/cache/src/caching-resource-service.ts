@@ -1,11 +1,24 @@
-import type { AccessScope, SourceTtl } from '@mcpgw/core';
-import type { ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
+import type {
+  AccessScope,
+  ResourceContents,
+  ResourceDescriptor,
+  ResourceTemplateDescriptor,
+  SourceTtl,
+} from '@mcpgw/core';
+import type { CursorListing, ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
+import { EncodedJson } from '@mcpgw/protocol';
 import type { GatewayCache } from './gateway-cache.js';
+import { SealedCursors } from './sealed-cursors.js';
+import type { ResultBody } from './shared-results.js';
 
 export interface CallerCacheContext {
   tenantId: string;
   /** The principal fingerprint from the policy layer: who may reuse an entry. */
   fingerprint: string;
+  /** The caller's view (`AccessScope.view`): callers with equal views share stored bodies. */
+  view?: string | undefined;
+  /** The tenant's recently sealed cursors, so a repeated hit does not seal a new one. */
+  sealed?: SealedCursors;
   cache: GatewayCache;
   /**
    * Kinds of result that can never have a `ttlMs` above 0 (every source of
@@ -24,6 +37,13 @@ export interface CallerCacheContext {
  * caller's effective access, so two callers share an entry only when the
  * policy gives them identical access as the same principal.
  *
+ * Issue 13: a result is kept as the JSON text it is sent as (a hit neither
+ * parses nor serializes it: the protocol layer splices the text into the
+ * response), and identical texts are stored once for all callers with the
+ * same view (see `createSharedResults`). A first page's cursor is kept as
+ * its position and sealed for each caller on the way out; a page after a
+ * cursor is never shared, since only the catalog may judge whose cursor it is.
+ *
  * A hit reports the freshness left, not the original `ttlMs`, so a client
  * caching it in turn does not extend its life. Requests carrying
  * `inputResponses` or `requestState` arrive with `cacheable: false` and
@@ -34,49 +54,148 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
   const { tenantId, fingerprint, cache } = context;
   const lists = !(context.neverCached?.lists ?? false);
   const reads = !(context.neverCached?.reads ?? false);
-  const key = (method: string, params: unknown) => ({ layer: 'result' as const, who: fingerprint, method, params });
+  // A page's cursor can be sealed again for another caller only when the inner service can do it.
+  const listView = inner.encodeCursor === undefined ? undefined : context.view;
+  /** The caller's cursor from what the cache kept (see `encodeList`). */
+  const cursorFor = (listing: CursorListing, body: ResultBody): string | undefined => {
+    const kept = body.state as KeptCursor | undefined;
+    if (kept === undefined) return undefined;
+    if ('cursor' in kept) return kept.cursor;
+    const seal = () => inner.encodeCursor!(listing, kept.position);
+    return context.sealed === undefined
+      ? seal()
+      : context.sealed.seal(fingerprint, listing, kept.position, body.ttlMs, seal);
+  };
 
   return {
     async listResources(cursor, signal, options) {
-      const { value, remainingMs } = await cache.lookup<ResourcePage>({
+      let page: ResourcePage | undefined;
+      const { body, remainingMs } = await cache.lookupResult({
         tenantId,
-        key: key('resources/list', cursor ?? null),
+        who: fingerprint,
+        // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
+        view: cursor === undefined ? listView : undefined,
+        method: 'resources/list',
+        params: cursor ?? null,
         cacheable: lists && (options?.cacheable ?? true),
-        ttlMs: (page) => page.ttlMs,
-        crossReplica: false,
         signal,
-        fetch: (shared) => inner.listResources(cursor, shared ?? signal, options),
+        fetch: async (shared) => {
+          page = await inner.listResources(cursor, shared ?? signal, options);
+          return encodeList(page.resources, page, listView);
+        },
       });
-      return remainingMs === undefined ? value : { ...value, ttlMs: remainingMs };
+      // Fetched by this very call: its own page. A call that joined another's flight builds it from the body.
+      if (remainingMs === undefined && page !== undefined) return page;
+      const text = body!.text;
+      return {
+        get resources(): ResourceDescriptor[] {
+          return JSON.parse(text) as ResourceDescriptor[];
+        },
+        encodedResources: new EncodedJson(text, body!.bytes),
+        ...optional('nextCursor', cursorFor('resources', body!)),
+        ttlMs: remainingMs ?? body!.ttlMs,
+      };
     },
 
     async listTemplates(cursor, signal, options) {
-      const { value, remainingMs } = await cache.lookup<TemplatePage>({
+      let page: TemplatePage | undefined;
+      const { body, remainingMs } = await cache.lookupResult({
         tenantId,
-        key: key('resources/templates/list', cursor ?? null),
+        who: fingerprint,
+        // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
+        view: cursor === undefined ? listView : undefined,
+        method: 'resources/templates/list',
+        params: cursor ?? null,
         cacheable: lists && (options?.cacheable ?? true),
-        ttlMs: (page) => page.ttlMs,
-        crossReplica: false,
         signal,
-        fetch: (shared) => inner.listTemplates(cursor, shared ?? signal, options),
+        fetch: async (shared) => {
+          page = await inner.listTemplates(cursor, shared ?? signal, options);
+          return encodeList(page.resourceTemplates, page, listView);
+        },
       });
-      return remainingMs === undefined ? value : { ...value, ttlMs: remainingMs };
+      if (remainingMs === undefined && page !== undefined) return page;
+      const text = body!.text;
+      return {
+        get resourceTemplates(): ResourceTemplateDescriptor[] {
+          return JSON.parse(text) as ResourceTemplateDescriptor[];
+        },
+        encodedResourceTemplates: new EncodedJson(text, body!.bytes),
+        ...optional('nextCursor', cursorFor('templates', body!)),
+        ttlMs: remainingMs ?? body!.ttlMs,
+      };
     },
 
     async read(uri, signal, options) {
-      const { value, remainingMs } = await cache.lookup<ReadOutcome | undefined>({
+      let outcome: ReadOutcome | undefined;
+      const { body, remainingMs } = await cache.lookupResult({
         tenantId,
-        key: key('resources/read', uri),
+        who: fingerprint,
+        // No cursor in a read: the caller's view alone decides what it sees.
+        view: context.view,
+        method: 'resources/read',
+        params: uri,
         cacheable: reads && (options?.cacheable ?? true),
-        // Absent resources are not stored: the next read asks the source again.
-        ttlMs: (outcome) => outcome?.ttlMs ?? 0,
-        crossReplica: false,
         signal,
-        fetch: (shared) => inner.read(uri, shared ?? signal, options),
+        fetch: async (shared) => {
+          outcome = await inner.read(uri, shared ?? signal, options);
+          // Absent resources are not stored: the next read asks the source again.
+          return outcome === undefined
+            ? undefined
+            : Object.assign(lazyText(outcome.contents), { ttlMs: outcome.ttlMs });
+        },
       });
-      return remainingMs === undefined || value === undefined ? value : { ...value, ttlMs: remainingMs };
+      if (body === undefined) return undefined;
+      // Fetched by this very call: its own answer. A call that joined another's flight builds it from the body.
+      if (remainingMs === undefined && outcome !== undefined) return outcome;
+      const text = body.text;
+      return {
+        get contents(): ResourceContents[] {
+          return JSON.parse(text) as ResourceContents[];
+        },
+        encodedContents: new EncodedJson(text, body.bytes),
+        ttlMs: remainingMs ?? body.ttlMs,
+      };
     },
   };
+}
+
+/** What a kept page says of its cursor: the position to seal again, or the cursor itself. */
+type KeptCursor = { position: unknown } | { cursor: string };
+
+/**
+ * A listing page as the cache keeps it: its entries as JSON text and the
+ * caller-independent position its cursor seals. A page whose cursor cannot be
+ * sealed again (the inner service keeps no position) keeps the cursor itself,
+ * and is then kept for its own caller only.
+ */
+function encodeList(
+  entries: readonly unknown[],
+  page: { nextCursor?: string; nextState?: unknown; ttlMs: number },
+  view: string | undefined,
+): ResultBody {
+  const kept: Pick<ResultBody, 'state' | 'private'> =
+    page.nextCursor === undefined
+      ? {}
+      : view !== undefined && page.nextState !== undefined
+        ? { state: { position: page.nextState } satisfies KeptCursor }
+        : { state: { cursor: page.nextCursor } satisfies KeptCursor, private: true };
+  // Object.assign keeps the getter (a spread would call it).
+  return Object.assign(lazyText(entries), { ttlMs: page.ttlMs }, kept);
+}
+
+/** `text` serialized on first use only: a result that is not stored (ttl 0, bypass) is never serialized here. */
+function lazyText(value: unknown): { readonly text: string } {
+  let text: string | undefined;
+  return {
+    get text() {
+      text ??= JSON.stringify(value);
+      return text;
+    },
+  };
+}
+
+function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [name]: value }) as { [P in K]?: V };
 }
 
 /** Anything with the catalog's shape: a tenant id, its sources and a per-scope view. */
@@ -92,12 +211,15 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
     lists: catalog.sources.every((source) => source.ttl.listMs <= 0),
     reads: catalog.sources.every((source) => source.ttl.readMs <= 0),
   };
+  const sealed = new SealedCursors();
   return {
     ...catalog,
     forScope: (scope: AccessScope) =>
       createCachingResourceService(catalog.forScope(scope), {
         tenantId: catalog.tenantId,
         fingerprint: scope.fingerprint,
+        view: scope.view,
+        sealed,
         cache,
         neverCached,
       }),

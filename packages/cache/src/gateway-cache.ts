@@ -11,6 +11,8 @@ import { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
 import type { MemoryStoreOptions } from './memory-store.js';
 import { createMemoryStore } from './memory-store.js';
 import { createRedisStore } from './redis-store.js';
+import type { ResultCall, ResultLookup } from './shared-results.js';
+import { createSharedResults } from './shared-results.js';
 import { SingleFlight } from './single-flight.js';
 import { TenantGenerations } from './tenant-generations.js';
 
@@ -66,6 +68,11 @@ export interface GatewayCache {
    * fails because of the cache: store errors and an open circuit mean "fetch".
    */
   lookup<T>(call: CachedCall<T>): Promise<Stored<T> | { value: T; remainingMs: undefined }>;
+  /**
+   * The per-credential result cache, with identical bodies stored once
+   * (see {@link createSharedResults}). Never fails because of the cache.
+   */
+  lookupResult(call: ResultCall): Promise<ResultLookup>;
   /** Makes all of a tenant's entries unreachable on every replica (source change, admin write). */
   invalidateTenant(tenantId: string): Promise<void>;
   /**
@@ -153,8 +160,20 @@ export function createGatewayCacheOn(
     return undefined;
   };
 
+  const lookupResult = createSharedResults({
+    store,
+    keys,
+    flights,
+    generation: (tenantId) => generations.current(tenantId),
+    count: (tenantId, event) => metrics.count(tenantId, 'result', event),
+    failed: (tenantId, error) => failed(tenantId, 'result', error),
+    now,
+    maxValueBytes,
+  });
+
   return {
     kind: store.kind,
+    lookupResult,
 
     async lookup<T>(call: CachedCall<T>) {
       const { tenantId } = call;

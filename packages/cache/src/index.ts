@@ -10,6 +10,7 @@ export type { CacheKeys, CacheKeysOptions, EntryKeyParts } from './cache-keys.js
 export type { CacheCounters, TenantCacheMetrics } from './cache-metrics.js';
 export { createGatewayCache, createGatewayCacheOn } from './gateway-cache.js';
 export type { CachedCall, GatewayCache, GatewayCacheOptions, Stored } from './gateway-cache.js';
+export type { ResultBody, ResultCall, ResultLookup } from './shared-results.js';
 export { createCachingResourceService, withResultCache } from './caching-resource-service.js';
 export type { CallerCacheContext, ScopedCatalog } from './caching-resource-service.js';
 export { createCachingSource } from './caching-source.js';

@@ -107,6 +107,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
           return {
             resources,
             nextCursor: next === undefined ? undefined : cursors.encode(binding('resources'), next),
+            ...(next === undefined ? {} : { nextState: next }),
             ttlMs: unavailable.length > 0 ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
             ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
           };
@@ -127,6 +128,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
           return {
             resourceTemplates: all.slice(offset, end),
             nextCursor: end < all.length ? cursors.encode(binding('templates'), end) : undefined,
+            ...(end < all.length ? { nextState: end } : {}),
             ttlMs: unavailable.length > 0 ? 0 : Math.min(fallbackListTtl, ...shown.map((s) => s.ttl.listMs)),
             ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
           };
@@ -146,6 +148,9 @@ export function createCatalog(options: CatalogOptions): Catalog {
           // (kept as a second line of defence for sources that ignore `visible`).
           return { contents: contents.filter((entry) => scope.allows(owner.id, entry.uri)), ttlMs: owner.ttl.readMs };
         },
+
+        // The same sealing as above, for a page another caller of the same view listed.
+        encodeCursor: (listing, state) => cursors.encode(binding(listing), state),
       };
     },
   };

@@ -7,6 +7,14 @@
  */
 export interface AccessScope {
   readonly fingerprint: string;
+  /**
+   * A hash of what the caller may see without who the caller is (the tenant
+   * and the grants that matched, in full): callers with equal views get
+   * byte-identical results. Used only to store such results once; the
+   * fingerprint still keys every entry of a caller and binds every cursor.
+   * Absent: results are never shared.
+   */
+  readonly view?: string;
   /** False when nothing of the source is visible: the catalog then skips it entirely. */
   allowsSource(sourceId: string): boolean;
   /** Whether the URI (owned by that source) is visible to the caller. */
@@ -16,6 +24,7 @@ export interface AccessScope {
 /** Full access, for tenants declared anonymous (loopback development only). */
 export const unrestrictedScope: AccessScope = {
   fingerprint: 'unrestricted',
+  view: 'unrestricted',
   allowsSource: () => true,
   allows: () => true,
 };

@@ -48,5 +48,28 @@ export function bytesToContents(uri: string, mimeType: string, bytes: Uint8Array
       // Not UTF-8 despite the type (e.g. a Latin-1 file): fall through to a blob.
     }
   }
-  return { uri, mimeType, blob: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+  return blobContents(uri, mimeType, bytes);
+}
+
+/**
+ * The bytes behind a `blob` entry made by {@link bytesToContents}, kept on
+ * the entry (not enumerable, so no copy, comparison or JSON sees it) for a
+ * response writer that streams the base64 encoding in pieces instead of
+ * building, scanning and copying one large string (issue 13).
+ */
+export const BLOB_BYTES: unique symbol = Symbol('mcpgw.blobBytes');
+
+/** A `blob` entry whose base64 text is made only when something reads `blob`. */
+function blobContents(uri: string, mimeType: string, bytes: Uint8Array): ResourceContents {
+  let blob: string | undefined;
+  const contents = {
+    uri,
+    mimeType,
+    get blob(): string {
+      blob ??= Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+      return blob;
+    },
+  };
+  Object.defineProperty(contents, BLOB_BYTES, { value: bytes, enumerable: false });
+  return contents;
 }

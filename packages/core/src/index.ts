@@ -22,7 +22,7 @@ export { silentLogger } from './logger.js';
 export type { AccessScope } from './access-scope.js';
 export { unrestrictedScope } from './access-scope.js';
 export type { Principal } from './principal.js';
-export { bytesToContents, isTextLike } from './contents.js';
+export { BLOB_BYTES, bytesToContents, isTextLike } from './contents.js';
 export { ASYMMETRIC_ALGORITHMS } from './algorithms.js';
 export type { ChangeEvent, ChangeHubOptions, ChangeListener, FingerprintUris } from './change-hub.js';
 export { ChangeHub } from './change-hub.js';

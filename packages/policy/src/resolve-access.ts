@@ -35,6 +35,7 @@ export function resolveAccess(
       }
     }
   }
+  const effectiveGrants = effective.map((grant) => ({ name: grant.name, match: grant.match, allow: grant.allow }));
   const fingerprint = createHash('sha256')
     .update(
       canonicalJson({
@@ -42,13 +43,18 @@ export function resolveAccess(
         tenant: tenantId,
         issuer: principal.issuer,
         subject: principal.subject,
-        grants: effective.map((grant) => ({ name: grant.name, match: grant.match, allow: grant.allow })),
+        grants: effectiveGrants,
       }),
     )
+    .digest('base64url');
+  // `allows` below reads nothing but `rules`, which the effective grants alone determine.
+  const view = createHash('sha256')
+    .update(canonicalJson({ v: 1, tenant: tenantId, grants: effectiveGrants }))
     .digest('base64url');
 
   return {
     fingerprint,
+    view,
     allowsSource: (sourceId) => rules.has(sourceId),
     allows(sourceId, uri) {
       const rule = rules.get(sourceId);

@@ -8,7 +8,9 @@ export { createCursorCodec } from './cursor.js';
 export type { CursorBinding, CursorCodec, CursorCodecOptions } from './cursor.js';
 export { dispatchMcpPost, errorResponse } from './dispatch.js';
 export type { DispatchContext, JsonRpcResponseBody, McpHttpRequest, McpHttpResponse } from './dispatch.js';
+export { EncodedJson, serializeResponse } from './encoded-json.js';
 export type {
+  CursorListing,
   ReadOutcome,
   ResourcePage,
   ResourceRequestOptions,

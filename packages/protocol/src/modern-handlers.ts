@@ -49,7 +49,7 @@ const handlers: Record<string, Handler> = {
     );
     return compact({
       resultType: 'complete',
-      resources: page.resources,
+      resources: page.encodedResources ?? page.resources,
       nextCursor: page.nextCursor,
       ttlMs: page.ttlMs,
       cacheScope: context.resourceCacheScope,
@@ -65,7 +65,7 @@ const handlers: Record<string, Handler> = {
     );
     return compact({
       resultType: 'complete',
-      resourceTemplates: page.resourceTemplates,
+      resourceTemplates: page.encodedResourceTemplates ?? page.resourceTemplates,
       nextCursor: page.nextCursor,
       ttlMs: page.ttlMs,
       cacheScope: context.resourceCacheScope,
@@ -83,7 +83,7 @@ const handlers: Record<string, Handler> = {
     }
     return {
       resultType: 'complete',
-      contents: outcome.contents,
+      contents: outcome.encodedContents ?? outcome.contents,
       ttlMs: outcome.ttlMs,
       cacheScope: context.resourceCacheScope,
       _meta: resultMeta(context.server),

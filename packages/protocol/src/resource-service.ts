@@ -1,4 +1,5 @@
 import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from '@mcpgw/core';
+import type { EncodedJson } from './encoded-json.js';
 
 /**
  * What the dispatcher needs from the rest of the gateway for one caller: the
@@ -19,7 +20,16 @@ export interface ResourceService {
   ): Promise<TemplatePage>;
   /** `undefined` when the resource does not exist for this caller. */
   read(uri: string, signal: AbortSignal, options?: ResourceRequestOptions): Promise<ReadOutcome | undefined>;
+  /**
+   * Seals a listing position (a page's `nextState`) into a cursor bound to
+   * this caller, so a layer that kept the page can hand it to another caller
+   * of the same view with a cursor of their own. Absent: pages carry no state.
+   */
+  encodeCursor?(listing: CursorListing, state: unknown): string;
 }
+
+/** Which listing a cursor continues. */
+export type CursorListing = 'resources' | 'templates';
 
 /** What the dispatcher knows about a request that the layers below need. */
 export interface ResourceRequestOptions {
@@ -33,7 +43,11 @@ export interface ResourceRequestOptions {
 
 export interface ResourcePage {
   resources: ResourceDescriptor[];
+  /** The same `resources` as JSON text, when a cache holds them so: the modern wire sends it as it is. */
+  encodedResources?: EncodedJson;
   nextCursor?: string;
+  /** The caller-independent position `nextCursor` seals (see `ResourceService.encodeCursor`). */
+  nextState?: unknown;
   ttlMs: number;
   /** Ids of the caller's sources this page had to skip because their backend is down (a partial result). */
   unavailableSources?: string[];
@@ -41,7 +55,11 @@ export interface ResourcePage {
 
 export interface TemplatePage {
   resourceTemplates: ResourceTemplateDescriptor[];
+  /** As for `ResourcePage.encodedResources`. */
+  encodedResourceTemplates?: EncodedJson;
   nextCursor?: string;
+  /** As for `ResourcePage.nextState`. */
+  nextState?: unknown;
   ttlMs: number;
   /** As for `ResourcePage`. */
   unavailableSources?: string[];
@@ -49,6 +67,8 @@ export interface TemplatePage {
 
 export interface ReadOutcome {
   contents: ResourceContents[];
+  /** As for `ResourcePage.encodedResources`. */
+  encodedContents?: EncodedJson;
   ttlMs: number;
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import { errorDefinition, unrestrictedScope } from '@mcpgw/core';
-import { dispatchMcpPost, errorResponse, toMcpError, wireError } from '@mcpgw/protocol';
+import { dispatchMcpPost, errorResponse, serializeResponse, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../plugins/request-guard.js';
 import { noteForLog, noteRpcResponse } from '../plugins/request-log.js';
@@ -138,7 +138,8 @@ function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
   noteRpcResponse(reply.request, response.body);
   reply.code(response.status);
   if (response.body === undefined) return reply.send();
-  return reply.type('application/json').send(response.body);
+  // Serialized by the protocol layer: a cached result's bytes, and binary contents' base64, go out as they are.
+  return reply.type('application/json').send(serializeResponse(response.body));
 }
 
 /** Closing the response stream cancels the request (2026-07-28 basic/patterns/cancellation). */

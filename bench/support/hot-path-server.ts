@@ -1,0 +1,143 @@
+/**
+ * One server of the hot-path benchmark (bench/hot-path.ts), run as a child
+ * process so its CPU time can be read on its own: the parent forks it with
+ * an IPC channel, sends `{ start: ServerSpec }`, gets `{ port }` back, and
+ * then asks `{ stats: true }` whenever it wants `process.cpuUsage()`, the
+ * RSS and (for the gateway) its cache counters.
+ *
+ * Kinds:
+ *   raw          a plain Fastify POST route answering fixed bytes (the ceiling)
+ *   handwritten  a minimal JSON-RPC handler building the page per request, no auth
+ *   sdk          the official SDK's `createMcpHandler` behind a Fastify route
+ *   gateway      the gateway from its build (apps/gateway/dist), logging at info
+ */
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type * as BuiltGatewayModule from './built-gateway.js';
+
+export interface Descriptor {
+  uri: string;
+  name: string;
+  title: string;
+  description: string;
+  mimeType: string;
+}
+
+export type ServerSpec =
+  | { kind: 'raw'; bytes: string }
+  | { kind: 'handwritten'; resources: Descriptor[]; pageSize: number }
+  | { kind: 'sdk'; resources: Descriptor[]; pageSize: number }
+  | { kind: 'gateway'; env: Record<string, string> };
+
+export type ServerMessage =
+  { port: number } | { stats: { cpuMicros: number; rss: number; cache?: Record<string, unknown> } };
+
+let app: FastifyInstance | undefined;
+let gatewayCache: { metrics(): Record<string, unknown> } | undefined;
+
+async function start(spec: ServerSpec): Promise<number> {
+  switch (spec.kind) {
+    case 'raw': {
+      const bytes = Buffer.from(spec.bytes, 'utf8');
+      app = Fastify();
+      app.post('/mcp', async (_request, reply) => reply.type('application/json').send(bytes));
+      break;
+    }
+    case 'handwritten': {
+      const { resources, pageSize } = spec;
+      app = Fastify();
+      app.post('/mcp', async (request, reply) => {
+        const body = request.body as { jsonrpc?: unknown; id?: unknown; method?: unknown };
+        if (body?.jsonrpc !== '2.0' || body.method !== 'resources/list') {
+          return reply
+            .code(400)
+            .send({ jsonrpc: '2.0', id: body?.id ?? null, error: { code: -32600, message: 'bad request' } });
+        }
+        return reply.type('application/json').send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: {
+              resultType: 'complete',
+              resources: resources.slice(0, pageSize),
+              nextCursor: String(pageSize),
+              ttlMs: 60_000,
+              cacheScope: 'private',
+            },
+          }),
+        );
+      });
+      break;
+    }
+    case 'sdk': {
+      const { resources, pageSize } = spec;
+      const { Server, createMcpHandler } = await import('@modelcontextprotocol/server');
+      const handler = createMcpHandler(
+        () => {
+          const server = new Server({ name: 'bench-sdk', version: '1.0.0' }, { capabilities: { resources: {} } });
+          server.setRequestHandler('resources/list', async () => ({
+            resources: resources.slice(0, pageSize),
+            nextCursor: String(pageSize),
+          }));
+          return server;
+        },
+        { legacy: 'reject', responseMode: 'json' },
+      );
+      app = Fastify();
+      app.post('/mcp', async (request, reply) => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(request.headers)) {
+          if (typeof value === 'string') headers.set(name, value);
+        }
+        const web = new Request(`http://${request.headers.host ?? '127.0.0.1'}${request.url}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(request.body),
+        });
+        const response = await handler.fetch(web, { parsedBody: request.body });
+        reply.code(response.status);
+        response.headers.forEach((value, name) => reply.header(name, value));
+        return reply.send(Buffer.from(await response.arrayBuffer()));
+      });
+      break;
+    }
+    case 'gateway': {
+      const { startBuiltGateway } = (await import(
+        new URL('./built-gateway.ts', import.meta.url).href
+      )) as typeof BuiltGatewayModule;
+      const started = await startBuiltGateway(spec.env);
+      gatewayCache = (started.app as unknown as { cache: { metrics(): Record<string, unknown> } }).cache;
+      app = started.app;
+      return started.port;
+    }
+  }
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+const reply = (message: ServerMessage) => process.send?.(message);
+
+process.on('message', (message: { start?: ServerSpec; stats?: true; stop?: true }) => {
+  if (message.start !== undefined) {
+    start(message.start).then(
+      (port) => reply({ port }),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  } else if (message.stats === true) {
+    const cpu = process.cpuUsage();
+    reply({
+      stats: {
+        cpuMicros: cpu.user + cpu.system,
+        rss: process.memoryUsage.rss(),
+        ...(gatewayCache === undefined ? {} : { cache: gatewayCache.metrics() }),
+      },
+    });
+  } else if (message.stop === true) {
+    void (app?.close() ?? Promise.resolve()).then(() => process.exit(0));
+  }
+});
+process.on('disconnect', () => process.exit(0));
