@@ -105,7 +105,7 @@ describe('the gateway process output', () => {
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       try {
-        await vi.waitFor(() => expect(stdout).toContain('gateway listening'), { timeout: 15_000, interval: 50 });
+        await vi.waitFor(() => expect(stdout).toContain('gateway listening'), { timeout: 90_000, interval: 50 });
         const read = await mcpPost<{ result: { contents: Array<{ text?: string }> } }>(
           `http://127.0.0.1:${port}/t/acme/mcp`,
           'resources/read',
@@ -126,6 +126,6 @@ describe('the gateway process output', () => {
         expect(warnings[0]).toMatchObject({ level: 40, msg: 'process warning' });
       }
     },
-    30_000,
+    120_000,
   );
 });

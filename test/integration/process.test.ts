@@ -31,7 +31,7 @@ function startProcess(env: Record<string, string>) {
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
   void exited.then(() => clearTimeout(timer));
   const output = () => stdout;
   return { child, exited, output };
@@ -50,7 +50,7 @@ describe('the gateway process', () => {
     const port = await freePort();
     const dataDir = await mkdtemp(join(tmpdir(), 'gw-process-'));
     const run = startProcess({ PORT: String(port), DATA_DIR: dataDir });
-    await waitFor(() => run.output().includes('gateway listening'), 15_000);
+    await waitFor(() => run.output().includes('gateway listening'), 90_000);
     expect(run.output()).toContain(`http://127.0.0.1:${port}/t/demo/mcp`);
     const metadata = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/t/demo/mcp`);
     expect(await metadata.json()).toMatchObject({ resource: `http://127.0.0.1:${port}/t/demo/mcp` });
@@ -58,7 +58,7 @@ describe('the gateway process', () => {
     const result = await run.exited;
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('shutting down');
-  }, 30_000);
+  }, 120_000);
 
   it('refuses to start on an invalid bootstrap file, naming every problem, and exits 1', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gw-process-'));
@@ -77,7 +77,7 @@ describe('the gateway process', () => {
     expect(result.stderr).toContain('tenants[0].sources[0]');
     expect(result.stderr).toContain('colour');
     expect(result.stdout).not.toContain('gateway listening');
-  }, 30_000);
+  }, 120_000);
 
   it('refuses an anonymous tenant on a non-loopback bind', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gw-process-'));
@@ -92,5 +92,5 @@ describe('the gateway process', () => {
       .exited;
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/anonymous tenants are allowed only on a loopback bind/);
-  }, 30_000);
+  }, 120_000);
 });
