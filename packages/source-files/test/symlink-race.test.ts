@@ -86,14 +86,20 @@ async function startSwapping(): Promise<void> {
   exited.catch(() => undefined); // killed in afterEach: not a failure then
 }
 
-/** Runs `read` `READS` times, `PARALLEL` at a time, and tallies what came back. */
+/**
+ * Runs `read` at least `READS` times, `PARALLEL` at a time, and tallies what
+ * came back. On a loaded machine the swap loop can hold one state for a long
+ * stretch, so reading goes on (up to five times as long) until both states
+ * were seen: the fixture's own check that swaps and reads interleaved.
+ */
 async function hammer(
   read: () => Promise<ResourceContents[] | undefined>,
 ): Promise<{ leaks: number; found: number; missing: number }> {
   const tally = { leaks: 0, found: 0, missing: 0 };
   let next = 0;
+  const more = () => next < READS || ((tally.found === 0 || tally.missing === 0) && next < READS * 5);
   const worker = async () => {
-    while (next < READS) {
+    while (more()) {
       next += 1;
       const contents = await read();
       if (contents === undefined) tally.missing += 1;
