@@ -72,11 +72,15 @@ export function createCatalog(options: CatalogOptions): Catalog {
           let ttlMs = Number.POSITIVE_INFINITY;
           let calls = 0;
           const unavailable: string[] = [];
+          const incomplete: string[] = [];
           let index = state.source;
           let position = state.position;
           while (index < sources.length && resources.length < pageSize && calls < maxSourceCalls) {
             const source = sources[index]!;
-            if (!scope.allowsSource(source.id)) {
+            // Issue 15: the caller's grants narrow what the source is asked
+            // for; a source none of whose URIs can be visible costs no call.
+            const prefixes = scope.allowsSource(source.id) ? scope.listingPrefixes?.(source.id) : [];
+            if (prefixes?.length === 0) {
               index += 1;
               position = undefined;
               continue;
@@ -85,7 +89,11 @@ export function createCatalog(options: CatalogOptions): Catalog {
             ttlMs = Math.min(ttlMs, source.ttl.listMs);
             let page;
             try {
-              page = await source.listResources({ position, limit: pageSize - resources.length }, signal);
+              const limit = pageSize - resources.length;
+              page = await source.listResources(
+                prefixes === undefined ? { position, limit } : { position, limit, prefixes },
+                signal,
+              );
             } catch (error) {
               skipUnavailable(source, error, unavailable);
               index += 1;
@@ -93,6 +101,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
               continue;
             }
             if (page.freshForMs !== undefined) ttlMs = Math.min(ttlMs, page.freshForMs);
+            if (page.incomplete === true && !incomplete.includes(source.id)) incomplete.push(source.id);
             for (const item of page.items) {
               if (scope.allows(source.id, item.uri)) resources.push(item);
             }
@@ -110,6 +119,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
             nextCursor: next === undefined ? undefined : cursors.encode(binding('resources'), next),
             ttlMs: unavailable.length > 0 ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
             ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
+            ...(incomplete.length > 0 ? { incompleteSources: incomplete } : {}),
           };
         },
 

@@ -5,6 +5,7 @@ import { compileGrants } from './compile-grants.js';
 import type { Grant, GrantMatch } from './grant.js';
 import type { UriPattern } from './uri-pattern.js';
 import { isAmbiguousUri } from './uri-pattern.js';
+import { listingPrefixesOf } from './listing-prefixes.js';
 
 /**
  * A caller's resource set: a pure function of (tenant, verified principal,
@@ -46,6 +47,7 @@ export function resolveAccess(
       }),
     )
     .digest('base64url');
+  const prefixes = new Map<string, readonly string[] | undefined>();
 
   return {
     fingerprint,
@@ -55,6 +57,14 @@ export function resolveAccess(
       if (rule === undefined) return false;
       if (rule === 'all') return true;
       return !isAmbiguousUri(uri) && rule.some((pattern) => pattern.matches(uri));
+    },
+    listingPrefixes(sourceId) {
+      const rule = rules.get(sourceId);
+      if (rule === undefined) return [];
+      if (!prefixes.has(sourceId)) {
+        prefixes.set(sourceId, listingPrefixesOf(rule === 'all' ? 'all' : rule.map((pattern) => pattern.source)));
+      }
+      return prefixes.get(sourceId);
     },
   };
 }
