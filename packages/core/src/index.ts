@@ -9,7 +9,7 @@ export type {
 } from './resource.js';
 export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl, VisibleUri } from './source.js';
 export { DEFAULT_SOURCE_TTL } from './source.js';
-export { normalizePrefixes } from './uri-prefixes.js';
+export { decodePercentPrefix, normalizePrefixes } from './uri-prefixes.js';
 export type { GatewayErrorCode } from './errors.js';
 export { GatewayError, invalidPosition, isGatewayError } from './errors.js';
 export type { SourceContext, SourceFactory, UriSpace } from './source-factory.js';

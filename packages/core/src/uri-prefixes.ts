@@ -26,3 +26,22 @@ export function normalizePrefixes(
 function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/**
+ * The longest prefix of percent-encoded `text` that decodes as UTF-8,
+ * decoded: a URI prefix taken from a grant may stop inside an encoded
+ * character (`caf%C3` of `caf%C3%A9`), and what it narrows to is then the
+ * whole characters before it. For a prefix of a canonical encoding (each
+ * character's encoding in turn) the result is a prefix of what it encodes.
+ */
+export function decodePercentPrefix(text: string): string {
+  let rest = text;
+  for (;;) {
+    try {
+      return decodeURIComponent(rest);
+    } catch {
+      // Malformed or cut-off triplets: drop back to before the last `%`.
+      rest = rest.slice(0, Math.max(0, rest.lastIndexOf('%')));
+    }
+  }
+}

@@ -1,4 +1,4 @@
-import { normalizePrefixes } from '@mcpgw/core';
+import { decodePercentPrefix, normalizePrefixes } from '@mcpgw/core';
 import { uriPrefix } from './resource-uri.js';
 
 /**
@@ -45,7 +45,7 @@ export function narrowSchemas(
     const rest = prefix.slice(base.length);
     const slash = rest.indexOf('/');
     if (slash === -1) {
-      const start = decodeWholeCharacters(rest);
+      const start = decodePercentPrefix(rest);
       for (const schema of allowed) if (schema.startsWith(start)) keep(schema, undefined);
       continue;
     }
@@ -54,7 +54,7 @@ export function narrowSchemas(
     // `.../{schema}/{table}/rows...` narrows to the table itself.
     const tail = rest.slice(slash + 1);
     const tableEnd = tail.indexOf('/');
-    keep(schema, decodeWholeCharacters(tableEnd === -1 ? tail : tail.slice(0, tableEnd)));
+    keep(schema, decodePercentPrefix(tableEnd === -1 ? tail : tail.slice(0, tableEnd)));
   }
   return allowed.flatMap((schema) => {
     const found = bySchema.get(schema);
@@ -62,18 +62,6 @@ export function narrowSchemas(
     const tables = found.tables === undefined ? undefined : normalizePrefixes(found.tables);
     return [{ schema, schemaEntry: found.schemaEntry, tables: tables?.[0] === '' ? undefined : tables }];
   });
-}
-
-/** The longest prefix of a percent-encoded segment that decodes, decoded. */
-function decodeWholeCharacters(encoded: string): string {
-  let text = encoded;
-  for (;;) {
-    try {
-      return decodeURIComponent(text);
-    } catch {
-      text = text.slice(0, text.lastIndexOf('%'));
-    }
-  }
 }
 
 function decodeExactly(encoded: string): string | undefined {

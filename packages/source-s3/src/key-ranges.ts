@@ -1,4 +1,4 @@
-import { normalizePrefixes } from '@mcpgw/core';
+import { decodePercentPrefix, normalizePrefixes } from '@mcpgw/core';
 import { compareKeys } from './key-order.js';
 import { uriPrefix } from './uri.js';
 
@@ -22,23 +22,10 @@ export function keyRanges(sourceId: string, uriPrefixes: readonly string[]): str
   for (const prefix of uriPrefixes) {
     if (base.startsWith(prefix)) return [''];
     if (!prefix.startsWith(base)) continue;
-    const key = decodeWholeCharacters(prefix.slice(base.length));
+    const key = decodePercentPrefix(prefix.slice(base.length));
     if (Buffer.byteLength(key, 'utf8') <= MAX_KEY_BYTES) keys.push(key);
   }
   return normalizePrefixes(keys, compareKeys);
-}
-
-/** The longest prefix of `path` that percent-decodes, decoded. */
-function decodeWholeCharacters(path: string): string {
-  let text = path;
-  for (;;) {
-    try {
-      return decodeURIComponent(text);
-    } catch {
-      // Malformed or cut-off triplets: drop back to before the last `%`.
-      text = text.slice(0, text.lastIndexOf('%'));
-    }
-  }
 }
 
 /**
