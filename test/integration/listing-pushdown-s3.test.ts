@@ -48,7 +48,13 @@ let source: Source;
 /** Every resource of the bucket in listing order (an unrestricted full walk). */
 let everything: string[];
 
-const listCalls = () => proxy.requests.filter((r) => r.startsWith('GET ') && r.includes('list-type=2')).length;
+const listRequests = () => proxy.requests.filter((r) => r.startsWith('GET ') && r.includes('list-type=2'));
+const listCalls = () => listRequests().length;
+/**
+ * ListObjectsV2 calls since `from` requests: distinct requests, so an SDK
+ * retry of the same call (a slow answer on a loaded machine) is not counted twice.
+ */
+const callsSince = (from: number) => new Set(listRequests().slice(from)).size;
 
 function scopeOf(patterns: readonly string[]): AccessScope {
   return resolveAccess('acme', caller, [{ name: 'g', match: {}, allow: [{ source: BUCKET, uris: patterns }] }]);
@@ -73,7 +79,8 @@ async function pagesOf(scope: AccessScope, maxSourceCallsPerPage = 10) {
   for (let guard = 0; guard < 500; guard += 1) {
     const before = listCalls();
     const page = await service.listResources(cursor, signal);
-    calls.push(listCalls() - before);
+    expect(page.unavailableSources).toBeUndefined();
+    calls.push(callsSince(before));
     pages.push(page.resources.map((r) => r.uri));
     cursor = page.nextCursor;
     if (cursor === undefined) return { pages, calls };
@@ -87,6 +94,15 @@ function expectedPages(scope: AccessScope): string[][] {
   const pages: string[][] = [];
   for (let i = 0; i < visible.length; i += PAGE_SIZE) pages.push(visible.slice(i, i + PAGE_SIZE));
   return pages.length === 0 ? [[]] : pages;
+}
+
+/**
+ * A listing whose last visible entry fills a page, with entries the caller may
+ * not see after it in the listed range, ends with one empty page: the catalog
+ * cannot know there is nothing more without asking (today's path does the same).
+ */
+function withoutTrailingEmptyPage(pages: string[][]): string[][] {
+  return pages.length > 1 && pages.at(-1)!.length === 0 ? pages.slice(0, -1) : pages;
 }
 
 /** Whether the grants narrow the listing at all (a prefix covering the whole source does not). */
@@ -200,7 +216,7 @@ describe('S3 listing narrowed to the caller grants', () => {
         if (!narrows(scope)) {
           expect(narrowed.pages).toEqual((await pagesOf(withoutNarrowing(scope))).pages);
         } else {
-          expect(narrowed.pages).toEqual(expectedPages(scope));
+          expect(withoutTrailingEmptyPage(narrowed.pages)).toEqual(expectedPages(scope));
           expectBoundedCalls(scope, narrowed);
         }
       }),
