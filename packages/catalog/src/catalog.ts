@@ -15,7 +15,10 @@ export interface CatalogOptions {
   /**
    * Source calls one page may make before it returns what it has (with a
    * cursor), so a caller who can see little of a large source cannot make
-   * one request walk the whole backend. Default 10.
+   * one request walk the whole backend. Default 10. Sources are asked only
+   * for the prefixes the caller's patterns start with (issue 15), so only
+   * patterns with wildcards inside a prefix, or none before their first
+   * wildcard, still make a page use several calls.
    */
   maxSourceCallsPerPage?: number;
   /** Where degraded listings are reported. */

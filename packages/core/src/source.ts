@@ -84,7 +84,7 @@ export interface PageRequest {
   /**
    * A narrowing the catalog derives from the caller's grants: every URI this
    * caller may see of the source starts with one of these URI prefixes
-   * (normalized by `normalizeUriPrefixes`: no duplicates, none covered by a
+   * (normalized by `normalizePrefixes`: no duplicates, none covered by a
    * shorter one, sorted). Absent means no narrowing (a full scan); empty
    * never reaches a source (the catalog skips it). A source may list only the
    * matching part of its backend, and must then keep positions meaningful

@@ -34,8 +34,13 @@ import { walkBlocks } from './walk-blocks.js';
 
 /** How long one folder's sorted listing serves further listing pages. */
 export const WALK_REUSE_MS = 2_000;
-/** Folder listings kept for reuse at once (each at most `maxEntries` names). */
+/** Folder listings kept for reuse at once. */
 const REUSED_FOLDERS = 64;
+/**
+ * Names kept across those listings (each folder holds at most `maxEntries`):
+ * the oldest are dropped past this, so a few huge folders cannot pin memory.
+ */
+const REUSED_NAMES = 200_000;
 
 /**
  * Creates a source publishing the folder `options.root` (resolved against
@@ -58,7 +63,17 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
   const listeners = new Set<(change: SourceChange) => void>();
   let stopWatching: (() => void) | undefined;
   const warned = new Set<string>();
-  const recentFolders = new Map<string, { at: number; listing: Promise<FolderListing | undefined> }>();
+  const recentFolders = new Map<string, { at: number; listing: Promise<FolderListing | undefined>; names: number }>();
+  /** Drops the oldest listings while more than REUSED_FOLDERS or REUSED_NAMES are kept (the newest always stays). */
+  function trimRecentFolders(): void {
+    let names = 0;
+    for (const entry of recentFolders.values()) names += entry.names;
+    for (const [key, entry] of recentFolders) {
+      if (recentFolders.size <= 1 || (recentFolders.size <= REUSED_FOLDERS && names <= REUSED_NAMES)) return;
+      recentFolders.delete(key);
+      names -= entry.names;
+    }
+  }
 
   /**
    * A folder's sorted children, shared by the pages of one listing: a page
@@ -80,13 +95,19 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
       }
       return found;
     });
-    const entry = { at: now, listing };
+    const entry = { at: now, listing, names: 0 };
     recentFolders.delete(key);
     recentFolders.set(key, entry);
-    if (recentFolders.size > REUSED_FOLDERS) recentFolders.delete(recentFolders.keys().next().value!);
-    listing.catch(() => {
-      if (recentFolders.get(key) === entry) recentFolders.delete(key);
-    });
+    trimRecentFolders();
+    listing.then(
+      (found) => {
+        entry.names = found?.children.length ?? 0;
+        trimRecentFolders();
+      },
+      () => {
+        if (recentFolders.get(key) === entry) recentFolders.delete(key);
+      },
+    );
     return listing;
   }
 
