@@ -48,7 +48,14 @@ beforeAll(async () => {
         id: 'acme',
         auth: { issuers: [{ issuer: idp.issuer, jwksUri: idp.jwksUri }], requiredScopes: ['mcp:read'] },
         grants: [
-          { name: 'shared-only', match: {}, allow: [{ source: 'handbook', uris: ['file:///handbook/shared/**'] }] },
+          {
+            name: 'shared-only',
+            match: {},
+            // The second pattern has no literal start below the source (issue 15),
+            // so the listing scans the whole folder and pages end inside the
+            // hidden one; `shared/**` alone would be listed narrowed, in one page.
+            allow: [{ source: 'handbook', uris: ['file:///handbook/shared/**', 'file:///handbook/*/rules.txt'] }],
+          },
         ],
         sources: [
           { id: 'handbook', type: 'files', root: './handbook' },

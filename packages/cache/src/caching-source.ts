@@ -12,7 +12,7 @@ export interface SourceCacheContext {
 
 /**
  * The per-source catalog cache (issue 4): what the backend returned for a
- * page (`listResources` at a position and limit) and its templates, shared
+ * page (`listResources` at a position, limit and narrowing) and its templates, shared
  * by every caller of the tenant. The catalog filters by the caller's scope
  * after this, so an entry never depends on who asked. Concurrent identical
  * misses make one backend call: within a replica through a promise map, and
@@ -40,7 +40,14 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
     async listResources(page, signal) {
       const { value, remainingMs } = await cache.lookup({
         tenantId,
-        key: key('listResources', { position: page.position ?? null, limit: page.limit }),
+        // Keyed by what the backend is asked, narrowing included (issue 15):
+        // callers with the same grants share pages, and a narrowed page is
+        // never served to a caller who needs the full scan or other prefixes.
+        key: key('listResources', {
+          position: page.position ?? null,
+          limit: page.limit,
+          ...(page.prefixes === undefined ? {} : { prefixes: page.prefixes }),
+        }),
         cacheable: ttl.listMs > 0,
         ttlMs: () => ttl.listMs,
         crossReplica: true,

@@ -52,6 +52,18 @@ describe('single flight', () => {
     expect(backend.calls.templates).toBe(1);
   });
 
+  it('keys a page by the narrowing the backend was asked for, shared by callers with the same grants', async () => {
+    const backend = countingSource('narrowed');
+    const cached = createCachingSource(backend, { tenantId: 'acme', cache: await replica() });
+    await cached.listResources({ limit: 3, prefixes: ['test://narrowed/a/'] });
+    await cached.listResources({ limit: 3, prefixes: ['test://narrowed/a/'] });
+    expect(backend.calls.list).toBe(1);
+    // Another narrowing, or none, is another backend question.
+    await cached.listResources({ limit: 3, prefixes: ['test://narrowed/b/'] });
+    await cached.listResources({ limit: 3 });
+    expect(backend.calls.list).toBe(3);
+  });
+
   it('falls back to its own backend call when the replica holding the lock fails', async () => {
     const backend = countingSource('docs');
     const [a, b] = [await replica(), await replica()];

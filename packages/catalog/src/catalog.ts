@@ -14,7 +14,10 @@ export interface CatalogOptions {
   /**
    * Source calls one page may make before it returns what it has (with a
    * cursor), so a caller who can see little of a large source cannot make
-   * one request walk the whole backend. Default 10.
+   * one request walk the whole backend. Default 10. Sources are asked only
+   * for the prefixes the caller's patterns start with (issue 15), so only
+   * patterns with wildcards inside a prefix, or none before their first
+   * wildcard, still make a page use several calls.
    */
   maxSourceCallsPerPage?: number;
   /** Where degraded listings are reported. */
@@ -71,11 +74,15 @@ export function createCatalog(options: CatalogOptions): Catalog {
           let ttlMs = Number.POSITIVE_INFINITY;
           let calls = 0;
           const unavailable: string[] = [];
+          const incomplete: string[] = [];
           let index = state.source;
           let position = state.position;
           while (index < sources.length && resources.length < pageSize && calls < maxSourceCalls) {
             const source = sources[index]!;
-            if (!scope.allowsSource(source.id)) {
+            // Issue 15: the caller's grants narrow what the source is asked
+            // for; a source none of whose URIs can be visible costs no call.
+            const prefixes = scope.allowsSource(source.id) ? scope.listingPrefixes?.(source.id) : [];
+            if (prefixes?.length === 0) {
               index += 1;
               position = undefined;
               continue;
@@ -84,7 +91,11 @@ export function createCatalog(options: CatalogOptions): Catalog {
             ttlMs = Math.min(ttlMs, source.ttl.listMs);
             let page;
             try {
-              page = await source.listResources({ position, limit: pageSize - resources.length }, signal);
+              const limit = pageSize - resources.length;
+              page = await source.listResources(
+                prefixes === undefined ? { position, limit } : { position, limit, prefixes },
+                signal,
+              );
             } catch (error) {
               skipUnavailable(source, error, unavailable);
               index += 1;
@@ -92,6 +103,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
               continue;
             }
             if (page.freshForMs !== undefined) ttlMs = Math.min(ttlMs, page.freshForMs);
+            if (page.incomplete === true && !incomplete.includes(source.id)) incomplete.push(source.id);
             for (const item of page.items) {
               if (scope.allows(source.id, item.uri)) resources.push(item);
             }
@@ -110,6 +122,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
             ...(next === undefined ? {} : { nextState: next }),
             ttlMs: unavailable.length > 0 ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
             ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
+            ...(incomplete.length > 0 ? { incompleteSources: incomplete } : {}),
           };
         },
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccessScope, Source, SourceTtl } from '@mcpgw/core';
+import type { AccessScope, PageRequest, Source, SourceTtl } from '@mcpgw/core';
 import { GatewayError, silentLogger, unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
@@ -183,5 +183,69 @@ describe('catalog', () => {
     expect(() =>
       createCatalog({ tenantId: 'acme', sources: [staticSource('a', 1), staticSource('a', 1)], cursors }),
     ).toThrow(/two sources/);
+  });
+
+  describe('narrowing by the caller grants (issue 15)', () => {
+    /** A source that records what it was asked. */
+    function recording(inner: Source, requests: PageRequest[]): Source {
+      return new Proxy(inner, {
+        get: (target, key) =>
+          key === 'listResources'
+            ? (page: PageRequest, s?: AbortSignal) => {
+                requests.push(page);
+                return target.listResources(page, s);
+              }
+            : Reflect.get(target, key),
+      });
+    }
+
+    it('passes the caller prefixes to the source and still filters what comes back', async () => {
+      const requests: PageRequest[] = [];
+      const scope: AccessScope = {
+        fingerprint: 'narrow',
+        allowsSource: () => true,
+        allows: (_s, uri) => uri.startsWith('test://a/1'),
+        listingPrefixes: () => ['test://a/1'],
+      };
+      const catalog = createCatalog({
+        tenantId: 'acme',
+        sources: [recording(staticSource('a', 30), requests)],
+        cursors,
+      });
+      const { uris } = await listAll(catalog.forScope(scope));
+      expect(uris).toEqual(['test://a/1', ...Array.from({ length: 10 }, (_, i) => `test://a/${10 + i}`)]);
+      expect(requests.map((r) => r.prefixes)).toEqual([['test://a/1']]);
+    });
+
+    it('makes no source call for a source the caller can see nothing of', async () => {
+      const requests: PageRequest[] = [];
+      const scope: AccessScope = {
+        fingerprint: 'none-of-a',
+        allowsSource: () => true,
+        allows: (id) => id === 'b',
+        listingPrefixes: (id) => (id === 'a' ? [] : undefined),
+      };
+      const catalog = createCatalog({
+        tenantId: 'acme',
+        sources: [recording(staticSource('a', 30), requests), staticSource('b', 2)],
+        cursors,
+      });
+      const { uris } = await listAll(catalog.forScope(scope));
+      expect(uris).toEqual(['test://b/0', 'test://b/1']);
+      expect(requests).toEqual([]);
+    });
+
+    it('names a source whose page says a configured bound left entries out', async () => {
+      const cut = new Proxy(staticSource('a', 3), {
+        get: (target, key) =>
+          key === 'listResources'
+            ? async (page: PageRequest) => ({ ...(await target.listResources(page)), incomplete: true })
+            : Reflect.get(target, key),
+      });
+      const catalog = createCatalog({ tenantId: 'acme', sources: [cut, staticSource('b', 1)], cursors });
+      const page = await catalog.forScope(unrestrictedScope).listResources(undefined, signal);
+      expect(page.resources).toHaveLength(4);
+      expect(page.incompleteSources).toEqual(['a']);
+    });
   });
 });

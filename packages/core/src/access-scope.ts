@@ -19,6 +19,14 @@ export interface AccessScope {
   allowsSource(sourceId: string): boolean;
   /** Whether the URI (owned by that source) is visible to the caller. */
   allows(sourceId: string, uri: string): boolean;
+  /**
+   * URI prefixes that every URI `allows` admits for the source starts with
+   * (the literal starts of the caller's patterns, normalized), or undefined
+   * when some pattern has no literal start or the whole source is granted.
+   * The catalog passes them to the source as `PageRequest.prefixes`; an
+   * empty list means nothing of the source can be visible.
+   */
+  listingPrefixes?(sourceId: string): readonly string[] | undefined;
 }
 
 /** Full access, for tenants declared anonymous (loopback development only). */

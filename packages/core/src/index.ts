@@ -10,6 +10,7 @@ export type {
 export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl, VisibleUri } from './source.js';
 export { DEFAULT_SOURCE_TTL } from './source.js';
 export type { GatewayErrorOptions } from './errors.js';
+export { decodePercentPrefix, normalizePrefixes } from './uri-prefixes.js';
 export { GatewayError, invalidPosition, isGatewayError } from './errors.js';
 export type { ErrorDefinition, GatewayErrorCode } from './error-registry.js';
 export { errorDefinition, errorRegistry } from './error-registry.js';

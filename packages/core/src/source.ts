@@ -87,6 +87,17 @@ export interface PageRequest {
   position?: string;
   /** The most descriptors the caller wants; a source may return fewer. */
   limit: number;
+  /**
+   * A narrowing the catalog derives from the caller's grants: every URI this
+   * caller may see of the source starts with one of these URI prefixes
+   * (normalized by `normalizePrefixes`: no duplicates, none covered by a
+   * shorter one, sorted). Absent means no narrowing (a full scan); empty
+   * never reaches a source (the catalog skips it). A source may list only the
+   * matching part of its backend, and must then keep positions meaningful
+   * for the same request: the catalog still filters every item by the
+   * caller's scope, so this only saves work, it never decides visibility.
+   */
+  prefixes?: readonly string[];
 }
 
 export interface Page<T> {
@@ -98,6 +109,13 @@ export interface Page<T> {
    * than the backend; the catalog never promises a client more than this.
    */
   freshForMs?: number;
+  /**
+   * True when a configured bound of the source (not the caller's view) left
+   * entries out of this page's part of the listing; the catalog names the
+   * source to the client (`dev.mcpgw/incompleteSources`), so nothing is
+   * hidden silently. Each source's docs say which bound.
+   */
+  incomplete?: boolean;
 }
 
 export type SourceChange = { type: 'list-changed' } | { type: 'resource-updated'; uri: string };

@@ -5,3 +5,4 @@ export { resolveAccess, canonicalJson } from './resolve-access.js';
 export type { UriPattern } from './uri-pattern.js';
 export { compileUriPattern, isAmbiguousUri } from './uri-pattern.js';
 export { grantPatternProblem } from './grant-pattern-problem.js';
+export { listingPrefixesOf, literalPrefix } from './listing-prefixes.js';

@@ -5,6 +5,7 @@ import { compileGrants } from './compile-grants.js';
 import type { Grant, GrantMatch } from './grant.js';
 import type { UriPattern } from './uri-pattern.js';
 import { isAmbiguousUri } from './uri-pattern.js';
+import { listingPrefixesOf } from './listing-prefixes.js';
 
 /**
  * A caller's resource set: a pure function of (tenant, verified principal,
@@ -47,10 +48,11 @@ export function resolveAccess(
       }),
     )
     .digest('base64url');
-  // `allows` below reads nothing but `rules`, which the effective grants alone determine.
+  // `allows` and `listingPrefixes` below read nothing but `rules`, which the effective grants alone determine.
   const view = createHash('sha256')
     .update(canonicalJson({ v: 1, tenant: tenantId, grants: effectiveGrants }))
     .digest('base64url');
+  const prefixes = new Map<string, readonly string[] | undefined>();
 
   return {
     fingerprint,
@@ -61,6 +63,14 @@ export function resolveAccess(
       if (rule === undefined) return false;
       if (rule === 'all') return true;
       return !isAmbiguousUri(uri) && rule.some((pattern) => pattern.matches(uri));
+    },
+    listingPrefixes(sourceId) {
+      const rule = rules.get(sourceId);
+      if (rule === undefined) return [];
+      if (!prefixes.has(sourceId)) {
+        prefixes.set(sourceId, listingPrefixesOf(rule === 'all' ? 'all' : rule.map((pattern) => pattern.source)));
+      }
+      return prefixes.get(sourceId);
     },
   };
 }

@@ -45,7 +45,7 @@ const handlers: Record<string, Handler> = {
     return compact({
       resources: page.resources,
       nextCursor: page.nextCursor,
-      _meta: legacyMeta(page.unavailableSources),
+      _meta: legacyMeta(page.unavailableSources, page.incompleteSources),
     });
   },
 
@@ -74,8 +74,11 @@ const handlers: Record<string, Handler> = {
  * fields), but no `ttlMs` to say a listing is partial: the same vendor key
  * is the only signal, present only when a source was skipped.
  */
-function legacyMeta(unavailableSources: readonly string[] | undefined): Record<string, unknown> | undefined {
-  const meta = partialResultMeta(unavailableSources);
+function legacyMeta(
+  unavailableSources: readonly string[] | undefined,
+  incompleteSources?: readonly string[],
+): Record<string, unknown> | undefined {
+  const meta = partialResultMeta(unavailableSources, incompleteSources);
   return Object.keys(meta).length === 0 ? undefined : meta;
 }
 

@@ -53,7 +53,7 @@ const handlers: Record<string, Handler> = {
       nextCursor: page.nextCursor,
       ttlMs: page.ttlMs,
       cacheScope: context.resourceCacheScope,
-      _meta: { ...resultMeta(context.server), ...partialResultMeta(page.unavailableSources) },
+      _meta: { ...resultMeta(context.server), ...partialResultMeta(page.unavailableSources, page.incompleteSources) },
     });
   },
 

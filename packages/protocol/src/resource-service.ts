@@ -51,6 +51,11 @@ export interface ResourcePage {
   ttlMs: number;
   /** Ids of the caller's sources this page had to skip because their backend is down (a partial result). */
   unavailableSources?: string[];
+  /**
+   * Ids of sources whose part of this page left entries out because of a
+   * configured bound of the source (e.g. the files source's `maxEntries`).
+   */
+  incompleteSources?: string[];
 }
 
 export interface TemplatePage {

@@ -11,6 +11,15 @@ export const SERVER_INFO_META = 'io.modelcontextprotocol/serverInfo';
  */
 export const UNAVAILABLE_SOURCES_META = 'dev.mcpgw/unavailableSources';
 
+/**
+ * The gateway's `_meta` key on a listing some of whose sources left entries
+ * out because a configured bound of the source was reached (for a files
+ * source, a folder with more than `maxEntries` entries): their ids, in
+ * configuration order. Unlike `unavailableSources` the cut is the same on
+ * every request, so the page stays cacheable; the operator raises the bound.
+ */
+export const INCOMPLETE_SOURCES_META = 'dev.mcpgw/incompleteSources';
+
 export type CacheScope = 'public' | 'private';
 
 /** `_meta` carried by every modern result (2026-07-28 basic/index, `_meta`: serverInfo SHOULD be included). */
@@ -23,10 +32,18 @@ export function resultMeta(server: ServerIdentity): Record<string, unknown> {
  * every source answered, else the ids of those that did not. The page carries
  * `ttlMs: 0` as well, so the notice is never outlived by a cached copy.
  */
-export function partialResultMeta(unavailableSources: readonly string[] | undefined): Record<string, unknown> {
-  return unavailableSources === undefined || unavailableSources.length === 0
-    ? {}
-    : { [UNAVAILABLE_SOURCES_META]: [...unavailableSources] };
+export function partialResultMeta(
+  unavailableSources: readonly string[] | undefined,
+  incompleteSources?: readonly string[] | undefined,
+): Record<string, unknown> {
+  return {
+    ...(unavailableSources === undefined || unavailableSources.length === 0
+      ? {}
+      : { [UNAVAILABLE_SOURCES_META]: [...unavailableSources] }),
+    ...(incompleteSources === undefined || incompleteSources.length === 0
+      ? {}
+      : { [INCOMPLETE_SOURCES_META]: [...incompleteSources] }),
+  };
 }
 
 /** The `Implementation` object: name, version, optional title. */

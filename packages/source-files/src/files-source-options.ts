@@ -27,8 +27,13 @@ export const filesSourceOptionsSchema = z.strictObject({
         .default(5 * MiB),
     })
     .prefault({}),
-  /** The listing holds at most this many entries (folders and files); the walk stops there. Default 10,000. */
-  maxEntries: z.number().int().positive().default(10_000),
+  /**
+   * Most entries read from one folder (a listing sorts each folder's names, so
+   * they are all held at once). A larger folder is listed up to this many,
+   * the first the OS returns, and the listing says it is incomplete. The
+   * tree as a whole has no bound: listings page through it. Default 100,000.
+   */
+  maxEntries: z.number().int().positive().max(10_000_000).default(100_000),
 });
 
 /** Validated options of a `files` source, defaults applied. */

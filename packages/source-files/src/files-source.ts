@@ -19,7 +19,7 @@ import type { FilesSourceOptions } from './files-source-options.js';
 import { FolderWatcher } from './folder-watcher.js';
 import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
 import { DIRECTORY_MIME_TYPE, mediaTypeOf } from './media-type.js';
-import { comparePaths, isServableName } from './path-segment.js';
+import { isServableName } from './path-segment.js';
 import {
   canOpenBeneathHandles,
   isNotFound,
@@ -28,10 +28,19 @@ import {
   type OpenedEntry,
 } from './open-beneath-root.js';
 import { readFileBounded, readHead, TOO_LARGE } from './read-file.js';
-import { readChildren, walkFolder, type Walk, type WalkEntry } from './walk-folder.js';
+import { readChildren, readFolderListing, type WalkEntry } from './walk-folder.js';
+import { walkPage, WHOLE_TREE, type FolderListing, type WalkPage } from './sorted-walk.js';
+import { walkBlocks } from './walk-blocks.js';
 
-/** How long one folder walk serves further listing pages. */
+/** How long one folder's sorted listing serves further listing pages. */
 export const WALK_REUSE_MS = 2_000;
+/** Folder listings kept for reuse at once. */
+const REUSED_FOLDERS = 64;
+/**
+ * Names kept across those listings (each folder holds at most `maxEntries`):
+ * the oldest are dropped past this, so a few huge folders cannot pin memory.
+ */
+const REUSED_NAMES = 200_000;
 
 /**
  * Creates a source publishing the folder `options.root` (resolved against
@@ -52,33 +61,60 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
   const { maxFiles, maxTotalBytes } = options.directoryRead;
   const prefix = fileUriPrefix(sourceId);
   const warned = new Set<string>();
-  let recentWalk: { at: number; walk: Promise<Walk> } | undefined;
-  // A change seen by the watcher drops the shared walk, so the next listing sees it at once.
+  const recentFolders = new Map<string, { at: number; listing: Promise<FolderListing | undefined>; names: number }>();
+  /** Drops the oldest listings while more than REUSED_FOLDERS or REUSED_NAMES are kept (the newest always stays). */
+  function trimRecentFolders(): void {
+    let names = 0;
+    for (const entry of recentFolders.values()) names += entry.names;
+    for (const [key, entry] of recentFolders) {
+      if (recentFolders.size <= 1 || (recentFolders.size <= REUSED_FOLDERS && names <= REUSED_NAMES)) return;
+      recentFolders.delete(key);
+      names -= entry.names;
+    }
+  }
+  // A change seen by the watcher drops the reused folder listings, so the next listing sees it at once.
   const changes = new FolderWatcher({
     realRoot,
     sourceId,
     maxEntries,
     logger,
-    onRescan: () => (recentWalk = undefined),
+    onRescan: () => recentFolders.clear(),
   });
 
   /**
-   * The walk, shared by the pages of one listing: each page needs the whole
-   * (bounded) walk to find its place, and paging 10,000 entries 100 at a time
-   * measured 86 ms a page when every page walked again. A walk is reused for
-   * `WALK_REUSE_MS` (far below the listing ttl the gateway caches for anyway),
-   * concurrent callers share one, and a watched change drops it.
+   * A folder's sorted children, shared by the pages of one listing: a page
+   * resuming inside a folder needs all of its names to find its place, and
+   * sorting 50,000 names per page would cost more than the page. A listing
+   * is reused for `WALK_REUSE_MS` (far below the listing ttl the gateway
+   * caches for anyway), concurrent callers share one, and a watched change
+   * drops them all. Only folders on the path of recent pages are kept.
    */
-  function currentWalk(): Promise<Walk> {
+  function folderListing(segments: readonly string[]): Promise<FolderListing | undefined> {
+    const key = segments.join('/');
     const now = Date.now();
-    if (recentWalk !== undefined && now - recentWalk.at < WALK_REUSE_MS) return recentWalk.walk;
-    const walk = walkFolder(realRoot, maxEntries);
-    const entry = { at: now, walk };
-    recentWalk = entry;
-    walk.catch(() => {
-      if (recentWalk === entry) recentWalk = undefined;
+    const recent = recentFolders.get(key);
+    if (recent !== undefined && now - recent.at < WALK_REUSE_MS) return recent.listing;
+    const listing = readFolderListing(realRoot, segments, maxEntries).then((found) => {
+      // The root folder itself gone is a failure of the source, not an empty listing.
+      if (found === undefined && segments.length === 0) {
+        throw Object.assign(new Error('the root folder is gone'), { code: 'ENOENT' });
+      }
+      return found;
     });
-    return walk;
+    const entry = { at: now, listing, names: 0 };
+    recentFolders.delete(key);
+    recentFolders.set(key, entry);
+    trimRecentFolders();
+    listing.then(
+      (found) => {
+        entry.names = found?.children.length ?? 0;
+        trimRecentFolders();
+      },
+      () => {
+        if (recentFolders.get(key) === entry) recentFolders.delete(key);
+      },
+    );
+    return listing;
   }
 
   /** Warns once per distinct message, so a listing that is rebuilt often does not flood the log. */
@@ -224,32 +260,41 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     kind: 'files',
     ttl: DEFAULT_SOURCE_TTL,
 
+    /**
+     * One page of the sorted depth-first walk, resumed from the position
+     * (issue 15): the page reads the folders on its way, not the whole tree,
+     * so its cost does not grow with the tree. With `page.prefixes` only the
+     * granted subfolders are walked. A folder with more than `maxEntries`
+     * entries is listed up to that many and the page says so (`incomplete`).
+     */
     async listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
       // Position: the relative path of the last entry of the previous page,
       // as `/` + names joined by `/`. Resuming by path rather than by index
       // means an entry added or removed meanwhile shifts nothing.
       const after = page.position === undefined ? undefined : parsePosition(page.position);
-      let walk: Walk;
+      const blocks = page.prefixes === undefined ? WHOLE_TREE : walkBlocks(sourceId, page.prefixes);
+      if (blocks.length === 0) return { items: [] };
+      const limit = Math.max(1, Math.floor(page.limit));
+      let walked: WalkPage;
       try {
-        walk = await currentWalk();
+        walked = await walkPage(folderListing, blocks, after, limit);
       } catch (error) {
         throw unavailable(sourceId, 'list', error);
       }
-      if (walk.truncated) {
+      if (walked.truncated) {
         warnOnce(
           'truncated',
           { maxEntries },
-          'the folder holds more entries than maxEntries; the listing is cut there',
+          'a folder holds more entries than maxEntries; the listing shows the first maxEntries and says it is incomplete',
         );
       }
-      for (const path of walk.unreadable) warnOnce(`unreadable:${path}`, { path }, 'folder could not be read; skipped');
+      for (const path of walked.unreadable) {
+        warnOnce(`unreadable:${path}`, { path }, 'folder could not be read; skipped');
+      }
       signal?.throwIfAborted();
 
-      const start = after === undefined ? 0 : walk.entries.findIndex((e) => comparePaths(e.segments, after) > 0);
-      const limit = Math.max(1, Math.floor(page.limit));
-      const slice = start === -1 ? [] : walk.entries.slice(start, start + limit);
       const described = await Promise.all(
-        slice.map((entry) =>
+        walked.entries.map((entry) =>
           describe(entry).catch((error: unknown) => {
             const path = entry.segments.join('/');
             const code = (error as NodeJS.ErrnoException).code;
@@ -259,9 +304,12 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
         ),
       );
       const items = described.filter((d): d is ResourceDescriptor => d !== undefined);
-      const last = slice.at(-1);
-      const more = start !== -1 && start + limit < walk.entries.length;
-      return more && last !== undefined ? { items, nextPosition: formatPosition(last.segments) } : { items };
+      const last = walked.entries.at(-1);
+      return {
+        items,
+        ...(walked.more && last !== undefined ? { nextPosition: formatPosition(last.segments) } : {}),
+        ...(walked.truncated ? { incomplete: true } : {}),
+      };
     },
 
     async listTemplates() {

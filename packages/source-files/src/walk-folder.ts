@@ -1,5 +1,6 @@
 import { listOpenedFolder, openBeneathRoot, openInFolder, type OpenedEntry } from './open-beneath-root.js';
 import { compareNames, isServableName } from './path-segment.js';
+import type { FolderListing } from './sorted-walk.js';
 
 /** One listed entry: a folder or a file, by its names below the root. */
 export interface WalkEntry {
@@ -7,61 +8,22 @@ export interface WalkEntry {
   kind: 'file' | 'directory';
 }
 
-export interface Walk {
-  /** Depth-first pre-order, siblings by `compareNames`; the root folder first. */
-  entries: WalkEntry[];
-  /** Whether `maxEntries` cut the walk short. */
-  truncated: boolean;
-  /** Relative paths of folders that could not be read (skipped). */
-  unreadable: string[];
-}
-
 /**
- * Lists the servable entries of the folder at `realRoot`, at most
- * `maxEntries` of them (the root counts), so a huge tree costs bounded time
- * and memory. The order is a sorted depth-first walk: each folder right
- * before its contents, siblings by UTF-16 code units (`comparePaths` gives
- * the same order for any two paths, which is what pagination relies on).
- * Symlinks are listed only as files whose target is a servable file inside
- * the root (see `openBeneathRoot`); symlinked folders are not followed. Each
- * folder is opened beneath the root and listed through its handle, so a
- * folder swapped for a symlink meanwhile lists nothing from outside.
+ * The sorted servable children of the folder at `segments` below the root,
+ * opened beneath it, and whether the folder held more than `maxEntries`
+ * entries (then only the first `maxEntries` the OS returned are kept, so a
+ * listing can say some were left out). `undefined` when no folder is there.
  */
-export async function walkFolder(realRoot: string, maxEntries: number): Promise<Walk> {
-  const entries: WalkEntry[] = [];
-  const unreadable: string[] = [];
-  // Explicit stack (pushed in reverse order) rather than recursion: depth is unbounded.
-  const stack: WalkEntry[] = [{ segments: [], kind: 'directory' }];
-  let truncated = false;
-  while (stack.length > 0) {
-    const entry = stack.pop();
-    if (entry === undefined) break;
-    if (entries.length >= maxEntries) {
-      truncated = true;
-      break;
-    }
-    entries.push(entry);
-    if (entry.kind === 'file') continue;
-    let children: WalkEntry[];
-    try {
-      children = await readChildrenAt(realRoot, entry.segments, maxEntries);
-    } catch (error) {
-      if (entry.segments.length === 0) throw error;
-      unreadable.push(entry.segments.join('/'));
-      continue;
-    }
-    for (let i = children.length - 1; i >= 0; i -= 1) stack.push(children[i] as WalkEntry);
-  }
-  return { entries, truncated, unreadable };
-}
-
-/** `readChildren` of the folder at `segments`, opened beneath the root; ENOENT or ENOTDIR if it is none. */
-async function readChildrenAt(realRoot: string, segments: readonly string[], maxEntries: number): Promise<WalkEntry[]> {
+export async function readFolderListing(
+  realRoot: string,
+  segments: readonly string[],
+  maxEntries: number,
+): Promise<FolderListing | undefined> {
   const folder = await openBeneathRoot(realRoot, segments);
-  if (folder === undefined) throw Object.assign(new Error('no folder there beneath the root'), { code: 'ENOENT' });
+  if (folder === undefined) return undefined;
   try {
-    if (!folder.stats.isDirectory()) throw Object.assign(new Error('not a folder'), { code: 'ENOTDIR' });
-    return await readChildren(realRoot, segments, folder, maxEntries);
+    if (!folder.stats.isDirectory()) return undefined;
+    return await readChildrenBounded(realRoot, segments, folder, maxEntries);
   } finally {
     await folder.handle.close();
   }
@@ -79,8 +41,19 @@ export async function readChildren(
   folder: OpenedEntry,
   maxEntries: number,
 ): Promise<WalkEntry[]> {
+  return (await readChildrenBounded(realRoot, segments, folder, maxEntries)).children;
+}
+
+async function readChildrenBounded(
+  realRoot: string,
+  segments: readonly string[],
+  folder: OpenedEntry,
+  maxEntries: number,
+): Promise<FolderListing> {
+  // One more than the bound tells a full folder from a cut one.
+  const dirents = await listOpenedFolder(folder, maxEntries + 1);
   const children: WalkEntry[] = [];
-  for (const dirent of await listOpenedFolder(folder, maxEntries)) {
+  for (const dirent of dirents.slice(0, maxEntries)) {
     if (!isServableName(dirent.name)) continue;
     const childSegments = [...segments, dirent.name];
     if (dirent.isDirectory()) children.push({ segments: childSegments, kind: 'directory' });
@@ -94,5 +67,43 @@ export async function readChildren(
       children.push({ segments: childSegments, kind: opened.stats.isDirectory() ? 'directory' : 'file' });
     }
   }
-  return children.sort((a, b) => compareNames(a.segments.at(-1) ?? '', b.segments.at(-1) ?? ''));
+  children.sort((a, b) => compareNames(a.segments.at(-1) ?? '', b.segments.at(-1) ?? ''));
+  return { children, truncated: dirents.length > maxEntries };
+}
+
+/** A whole-tree walk, for change detection: every entry in walk order, up to a bound. */
+export interface Walk {
+  /** Depth-first pre-order, siblings by `compareNames`; the root folder first. */
+  entries: WalkEntry[];
+  /** Whether the bound cut the walk short. */
+  truncated: boolean;
+}
+
+/**
+ * Walks the whole tree beneath the root, at most `maxEntries` entries in all
+ * (the root counts), each folder opened beneath the root and listed through
+ * its handle. The folder watcher fingerprints this walk; listings page through
+ * the tree with the resumable sorted walk instead. A folder that cannot be
+ * read is skipped (the root's failure is thrown).
+ */
+export async function walkFolder(realRoot: string, maxEntries: number): Promise<Walk> {
+  const entries: WalkEntry[] = [];
+  // Explicit stack (pushed in reverse order) rather than recursion: depth is unbounded.
+  const stack: WalkEntry[] = [{ segments: [], kind: 'directory' }];
+  while (stack.length > 0) {
+    const entry = stack.pop() as WalkEntry;
+    if (entries.length >= maxEntries) return { entries, truncated: true };
+    entries.push(entry);
+    if (entry.kind === 'file') continue;
+    let listing: FolderListing | undefined;
+    try {
+      listing = await readFolderListing(realRoot, entry.segments, maxEntries);
+    } catch (error) {
+      if (entry.segments.length === 0) throw error;
+      continue;
+    }
+    const children = listing?.children ?? [];
+    for (let i = children.length - 1; i >= 0; i -= 1) stack.push(children[i] as WalkEntry);
+  }
+  return { entries, truncated: false };
 }

@@ -106,17 +106,30 @@ describe('pagination', () => {
     },
   );
 
-  it('stops the walk at maxEntries', async () => {
-    const root = await bigTree();
+  it('lists a folder larger than maxEntries up to that many and says the listing is incomplete', async () => {
+    const root = await tempDir();
+    const files: Record<string, string> = { 'small/a.txt': 'a', 'small/b.txt': 'b' };
+    for (let i = 0; i < 8; i += 1) files[`big/f${i}.txt`] = `${i}`;
+    await writeTree(root, files);
     const source = await createSource({ root, maxEntries: 5 }, '/');
-    const { items } = await listAll(source, 2);
-    expect(items.map((r) => r.uri)).toEqual([
-      'file:///docs/',
-      'file:///docs/dir0/',
-      'file:///docs/dir0/sub0/',
-      'file:///docs/dir0/sub0/file-00.txt',
-      'file:///docs/dir0/sub0/file-12.txt',
+    const pages = [];
+    let position: string | undefined;
+    do {
+      const page = await source.listResources(position === undefined ? { limit: 3 } : { limit: 3, position });
+      pages.push(page);
+      position = page.nextPosition;
+    } while (position !== undefined);
+    const uris = pages.flatMap((p) => p.items.map((r) => r.uri));
+    // Which five of the eight depends on the order the OS returns names in.
+    expect(uris.filter((u) => u.startsWith('file:///docs/big/f'))).toHaveLength(5);
+    expect(uris.filter((u) => u.startsWith('file:///docs/small/'))).toEqual([
+      'file:///docs/small/',
+      'file:///docs/small/a.txt',
+      'file:///docs/small/b.txt',
     ]);
+    // Every page that read the cut folder says so; the last page (only `small`) does not.
+    expect(pages.some((p) => p.incomplete === true)).toBe(true);
+    expect(pages.at(-1)?.incomplete).toBeUndefined();
   });
 });
 

@@ -12,7 +12,7 @@ describe('files source options', () => {
         root: './handbook',
         maxFileBytes: 10 * 1024 * 1024,
         directoryRead: { maxFiles: 50, maxTotalBytes: 5 * 1024 * 1024 },
-        maxEntries: 10_000,
+        maxEntries: 100_000,
       },
     });
     expect(await validate({ root: 'x', directoryRead: { maxFiles: 3 } })).toMatchObject({

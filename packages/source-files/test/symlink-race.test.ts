@@ -4,7 +4,8 @@ import { readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ResourceContents, Source } from '@mcpgw/core';
-import { walkFolder } from '../src/walk-folder.js';
+import { walkPage, WHOLE_TREE } from '../src/sorted-walk.js';
+import { readFolderListing } from '../src/walk-folder.js';
 import { createSource, tempDir, writeTree } from './helpers.js';
 
 // A writer inside a published folder swaps the folder `a` for a symlink to a
@@ -162,7 +163,13 @@ describe('a parent folder swapped for a symlink during reads', () => {
       await startSwapping();
       let leaks = 0;
       for (let i = 0; i < WALKS; i += 1) {
-        const walk = await walkFolder(join(base, 'root'), 1_000);
+        const realRoot = join(base, 'root');
+        const walk = await walkPage(
+          (segments) => readFolderListing(realRoot, segments, 1_000),
+          WHOLE_TREE,
+          undefined,
+          1_000,
+        );
         if (walk.entries.some((e) => e.segments.includes('only-outside.txt'))) leaks += 1;
       }
       expect(leaks, `${leaks} of ${WALKS} walks listed a file from outside`).toBe(0);

@@ -46,15 +46,31 @@ export async function listRelations(
   schemaOid: number,
   after: string,
   limit: number,
+  namePrefixes?: readonly string[],
 ): Promise<RelationSummaryRow[]> {
+  if (namePrefixes === undefined) {
+    return query<RelationSummaryRow>(
+      `SELECT c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
+              pg_catalog.obj_description(c.oid, 'pg_class') AS comment
+         FROM pg_catalog.pg_class c
+        WHERE c.relnamespace = $1::oid AND c.relname > $2::text::name AND ${PUBLISHED}
+        ORDER BY c.relname
+        LIMIT $3`,
+      [schemaOid, after, limit],
+    );
+  }
+  // A listing narrowed to the caller's grants (issue 15): only names that
+  // start with one of the prefixes, compared as bytes like the ORDER BY.
   return query<RelationSummaryRow>(
     `SELECT c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
             pg_catalog.obj_description(c.oid, 'pg_class') AS comment
        FROM pg_catalog.pg_class c
       WHERE c.relnamespace = $1::oid AND c.relname > $2::text::name AND ${PUBLISHED}
+        AND EXISTS (SELECT 1 FROM pg_catalog.unnest($4::text[]) AS p(prefix)
+                     WHERE pg_catalog.starts_with(c.relname::text, p.prefix))
       ORDER BY c.relname
       LIMIT $3`,
-    [schemaOid, after, limit],
+    [schemaOid, after, limit, namePrefixes],
   );
 }
 

@@ -33,6 +33,7 @@ import {
 import { changeChannel, installEventTrigger } from './event-trigger.js';
 import type { PostgresSourceOptions } from './postgres-source-options.js';
 import { displayIdent } from './quote-ident.js';
+import { narrowSchemas } from './listing-narrowing.js';
 import { inReadOnlyTransaction, type RunQuery } from './read-only-transaction.js';
 import { readRows } from './read-rows.js';
 import { relationSummary, relationTitle, renderSchemaOverview, renderTableDescription } from './render-markdown.js';
@@ -160,22 +161,37 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     return [parsed[0], parsed[1]];
   }
 
+  /**
+   * Schemas in name order, each followed by its relations in name order.
+   * With `page.prefixes` (issue 15) only the allowed schemas and the
+   * relation names the caller's grants can reach are asked of the catalog,
+   * so no query names or scans another schema; the order and positions are
+   * those of the full listing, of which this is the part the prefixes keep.
+   */
   async function listResources(page: PageRequest): Promise<Page<ResourceDescriptor>> {
     const [fromSchema, fromName] = page.position === undefined ? ['', undefined] : parsePosition(page.position);
     const limit = Math.max(1, Math.floor(page.limit));
+    const narrowing = page.prefixes === undefined ? undefined : narrowSchemas(sourceId, allowed, page.prefixes);
+    if (narrowing?.length === 0) return { items: [] };
+    const byName = new Map(narrowing?.map((n) => [n.schema, n]));
+    const schemas = narrowing === undefined ? allowed : narrowing.map((n) => n.schema);
     return run(async (query) => {
       const items: ResourceDescriptor[] = [];
       let last: [string, string] | undefined;
-      for (const schema of await findSchemas(query, allowed, fromSchema)) {
+      for (const schema of await findSchemas(query, schemas, fromSchema)) {
+        const narrowed = byName.get(schema.name);
         let after = schema.name === fromSchema ? fromName : undefined;
         if (after === undefined) {
-          if (items.length === limit) return { items, nextPosition: JSON.stringify(last) };
-          items.push(schemaDescriptor(schema));
-          last = [schema.name, ''];
+          if (narrowed?.schemaEntry !== false) {
+            if (items.length === limit) return { items, nextPosition: JSON.stringify(last) };
+            items.push(schemaDescriptor(schema));
+            last = [schema.name, ''];
+          }
           after = '';
         }
         const room = limit - items.length;
-        const relations = await listRelations(query, schema.oid, after, room + 1);
+        if (room === 0) return { items, nextPosition: JSON.stringify([schema.name, after]) };
+        const relations = await listRelations(query, schema.oid, after, room + 1, narrowed?.tables);
         for (const r of relations.slice(0, room)) {
           items.push(relationDescriptor(schema.name, r));
           last = [schema.name, r.name];

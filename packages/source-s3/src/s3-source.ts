@@ -33,6 +33,8 @@ import type { S3SourceOptions } from './options.js';
 import { decodePosition, encodePosition } from './position.js';
 import { readBounded } from './read-bounded.js';
 import { isNotFound } from './s3-errors.js';
+import { compareKeys } from './key-order.js';
+import { keyRanges, maxKey, outerFolder } from './key-ranges.js';
 import { acquireTenantSlot, type ReleaseSlot } from './tenant-slots.js';
 import { isFolderKey, isSafeRelativeKey, keyToUri, uriPrefix, uriToKey } from './uri.js';
 
@@ -105,17 +107,41 @@ export class S3Source implements Source {
     return uri.startsWith(uriPrefix(this.id));
   }
 
+  /**
+   * One page of the listing, in key order. With `page.prefixes` (issue 15)
+   * only the key ranges the caller's grants can reach are listed: one
+   * ListObjectsV2 per range at most, ranges in key order. Normalized ranges
+   * are disjoint and each is contiguous in key order, so walking them one
+   * after the other yields exactly the full walk's entries that lie in them,
+   * in the same order, and the position stays what it always was (the last
+   * key handled): a page can end inside a range or between two.
+   */
   async listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
     const after = page.position === undefined ? '' : decodePosition(page.position);
     const limit = Math.max(1, Math.min(page.limit, MAX_LIST_KEYS));
-    const output = await this.#list('ListObjectsV2', signal, {
-      Prefix: this.#options.prefix,
-      StartAfter: after === '' ? undefined : this.#options.prefix + after,
-      MaxKeys: limit,
-    });
-    const step = walkListing(this.#relativeObjects(output.Contents), after, limit, output.IsTruncated === true);
-    const items = step.entries.map((entry) => this.#describe(entry));
-    return step.next === undefined ? { items } : { items, nextPosition: encodePosition(step.next) };
+    const ranges = page.prefixes === undefined ? [''] : keyRanges(this.id, page.prefixes);
+    const items: ResourceDescriptor[] = [];
+    let last = after;
+    for (const range of ranges) {
+      // Everything in a range sorting before `last` that `last` is not inside
+      // was handled by an earlier page.
+      if (compareKeys(range, last) < 0 && !last.startsWith(range)) continue;
+      if (items.length >= limit) return { items, nextPosition: encodePosition(last) };
+      // The range's own ancestor folders lie outside it (and outside what the
+      // caller may see): start after the longest of them.
+      const start = maxKey(last, outerFolder(range));
+      const room = limit - items.length;
+      const output = await this.#list('ListObjectsV2', signal, {
+        Prefix: this.#options.prefix + range,
+        StartAfter: start === '' ? undefined : this.#options.prefix + start,
+        MaxKeys: room,
+      });
+      const step = walkListing(this.#relativeObjects(output.Contents), start, room, output.IsTruncated === true);
+      items.push(...step.entries.map((entry) => this.#describe(entry)));
+      if (step.next !== undefined) return { items, nextPosition: encodePosition(step.next) };
+      last = maxKey(last, step.entries.at(-1)?.key ?? '');
+    }
+    return { items };
   }
 
   async listTemplates(): Promise<ResourceTemplateDescriptor[]> {
