@@ -1,6 +1,8 @@
 import { silentLogger } from '@mcpgw/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AuthError, createTokenVerifier, type IssuerSettings, type TokenVerifier } from '../src/index.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
 import { capturingLogger, fakeClock, startLocalIssuer, type LocalIssuer, type LogRecord } from './local-issuer.js';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';

@@ -1,6 +1,8 @@
 import { base64url } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError, createTokenVerifier, type IssuerSettings } from '../src/index.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier } from '../src/token-verifier.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
 import { capturingLogger, fakeClock, newSigningKey, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';

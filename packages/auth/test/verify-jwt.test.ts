@@ -1,7 +1,9 @@
 import { silentLogger } from '@mcpgw/core';
 import { base64url, exportSPKI, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError, createTokenVerifier, type IssuerSettings, type TokenVerifier } from '../src/index.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
 import { fakeClock, newSigningKey, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayCache } from '../src/index.js';
-import { createCachingResourceService, createGatewayCache } from '../src/index.js';
+import type { GatewayCache } from '../src/gateway-cache.js';
+import { createCachingResourceService } from '../src/caching-resource-service.js';
+import { createGatewayCache } from '../src/gateway-cache.js';
 import type { OwnRedisServer } from '../../../test/helpers/redis.js';
 import { startRedisServer } from '../../../test/helpers/redis.js';
 import { fakeService } from './fake-service.js';

@@ -3,7 +3,7 @@ import type { Source } from '@mcpgw/core';
 import { silentLogger, unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec, dispatchMcpPost } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
-import { createCatalog } from '../src/index.js';
+import { createCatalog } from '../src/catalog.js';
 
 /**
  * Every way a cursor can fail (the codec refuses it, the sealed state is not

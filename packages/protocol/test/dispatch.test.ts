@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcpgw/core';
-import type { ResourceService } from '../src/index.js';
-import { dispatchMcpPost } from '../src/index.js';
+import type { ResourceService } from '../src/resource-service.js';
+import { dispatchMcpPost } from '../src/dispatch.js';
 
 // A two-resource service standing in for the catalog: this file tests the
 // wire rules of the protocol layer alone; the catalog and the app have their
