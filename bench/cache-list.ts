@@ -24,8 +24,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { createCacheKeys } from '@mcpgw/cache';
-import type * as PostgresHelper from '../test/helpers/postgres.js';
-import type * as RedisHelper from '../test/helpers/redis.js';
+import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
 
 const requestsArg = process.argv.indexOf('--requests');
@@ -38,13 +38,6 @@ const WARMUP = 200;
 const { startBuiltGateway } = (await import(
   new URL('./support/built-gateway.ts', import.meta.url).href
 )) as typeof BuiltGatewayModule;
-const { redisUrl, requireRedis, deleteNamespace } = (await import(
-  new URL('../test/helpers/redis.ts', import.meta.url).href
-)) as typeof RedisHelper;
-
-const { createTestDatabase } = (await import(
-  new URL('../test/helpers/postgres.ts', import.meta.url).href
-)) as typeof PostgresHelper;
 
 await requireRedis();
 // A real backend for the second pair: 100 commented tables listed by the postgres source.

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
-import type * as S3rverHelper from '../test/helpers/s3rver.js';
+import { startS3rver } from '@mcpgw/test-helpers/s3rver';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
 
 interface Variant {
@@ -47,11 +47,6 @@ const SIZES: Size[] = [
   { label: '1 MiB', bytes: 1024 * 1024, iterations: Math.max(1, Math.round(baseIterations / 4)) },
 ];
 const WARMUP = 10;
-
-// The helper is TypeScript outside any package: load it by URL so tsc does not
-// need allowImportingTsExtensions, and take its types from the .js-suffixed path.
-const helperUrl = new URL('../test/helpers/s3rver.ts', import.meta.url).href;
-const { startS3rver } = (await import(helperUrl)) as typeof S3rverHelper;
 
 const server = await startS3rver({ buckets: [BUCKET] });
 const source = createS3Source(

@@ -1,14 +1,11 @@
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { SourceFactory } from '@mcpgw/core';
-import { loadConfig } from '@mcpgw/config';
-import type { GatewayConfig } from '@mcpgw/config';
-import { buildApp } from '../../apps/gateway/src/app.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
+import { loadConfig, type GatewayConfig } from '@mcpgw/config';
+import { buildApp, createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
+import { freePort } from '@mcpgw/test-helpers/free-port';
 
 export interface StartedGateway {
   /** e.g. http://127.0.0.1:41234 */
@@ -51,19 +48,4 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<S
   const app = await buildApp(config, { registry, ...(options.logStream ? { logStream: options.logStream } : {}) });
   await app.listen({ host: config.env.HOST, port: config.env.PORT });
   return { baseUrl: `http://127.0.0.1:${config.env.PORT}`, app, config, close: () => app.close() };
-}
-
-/** A port the kernel just handed out and released; the gateway binds it right after. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }

@@ -4,10 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { startGateway } from '../helpers/gateway.js';
-import type { LocalIssuer } from '../helpers/local-issuer.js';
-import { startLocalIssuer } from '../helpers/local-issuer.js';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 
 // Issue 3 end to end over real HTTP: two tenants, each trusting its own real
 // issuer (real ES256 keys, JWKS and RFC 8414 metadata served on loopback), a
@@ -29,9 +27,9 @@ const resource = (tenant: string) => `${gateway.baseUrl}/t/${tenant}/mcp`;
 const metadataUrl = (tenant: string) => `${gateway.baseUrl}/.well-known/oauth-protected-resource/t/${tenant}/mcp`;
 
 beforeAll(async () => {
-  idpA = await startLocalIssuer('idp-a');
-  idpB = await startLocalIssuer('idp-b');
-  idpC = await startLocalIssuer('idp-c');
+  idpA = await startLocalIssuer({ path: '/idp-a' });
+  idpB = await startLocalIssuer({ path: '/idp-b' });
+  idpC = await startLocalIssuer({ path: '/idp-c' });
   const introspection = { endpoint: idpC.introspectionEndpoint, clientId: 'gateway', clientSecret: 'not-logged' };
   const staticSource = (id: string, count: number) => ({
     id,

@@ -4,11 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCacheKeys } from '@mcpgw/cache';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { startGateway } from '../helpers/gateway.js';
-import type { LocalIssuer } from '../helpers/local-issuer.js';
-import { startLocalIssuer } from '../helpers/local-issuer.js';
-import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } from '../helpers/redis.js';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 
 // Issue 4 through the real gateway with REDIS_URL set: real tokens from two
 // real issuers, real grants, real Redis. A second identical request is served
@@ -36,8 +34,8 @@ const resource = (tenant: string) => `${gateway.baseUrl}/t/${tenant}/mcp`;
 
 beforeAll(async () => {
   await requireRedis();
-  idpA = await startLocalIssuer('idp-a');
-  idpB = await startLocalIssuer('idp-b');
+  idpA = await startLocalIssuer({ path: '/idp-a' });
+  idpB = await startLocalIssuer({ path: '/idp-b' });
   const doc = (source: string, path: string, text: string) => ({ uri: `test://${source}/${path}`, name: path, text });
   const config = {
     tenants: [

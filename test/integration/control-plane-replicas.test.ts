@@ -5,15 +5,11 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteContext } from '@mcpgw/control-plane';
 import { loadConfig } from '@mcpgw/config';
-import { buildApp } from '../../apps/gateway/src/app.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import { freePort } from '../helpers/gateway.js';
-import type { LocalIssuer } from '../helpers/local-issuer.js';
-import { startLocalIssuer } from '../helpers/local-issuer.js';
-import { mcpPost } from '../helpers/mcp-http.js';
-import type { TestDatabase } from '../helpers/postgres.js';
-import { createTestDatabase } from '../helpers/postgres.js';
+import { buildApp, demoBootstrap, createSourceRegistry } from '@mcpgw/gateway/testing';
+import { freePort } from '@mcpgw/test-helpers/free-port';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
+import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 
 // Two gateway replicas serving from one control plane on the real Postgres:
 // a change committed through one replica's store is served by the other
@@ -73,7 +69,7 @@ async function within(limitMs: number, check: () => Promise<boolean>): Promise<n
 
 beforeAll(async () => {
   database = await createTestDatabase('control_plane_replicas');
-  issuer = await startLocalIssuer('acme-idp');
+  issuer = await startLocalIssuer({ path: '/acme-idp' });
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-cp-config-')), 'gateway.json');
   await writeFile(
     configPath,

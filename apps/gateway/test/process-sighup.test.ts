@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../../test/helpers/gateway.js';
+import { freePort } from '@mcpgw/test-helpers/free-port';
 import { MAIN, runBuilt } from './gateway-process.js';
 
 // The built gateway, as `npm start` runs it: SIGHUP re-reads the bootstrap

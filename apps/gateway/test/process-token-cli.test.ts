@@ -2,7 +2,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../test/helpers/gateway.js';
+import { freePort } from '@mcpgw/test-helpers/free-port';
 import { MAIN, TOKEN_CLI, runBuilt } from './gateway-process.js';
 
 // `npm run token` in a second shell that lacks the first shell's PORT and

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthError } from '../src/auth-error.js';
 import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
 import type { IssuerSettings } from '../src/issuer-settings.js';
-import { fakeClock, newSigningKey, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
+import { fakeClock } from './fake-clock.js';
+import { newSigningKey, startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';
 const clock = fakeClock();

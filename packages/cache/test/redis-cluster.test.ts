@@ -5,8 +5,7 @@ import { createCacheKeys } from '../src/cache-keys.js';
 import { createCachingResourceService } from '../src/caching-resource-service.js';
 import { createCachingSource } from '../src/caching-source.js';
 import { createGatewayCache } from '../src/gateway-cache.js';
-import type { OwnRedisCluster } from '../../../test/helpers/redis.js';
-import { inspector, startRedisCluster } from '../../../test/helpers/redis.js';
+import { type OwnRedisCluster, inspector, startRedisCluster } from '@mcpgw/test-helpers/redis';
 import { countingSource } from './counting-source.js';
 import { fakeService } from './fake-service.js';
 

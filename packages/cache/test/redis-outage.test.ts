@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayCache } from '../src/gateway-cache.js';
 import { createCachingResourceService } from '../src/caching-resource-service.js';
 import { createGatewayCache } from '../src/gateway-cache.js';
-import type { OwnRedisServer } from '../../../test/helpers/redis.js';
-import { startRedisServer } from '../../../test/helpers/redis.js';
+import { type OwnRedisServer, startRedisServer } from '@mcpgw/test-helpers/redis';
 import { fakeService } from './fake-service.js';
 
 // Issue 4: "Redis unavailable or slow: requests are served uncached, never

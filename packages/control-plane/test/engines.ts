@@ -6,7 +6,7 @@
 import type { SqlDatabase } from '../src/sql-database.js';
 import { createPgliteDatabase } from '../src/pglite-database.js';
 import { createPostgresDatabase } from '../src/postgres-database.js';
-import { createTestDatabase } from '../../../test/helpers/postgres.js';
+import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 
 export interface EngineUnderTest {
   readonly db: SqlDatabase;

@@ -12,7 +12,7 @@ import type { Logger } from '@mcpgw/core';
 import { createDevAuthorizationServer } from '../src/create-dev-authorization-server.js';
 import type { DevAuthorizationServer } from '../src/create-dev-authorization-server.js';
 import type { DevResource } from '../src/resource-servers.js';
-import { followToRedirectUri as followRedirects } from '../../../test/helpers/follow-redirects.js';
+import { followToRedirectUri as followRedirects } from '@mcpgw/test-helpers/follow-redirects';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 

@@ -1,5 +1,5 @@
 import { silentLogger, type Logger, type Source } from '@mcpgw/core';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/postgres.js';
+import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
 import { createPostgresSource } from '../src/postgres-source.js';
 import { postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/postgres-source-options.js';
 
