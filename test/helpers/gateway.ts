@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SourceFactory } from '@mcpgw/core';
 import { loadConfig, type GatewayConfig } from '@mcpgw/config';
 import { buildApp, createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
-import { freePort } from '@mcpgw/test-helpers/free-port';
+import { freePort } from './free-port.js';
 
 export interface StartedGateway {
   /** e.g. http://127.0.0.1:41234 */

@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+// By package name, not './free-port.js': benchmarks load this file on Node's type stripping.
 import { freePort } from '@mcpgw/test-helpers/free-port';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
