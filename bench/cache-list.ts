@@ -27,6 +27,7 @@ import { createCacheKeys } from '@mcpgw/cache';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 const requestsArg = process.argv.indexOf('--requests');
 const perVariant = requestsArg === -1 ? 4000 : Number(process.argv[requestsArg + 1]);
@@ -101,10 +102,7 @@ const body = JSON.stringify({
   id: 1,
   method: 'resources/list',
   params: {
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    },
+    _meta: MODERN_META,
   },
 });
 

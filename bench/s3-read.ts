@@ -23,6 +23,7 @@ import { silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
 import { startS3rver } from '@mcpgw/test-helpers/s3rver';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 interface Variant {
   readonly name: string;
@@ -94,11 +95,6 @@ await writeFile(
 );
 const { app, port } = await startBuiltGateway({ GATEWAY_CONFIG: join(configDir, 'gateway.json'), DATA_DIR: configDir });
 const endpoint = `http://127.0.0.1:${port}/t/bench/mcp`;
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
-
 const variants: Variant[] = [
   {
     name: 'direct GetObject',
@@ -131,7 +127,7 @@ const variants: Variant[] = [
           'mcp-method': 'resources/read',
           'mcp-name': uri,
         },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: META } }),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: MODERN_META } }),
       });
       const body = (await response.json()) as { result?: { contents: Array<{ blob?: string }> } };
       const blob = body.result?.contents[0]?.blob;

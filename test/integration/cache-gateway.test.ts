@@ -7,6 +7,7 @@ import { createCacheKeys } from '@mcpgw/cache';
 import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // Issue 4 through the real gateway with REDIS_URL set: real tokens from two
 // real issuers, real grants, real Redis. A second identical request is served
@@ -14,10 +15,6 @@ import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } fro
 // identical), principals and tenants stay apart, an MRTR retry bypasses the
 // cache, and nothing in Redis names a principal, a token or a resource.
 
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 // A fixed secret for this run only: the test derives the same key layout to find (and remove) exactly its keys.
 const SECRETS_KEY = randomBytes(24).toString('base64url');
 const SUBJECT_ALICE = 'alice-subject-3f9c';
@@ -131,7 +128,7 @@ async function call(
       authorization: `Bearer ${bearer}`,
       ...(typeof params.uri === 'string' ? { 'mcp-name': params.uri } : {}),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: MODERN_META } }),
   });
   const body = (await response.json()) as { result: Answer['result'] };
   return { status: response.status, result: body.result };

@@ -4,12 +4,10 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteContext } from '@mcpgw/control-plane';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp, demoBootstrap, createSourceRegistry } from '@mcpgw/gateway/testing';
-import { freePort } from '@mcpgw/test-helpers/free-port';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { startGateway } from '@mcpgw/test-helpers/gateway';
 
 // Two gateway replicas serving from one control plane on the real Postgres:
 // a change committed through one replica's store is served by the other
@@ -26,25 +24,16 @@ let configPath: string;
 const replicas: { app: FastifyInstance; endpoint: string }[] = [];
 
 async function startReplica(): Promise<{ app: FastifyInstance; endpoint: string }> {
-  const registry = createSourceRegistry();
-  const port = await freePort();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
+  const { app, baseUrl } = await startGateway({
+    configPath,
+    controlPlane: 'open-from-env',
     env: {
-      HOST: '127.0.0.1',
-      PORT: String(port),
       PUBLIC_URL,
-      LOG_LEVEL: 'silent',
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-cp-')),
-      GATEWAY_CONFIG: configPath,
       DATABASE_URL: database.url,
       SECRETS_KEY: 'a shared server secret of at least thirty-two characters',
     },
   });
-  const app = await buildApp(config, { registry, controlPlane: 'open-from-env' });
-  await app.listen({ host: '127.0.0.1', port });
-  return { app, endpoint: `http://127.0.0.1:${port}/t/acme/mcp` };
+  return { app, endpoint: `${baseUrl}/t/acme/mcp` };
 }
 
 async function listNames(endpoint: string, token: string): Promise<{ status: number; names: string[] }> {

@@ -3,10 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp, demoBootstrap, createSourceRegistry } from '@mcpgw/gateway/testing';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 
 // Review finding 4: a cursor carries the source position of the last entry a
 // page looked at, before the caller's grants filtered it. When cursors were
@@ -59,20 +58,14 @@ beforeAll(async () => {
     ],
   };
   await writeFile(join(dir, 'gateway.json'), JSON.stringify(bootstrap));
-  const registry = createSourceRegistry();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
+  ({ app } = await buildTestApp({
     env: {
       HOST: '127.0.0.1',
       PORT: String(PORT),
-      LOG_LEVEL: 'silent',
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-data-')),
       GATEWAY_CONFIG: join(dir, 'gateway.json'),
       SECRETS_KEY: 'cursor-confidentiality-test-secret-0123456789',
     },
-  });
-  app = await buildApp(config, { registry });
+  }));
 });
 
 afterAll(async () => {
