@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { workspacePlugin } from './scripts/eslint-workspace-imports.js';
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.data/**', '.conformance/**'] },
@@ -25,6 +26,12 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Workspace boundaries: declared dependencies only, other workspaces only through their exports.
+    files: ['**/*.ts', '**/*.js', '**/*.mjs'],
+    plugins: { workspace: workspacePlugin },
+    rules: { 'workspace/declared-dependencies': 'error', 'workspace/through-exports': 'error' },
   },
   {
     files: ['packages/config/**', 'test/**', 'bench/**', '**/test/**', 'vitest.config.ts', 'scripts/**'],

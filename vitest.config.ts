@@ -3,9 +3,15 @@ import { defineConfig } from 'vitest/config';
 
 // Tests run against the TypeScript sources of the workspace packages, so a
 // test run never depends on a stale build: `@mcpgw/x` resolves to
-// packages/x/src/index.ts here (the `@mcpgw/source` export condition, for tsc).
-const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
-const alias = [{ find: /^@mcpgw\/([a-z0-9-]+)$/, replacement: `${packagesDir}$1/src/index.ts` }];
+// packages/x/src/index.ts here (the `@mcpgw/source` export condition, for tsc),
+// `@mcpgw/gateway/testing` to the app's testing module and
+// `@mcpgw/test-helpers/x` to test/helpers/x.ts (their package.json "exports").
+const at = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const alias = [
+  { find: /^@mcpgw\/test-helpers\/([a-z0-9-]+)$/, replacement: `${at('./test/helpers/')}$1.ts` },
+  { find: /^@mcpgw\/gateway\/testing$/, replacement: at('./apps/gateway/src/testing.ts') },
+  { find: /^@mcpgw\/([a-z0-9-]+)$/, replacement: `${at('./packages/')}$1/src/index.ts` },
+];
 
 export default defineConfig({
   resolve: { alias },

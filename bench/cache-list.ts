@@ -24,9 +24,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import { createCacheKeys } from '@mcpgw/cache';
-import type * as PostgresHelper from '../test/helpers/postgres.js';
-import type * as RedisHelper from '../test/helpers/redis.js';
+import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 const requestsArg = process.argv.indexOf('--requests');
 const perVariant = requestsArg === -1 ? 4000 : Number(process.argv[requestsArg + 1]);
@@ -38,13 +39,6 @@ const WARMUP = 200;
 const { startBuiltGateway } = (await import(
   new URL('./support/built-gateway.ts', import.meta.url).href
 )) as typeof BuiltGatewayModule;
-const { redisUrl, requireRedis, deleteNamespace } = (await import(
-  new URL('../test/helpers/redis.ts', import.meta.url).href
-)) as typeof RedisHelper;
-
-const { createTestDatabase } = (await import(
-  new URL('../test/helpers/postgres.ts', import.meta.url).href
-)) as typeof PostgresHelper;
 
 await requireRedis();
 // A real backend for the second pair: 100 commented tables listed by the postgres source.
@@ -108,10 +102,7 @@ const body = JSON.stringify({
   id: 1,
   method: 'resources/list',
   params: {
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    },
+    _meta: MODERN_META,
   },
 });
 

@@ -56,7 +56,7 @@ const { redisUrl, requireRedis, inspector, deleteNamespace } =
   await helper<typeof RedisHelper>('../test/helpers/redis.ts');
 
 await requireRedis();
-const issuer = await startLocalIssuer('bench-idp');
+const issuer = await startLocalIssuer({ path: '/bench-idp' });
 const AUDIENCE = 'https://bench.example/mcp';
 const SECRETS_KEY = randomBytes(24).toString('base64url');
 

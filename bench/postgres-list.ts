@@ -17,18 +17,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { silentLogger, type Source } from '@mcpgw/core';
 import { createPostgresSource, postgresSourceOptionsSchema } from '@mcpgw/source-postgres';
-import type * as PostgresHelper from '../test/helpers/postgres.js';
+import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
 
 const iterationsFlag = process.argv.indexOf('--iterations');
 const ITERATIONS = iterationsFlag === -1 ? 300 : Number(process.argv[iterationsFlag + 1]);
 const WARMUP = 20;
 const PAGE = 50;
 const SIZES = [50, 5000] as const;
-
-// The helper is TypeScript outside any package: load it by URL so tsc does not
-// need allowImportingTsExtensions, and take its types from the .js-suffixed path.
-const helperUrl = new URL('../test/helpers/postgres.ts', import.meta.url).href;
-const { createTestDatabase } = (await import(helperUrl)) as typeof PostgresHelper;
 
 interface Variant {
   label: string;
@@ -37,7 +32,7 @@ interface Variant {
   samples: number[];
 }
 
-const databases: PostgresHelper.TestDatabase[] = [];
+const databases: TestDatabase[] = [];
 const sources: Source[] = [];
 try {
   const variants: Variant[] = [];

@@ -21,8 +21,9 @@ import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
-import type * as S3rverHelper from '../test/helpers/s3rver.js';
+import { startS3rver } from '@mcpgw/test-helpers/s3rver';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 interface Variant {
   readonly name: string;
@@ -47,11 +48,6 @@ const SIZES: Size[] = [
   { label: '1 MiB', bytes: 1024 * 1024, iterations: Math.max(1, Math.round(baseIterations / 4)) },
 ];
 const WARMUP = 10;
-
-// The helper is TypeScript outside any package: load it by URL so tsc does not
-// need allowImportingTsExtensions, and take its types from the .js-suffixed path.
-const helperUrl = new URL('../test/helpers/s3rver.ts', import.meta.url).href;
-const { startS3rver } = (await import(helperUrl)) as typeof S3rverHelper;
 
 const server = await startS3rver({ buckets: [BUCKET] });
 const source = createS3Source(
@@ -99,11 +95,6 @@ await writeFile(
 );
 const { app, port } = await startBuiltGateway({ GATEWAY_CONFIG: join(configDir, 'gateway.json'), DATA_DIR: configDir });
 const endpoint = `http://127.0.0.1:${port}/t/bench/mcp`;
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
-
 const variants: Variant[] = [
   {
     name: 'direct GetObject',
@@ -136,7 +127,7 @@ const variants: Variant[] = [
           'mcp-method': 'resources/read',
           'mcp-name': uri,
         },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: META } }),
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: MODERN_META } }),
       });
       const body = (await response.json()) as { result?: { contents: Array<{ blob?: string }> } };
       const blob = body.result?.contents[0]?.blob;

@@ -1,19 +1,12 @@
 /**
  * Starts the gateway from its build (apps/gateway/dist), as `npm start` runs
- * it, for benchmarks: they run on Node 22's type stripping, which loads the
- * built JavaScript and cannot resolve the sources' `.js` imports. The modules
- * are typed from their sources.
+ * it, for benchmarks: they run on Node 22's type stripping, where
+ * `@mcpgw/gateway/testing` resolves to the built JavaScript (its "default"
+ * export condition); tsc types it from the sources (`@mcpgw/source`).
  */
 import { loadConfig } from '@mcpgw/config';
+import { buildApp, createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
 import type { FastifyInstance } from 'fastify';
-import type * as AppModule from '../../apps/gateway/src/app.js';
-import type * as DemoModule from '../../apps/gateway/src/demo.js';
-import type * as RegistryModule from '../../apps/gateway/src/source-registry.js';
-
-const built = (path: string) => new URL(`../../apps/gateway/dist/${path}`, import.meta.url).href;
-const { buildApp } = (await import(built('app.js'))) as typeof AppModule;
-const { createSourceRegistry } = (await import(built('source-registry.js'))) as typeof RegistryModule;
-const { demoBootstrap } = (await import(built('demo.js'))) as typeof DemoModule;
 
 export interface BuiltGateway {
   app: FastifyInstance;

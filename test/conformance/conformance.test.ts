@@ -12,9 +12,9 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintTenantToken } from '../../apps/gateway/src/token-cli.js';
-import { startGateway } from '../helpers/gateway.js';
-import { mcpPost } from '../helpers/mcp-http.js';
+import { mintTenantToken } from '@mcpgw/gateway/testing';
+import { startGateway } from '@mcpgw/test-helpers/gateway';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const configPath = fileURLToPath(new URL('./gateway.config.json', import.meta.url));

@@ -10,11 +10,9 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startGateway } from '../helpers/gateway.js';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { createRecordingFetch } from '../helpers/recording-fetch.js';
-import type { RecordingFetch } from '../helpers/recording-fetch.js';
-import type { WireRevision } from '../helpers/wire-schema.js';
+import { startGateway, type StartedGateway } from '@mcpgw/test-helpers/gateway';
+import { createRecordingFetch, type RecordingFetch } from '@mcpgw/test-helpers/recording-fetch';
+import type { WireRevision } from '@mcpgw/test-helpers/wire-schema';
 
 export const TENANT = 'e2e';
 export const BULK_COUNT = 250;

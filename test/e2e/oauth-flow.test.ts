@@ -12,11 +12,10 @@ import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@model
 import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintTenantToken } from '../../apps/gateway/src/token-cli.js';
-import { startGateway } from '../helpers/gateway.js';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { followToRedirectUri } from '../helpers/follow-redirects.js';
-import { createRecordingFetch } from '../helpers/recording-fetch.js';
+import { mintTenantToken } from '@mcpgw/gateway/testing';
+import { startGateway, type StartedGateway } from '@mcpgw/test-helpers/gateway';
+import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
+import { createRecordingFetch } from '@mcpgw/test-helpers/recording-fetch';
 
 /** Never contacted: the test's "browser" stops at the redirect to it and hands its query to the client. */
 const REDIRECT_URI = 'http://127.0.0.1:9/oauth/callback';

@@ -3,9 +3,8 @@
  * against the revision's schema, and the wire-level error of one read.
  */
 import { expect } from 'vitest';
-import type { RecordedExchange, RecordingFetch } from '../helpers/recording-fetch.js';
-import { wireProblems } from '../helpers/recording-fetch.js';
-import type { WireRevision } from '../helpers/wire-schema.js';
+import { type RecordedExchange, type RecordingFetch, wireProblems } from '@mcpgw/test-helpers/recording-fetch';
+import type { WireRevision } from '@mcpgw/test-helpers/wire-schema';
 
 /**
  * Fails listing every exchange whose response breaks `revision`'s schema (or

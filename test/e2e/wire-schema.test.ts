@@ -3,7 +3,7 @@
  * feed it hand-made bodies, good and bad, for both revisions.
  */
 import { describe, expect, it } from 'vitest';
-import { validateErrorResponse, validateResponseBody } from '../helpers/wire-schema.js';
+import { validateErrorResponse, validateResponseBody } from '@mcpgw/test-helpers/wire-schema';
 
 const meta = { 'io.modelcontextprotocol/serverInfo': { name: 'gw', version: '1' } };
 const modernList = {

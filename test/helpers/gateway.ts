@@ -1,69 +1,83 @@
-import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { SourceFactory } from '@mcpgw/core';
-import { loadConfig } from '@mcpgw/config';
-import type { GatewayConfig } from '@mcpgw/config';
-import { buildApp } from '../../apps/gateway/src/app.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
+import { loadConfig, type GatewayConfig } from '@mcpgw/config';
+import { buildApp, createSourceRegistry, demoBootstrap, type BuildAppOptions } from '@mcpgw/gateway/testing';
+import { freePort } from './free-port.js';
 
-export interface StartedGateway {
-  /** e.g. http://127.0.0.1:41234 */
-  baseUrl: string;
-  app: FastifyInstance;
-  config: GatewayConfig;
-  close(): Promise<void>;
-}
-
-export interface StartGatewayOptions {
-  /** A bootstrap file; omitted: the built-in demo tenant. */
-  configPath?: string;
-  /** Extra environment (merged over loopback, a free port, silent logs, a temp DATA_DIR). */
+export interface TestAppOptions {
+  /** The bootstrap document used when env has no GATEWAY_CONFIG; omitted: the built-in demo tenant. */
+  bootstrap?: { document: unknown; configDir: string };
+  /** Extra environment, merged over silent logs (info with a logStream) and a temporary DATA_DIR. */
   env?: Record<string, string>;
+  /** Where the app writes its JSON log lines. */
   logStream?: NodeJS.WritableStream;
   /** Source factories; default: every type this build ships. */
   registry?: ReadonlyMap<string, SourceFactory>;
+  /** Serve the tenants a control plane holds (see BuildAppOptions). */
+  controlPlane?: BuildAppOptions['controlPlane'];
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  config: GatewayConfig;
+  /** Closes the app and removes the temporary DATA_DIR. */
+  close(): Promise<void>;
 }
 
 /**
- * Loads configuration the way `npm start` does and listens on a free loopback
- * port. The port is chosen before the build because tokens are bound to the
- * tenant's URL, which includes it.
+ * The one test app builder: loads configuration the way `npm start` does and
+ * builds the app without listening, for `app.inject()` or a listen of the
+ * test's own. Every test gets its own DATA_DIR, so no two share a store.
  */
-export async function startGateway(options: StartGatewayOptions = {}): Promise<StartedGateway> {
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const registry = options.registry ?? createSourceRegistry();
-  const port = await freePort();
+  const dataDir = await mkdtemp(join(tmpdir(), 'gw-data-'));
   const config = await loadConfig({
     registry,
-    defaultBootstrap: demoBootstrap(),
+    defaultBootstrap: options.bootstrap ?? demoBootstrap(),
+    env: { LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info', DATA_DIR: dataDir, ...options.env },
+  });
+  const app = await buildApp(config, {
+    registry,
+    ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+    ...(options.controlPlane === undefined ? {} : { controlPlane: options.controlPlane }),
+  });
+  const close = async () => {
+    await app.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  return { app, config, close };
+}
+
+export interface StartedGateway extends TestApp {
+  /** e.g. http://127.0.0.1:41234 */
+  baseUrl: string;
+}
+
+export interface StartGatewayOptions extends TestAppOptions {
+  /** A bootstrap file; omitted: `bootstrap`, else the built-in demo tenant. */
+  configPath?: string;
+}
+
+/**
+ * Builds the test app (buildTestApp) and listens on a free loopback port. The
+ * port is chosen before the build because tokens are bound to the tenant's
+ * URL, which includes it.
+ */
+export async function startGateway(options: StartGatewayOptions = {}): Promise<StartedGateway> {
+  const port = await freePort();
+  const built = await buildTestApp({
+    ...options,
     env: {
       HOST: '127.0.0.1',
       PORT: String(port),
-      LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info',
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-data-')),
       ...(options.configPath === undefined ? {} : { GATEWAY_CONFIG: options.configPath }),
       ...options.env,
     },
   });
-  const app = await buildApp(config, { registry, ...(options.logStream ? { logStream: options.logStream } : {}) });
-  await app.listen({ host: config.env.HOST, port: config.env.PORT });
-  return { baseUrl: `http://127.0.0.1:${config.env.PORT}`, app, config, close: () => app.close() };
-}
-
-/** A port the kernel just handed out and released; the gateway binds it right after. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
+  await built.app.listen({ host: built.config.env.HOST, port: built.config.env.PORT });
+  return { ...built, baseUrl: `http://127.0.0.1:${built.config.env.PORT}` };
 }

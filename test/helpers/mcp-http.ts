@@ -1,13 +1,18 @@
 /**
- * One 2026-07-28 request over real HTTP, with the headers the transport
- * requires (MCP-Protocol-Version, Mcp-Method, and Mcp-Name for reads, in the
- * base64 sentinel form so any URI fits in a header).
+ * The one modern `_meta` of the tests: every 2026-07-28 request carries the
+ * protocol version and the client's capabilities in `params._meta`
+ * (MCP 2026-07-28, basic/index, "_meta").
  */
 export const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
+/**
+ * One 2026-07-28 request over real HTTP, with the headers the transport
+ * requires (MCP-Protocol-Version, Mcp-Method, and Mcp-Name for reads, in the
+ * base64 sentinel form so any URI fits in a header).
+ */
 export interface McpHttpResult<Body> {
   status: number;
   headers: Headers;

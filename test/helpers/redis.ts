@@ -10,8 +10,9 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+// By package name, not './free-port.js': benchmarks load this file on Node's type stripping.
+import { freePort } from '@mcpgw/test-helpers/free-port';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const START_REDIS_HINT =
@@ -167,21 +168,6 @@ export async function startRedisServer(): Promise<OwnRedisServer> {
     resume: () => child?.kill('SIGCONT'),
     close: stop,
   };
-}
-
-/** A port the kernel just handed out and released (kept here so benchmarks can load this file alone). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 /** A three-master Redis Cluster of child processes this test owns. */

@@ -4,20 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { startGateway } from '../helpers/gateway.js';
-import type { LocalIssuer } from '../helpers/local-issuer.js';
-import { startLocalIssuer } from '../helpers/local-issuer.js';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // Issue 3 end to end over real HTTP: two tenants, each trusting its own real
 // issuer (real ES256 keys, JWKS and RFC 8414 metadata served on loopback), a
 // gateway on a real port, every failure mode checked for status, challenge
 // and JSON-RPC body, and the logs read back for any trace of a token.
 
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 let gateway: StartedGateway;
 let idpA: LocalIssuer;
 let idpB: LocalIssuer;
@@ -29,9 +24,9 @@ const resource = (tenant: string) => `${gateway.baseUrl}/t/${tenant}/mcp`;
 const metadataUrl = (tenant: string) => `${gateway.baseUrl}/.well-known/oauth-protected-resource/t/${tenant}/mcp`;
 
 beforeAll(async () => {
-  idpA = await startLocalIssuer('idp-a');
-  idpB = await startLocalIssuer('idp-b');
-  idpC = await startLocalIssuer('idp-c');
+  idpA = await startLocalIssuer({ path: '/idp-a' });
+  idpB = await startLocalIssuer({ path: '/idp-b' });
+  idpC = await startLocalIssuer({ path: '/idp-c' });
   const introspection = { endpoint: idpC.introspectionEndpoint, clientId: 'gateway', clientSecret: 'not-logged' };
   const staticSource = (id: string, count: number) => ({
     id,
@@ -115,7 +110,7 @@ async function post(
       'mcp-method': method,
       ...headers,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { ...params, _meta: META } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { ...params, _meta: MODERN_META } }),
   });
   return {
     status: response.status,
@@ -219,7 +214,7 @@ describe('challenges', () => {
         'mcp-protocol-version': '2026-07-28',
         'mcp-method': 'resources/list',
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: META } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: MODERN_META } }),
     });
     expect(response.status).toBe(400);
     expect(response.headers.get('www-authenticate')).toContain('error="invalid_request"');
@@ -228,7 +223,7 @@ describe('challenges', () => {
   it('two Authorization headers → 400 invalid_request', async () => {
     const token = await goodToken();
     const url = new URL(resource('acme'));
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: META } });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: MODERN_META } });
     // Raw bytes on a socket: HTTP clients merge or refuse repeated Authorization headers.
     const head = [
       `POST ${url.pathname} HTTP/1.1`,

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, readEnv } from '@mcpgw/config';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
+import { createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
 
 // Issue 4 configuration: REDIS_URL forms, and a source entry's `ttlMs`
 // (taken out before the source type's strict schema sees the entry).

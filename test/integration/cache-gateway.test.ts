@@ -4,11 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCacheKeys } from '@mcpgw/cache';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { startGateway } from '../helpers/gateway.js';
-import type { LocalIssuer } from '../helpers/local-issuer.js';
-import { startLocalIssuer } from '../helpers/local-issuer.js';
-import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } from '../helpers/redis.js';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // Issue 4 through the real gateway with REDIS_URL set: real tokens from two
 // real issuers, real grants, real Redis. A second identical request is served
@@ -16,10 +15,6 @@ import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } fro
 // identical), principals and tenants stay apart, an MRTR retry bypasses the
 // cache, and nothing in Redis names a principal, a token or a resource.
 
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 // A fixed secret for this run only: the test derives the same key layout to find (and remove) exactly its keys.
 const SECRETS_KEY = randomBytes(24).toString('base64url');
 const SUBJECT_ALICE = 'alice-subject-3f9c';
@@ -36,8 +31,8 @@ const resource = (tenant: string) => `${gateway.baseUrl}/t/${tenant}/mcp`;
 
 beforeAll(async () => {
   await requireRedis();
-  idpA = await startLocalIssuer('idp-a');
-  idpB = await startLocalIssuer('idp-b');
+  idpA = await startLocalIssuer({ path: '/idp-a' });
+  idpB = await startLocalIssuer({ path: '/idp-b' });
   const doc = (source: string, path: string, text: string) => ({ uri: `test://${source}/${path}`, name: path, text });
   const config = {
     tenants: [
@@ -133,7 +128,7 @@ async function call(
       authorization: `Bearer ${bearer}`,
       ...(typeof params.uri === 'string' ? { 'mcp-name': params.uri } : {}),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: MODERN_META } }),
   });
   const body = (await response.json()) as { result: Answer['result'] };
   return { status: response.status, result: body.result };

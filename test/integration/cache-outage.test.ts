@@ -2,11 +2,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { startGateway } from '../helpers/gateway.js';
-import { mcpPost } from '../helpers/mcp-http.js';
-import type { OwnRedisServer } from '../helpers/redis.js';
-import { startRedisServer } from '../helpers/redis.js';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
+import { type OwnRedisServer, startRedisServer } from '@mcpgw/test-helpers/redis';
 
 // Issue 4 through the real gateway: its Redis (a child process this test
 // owns) is killed mid-run and started again. Every request is answered 200

@@ -41,7 +41,7 @@ let configPath: string;
 
 beforeAll(async () => {
   await requireRedis();
-  idp = await startLocalIssuer('idp-shared');
+  idp = await startLocalIssuer({ path: '/idp-shared' });
   const config = {
     tenants: [
       {

@@ -4,16 +4,10 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteContext } from '@mcpgw/control-plane';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp } from '../../apps/gateway/src/app.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import { freePort } from '../helpers/gateway.js';
-import type { LocalIssuer } from '../helpers/local-issuer.js';
-import { startLocalIssuer } from '../helpers/local-issuer.js';
-import { mcpPost } from '../helpers/mcp-http.js';
-import type { TestDatabase } from '../helpers/postgres.js';
-import { createTestDatabase } from '../helpers/postgres.js';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
+import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { startGateway } from '@mcpgw/test-helpers/gateway';
 
 // Two gateway replicas serving from one control plane on the real Postgres:
 // a change committed through one replica's store is served by the other
@@ -30,25 +24,16 @@ let configPath: string;
 const replicas: { app: FastifyInstance; endpoint: string }[] = [];
 
 async function startReplica(): Promise<{ app: FastifyInstance; endpoint: string }> {
-  const registry = createSourceRegistry();
-  const port = await freePort();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
+  const { app, baseUrl } = await startGateway({
+    configPath,
+    controlPlane: 'open-from-env',
     env: {
-      HOST: '127.0.0.1',
-      PORT: String(port),
       PUBLIC_URL,
-      LOG_LEVEL: 'silent',
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-cp-')),
-      GATEWAY_CONFIG: configPath,
       DATABASE_URL: database.url,
       SECRETS_KEY: 'a shared server secret of at least thirty-two characters',
     },
   });
-  const app = await buildApp(config, { registry, controlPlane: 'open-from-env' });
-  await app.listen({ host: '127.0.0.1', port });
-  return { app, endpoint: `http://127.0.0.1:${port}/t/acme/mcp` };
+  return { app, endpoint: `${baseUrl}/t/acme/mcp` };
 }
 
 async function listNames(endpoint: string, token: string): Promise<{ status: number; names: string[] }> {
@@ -73,7 +58,7 @@ async function within(limitMs: number, check: () => Promise<boolean>): Promise<n
 
 beforeAll(async () => {
   database = await createTestDatabase('control_plane_replicas');
-  issuer = await startLocalIssuer('acme-idp');
+  issuer = await startLocalIssuer({ path: '/acme-idp' });
   configPath = join(await mkdtemp(join(tmpdir(), 'gw-cp-config-')), 'gateway.json');
   await writeFile(
     configPath,

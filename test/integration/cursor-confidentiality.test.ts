@@ -3,13 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp } from '../../apps/gateway/src/app.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import type { LocalIssuer } from '../helpers/local-issuer.js';
-import { startLocalIssuer } from '../helpers/local-issuer.js';
-import { MODERN_META } from '../helpers/mcp-http.js';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 
 // Review finding 4: a cursor carries the source position of the last entry a
 // page looked at, before the caller's grants filtered it. When cursors were
@@ -31,7 +27,7 @@ let idp: LocalIssuer;
 const endpoint = `http://127.0.0.1:${PORT}/t/acme/mcp`;
 
 beforeAll(async () => {
-  idp = await startLocalIssuer('idp-cursor');
+  idp = await startLocalIssuer({ path: '/idp-cursor' });
   const dir = await mkdtemp(join(tmpdir(), 'gw-cursor-'));
   const root = join(dir, 'handbook');
   await mkdir(join(root, 'shared'), { recursive: true });
@@ -69,20 +65,14 @@ beforeAll(async () => {
     ],
   };
   await writeFile(join(dir, 'gateway.json'), JSON.stringify(bootstrap));
-  const registry = createSourceRegistry();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
+  ({ app } = await buildTestApp({
     env: {
       HOST: '127.0.0.1',
       PORT: String(PORT),
-      LOG_LEVEL: 'silent',
-      DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-data-')),
       GATEWAY_CONFIG: join(dir, 'gateway.json'),
       SECRETS_KEY: 'cursor-confidentiality-test-secret-0123456789',
     },
-  });
-  app = await buildApp(config, { registry });
+  }));
 });
 
 afterAll(async () => {

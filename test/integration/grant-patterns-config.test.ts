@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '@mcpgw/config';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
+import { createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
 
 // Grant URI patterns that no URI of their source could ever match are refused
 // at load, with the grant's path and the reason, using the real source types'

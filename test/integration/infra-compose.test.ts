@@ -7,9 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, readEnv } from '@mcpgw/config';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { composeSchemaValidator, interpolateCompose, interpolateDeep } from '../helpers/compose.js';
+import { createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
+import { composeSchemaValidator, interpolateCompose, interpolateDeep } from '@mcpgw/test-helpers/compose';
 
 // infra/compose.yaml, checked without a Docker engine: it parses, every reference resolves
 // (services, files, volumes, URLs), every service has a health check and a pinned image, the

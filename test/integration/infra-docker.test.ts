@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { run as lintDockerfile } from 'dockerfilelint';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseDockerfile, type DockerStage } from '../helpers/dockerfile.js';
+import { parseDockerfile, type DockerStage } from '@mcpgw/test-helpers/dockerfile';
 
 // infra/Dockerfile, checked where no Docker engine runs (docs/operations.md, "What was verified
 // where"): a lint, the properties the issue asks of the image, and the HEALTHCHECK command run

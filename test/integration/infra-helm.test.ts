@@ -9,10 +9,9 @@ import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { describe, expect, it } from 'vitest';
-import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import { parseDockerfile } from '../helpers/dockerfile.js';
-import { renderChart, type RenderedTemplate } from '../helpers/helm.js';
+import { demoBootstrap, createSourceRegistry } from '@mcpgw/gateway/testing';
+import { parseDockerfile } from '@mcpgw/test-helpers/dockerfile';
+import { renderChart, type RenderedTemplate } from '@mcpgw/test-helpers/helm';
 
 // The Helm chart, rendered with Go's text/template (the engine Helm uses) and validated against
 // the Kubernetes API schemas of kubernetes-models. infra/kubernetes/mcp-gateway.yaml is the

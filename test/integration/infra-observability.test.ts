@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { analysePromql } from '../helpers/promql.js';
+import { analysePromql } from '@mcpgw/test-helpers/promql';
 
 // The Grafana dashboard and the Prometheus alerts against the metric contract of
 // docs/operations.md: every expression parses with Prometheus' grammar and uses only contract

@@ -6,10 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { freePort } from '../helpers/gateway.js';
-import { mcpPost } from '../helpers/mcp-http.js';
-import type { S3rverHandle } from '../helpers/s3rver.js';
-import { startS3rver } from '../helpers/s3rver.js';
+import { freePort } from '@mcpgw/test-helpers/free-port';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
+import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
 
 // What an operator's log shipper sees: the built gateway (`node
 // apps/gateway/dist/main.js`, as `npm start` and the container run it), with

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/gateway.js';
+import { freePort } from '@mcpgw/test-helpers/free-port';
 
 // The process as an operator runs it (`node apps/gateway/dist/main.js`, what
 // `npm start` does after building): it starts on its embedded defaults,

@@ -1,14 +1,11 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal, ResourceContents } from '@mcpgw/core';
-import { silentLogger } from '@mcpgw/core';
+import { type Principal, type ResourceContents, silentLogger } from '@mcpgw/core';
 import { createCatalog } from '@mcpgw/catalog';
-import type { Grant } from '@mcpgw/policy';
-import { resolveAccess } from '@mcpgw/policy';
+import { type Grant, resolveAccess } from '@mcpgw/policy';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { S3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
-import type { S3rverHandle } from '../helpers/s3rver.js';
-import { startS3rver } from '../helpers/s3rver.js';
+import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
 
 // A folder read of an S3 source for a caller who may see only part of the
 // folder: the real catalog, the real policy and a real S3 HTTP API (s3rver).

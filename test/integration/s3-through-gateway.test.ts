@@ -4,11 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { startGateway } from '../helpers/gateway.js';
-import { mcpPost } from '../helpers/mcp-http.js';
-import type { S3rverHandle } from '../helpers/s3rver.js';
-import { startS3rver } from '../helpers/s3rver.js';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
+import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
 
 // Issue 6 through the whole gateway: an S3 source on s3rver (a real S3 HTTP
 // API on loopback), credentials from the environment via $env, reached over

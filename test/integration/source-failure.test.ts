@@ -3,14 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Source, SourceFactory } from '@mcpgw/core';
-import { GatewayError } from '@mcpgw/core';
+import { type Source, type SourceFactory, GatewayError } from '@mcpgw/core';
 import { staticSourceFactory } from '@mcpgw/source-static';
-import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
-import type { StartedGateway } from '../helpers/gateway.js';
-import { freePort, startGateway } from '../helpers/gateway.js';
-import { mcpPost } from '../helpers/mcp-http.js';
-import { validateResponseBody } from '../helpers/wire-schema.js';
+import { createSourceRegistry } from '@mcpgw/gateway/testing';
+import { freePort } from '@mcpgw/test-helpers/free-port';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
+import { validateResponseBody } from '@mcpgw/test-helpers/wire-schema';
 
 // Issue 5, Failure: a Postgres source whose database is down answers -32603
 // naming the source (not the connection string) within 2 s, while the

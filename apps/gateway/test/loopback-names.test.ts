@@ -1,15 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
 import type { GatewayConfig } from '@mcpgw/config';
 import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
-import { buildApp } from '../src/app.js';
-import { demoBootstrap } from '../src/demo.js';
 import { developmentKeystorePath } from '../src/development-issuer.js';
-import { createSourceRegistry } from '../src/source-registry.js';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // A loopback gateway without PUBLIC_URL answers as http://127.0.0.1:PORT,
 // http://localhost:PORT and http://[::1]:PORT alike: the resource a client
@@ -18,27 +13,12 @@ import { createSourceRegistry } from '../src/source-registry.js';
 
 let app: FastifyInstance;
 let config: GatewayConfig;
-let dataDir: string;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'gw-names-'));
-  const registry = createSourceRegistry();
-  config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
-    env: { LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '8080' },
-  });
-  app = await buildApp(config, { registry });
+  ({ app, config, close } = await buildTestApp({ env: { PORT: '8080' } }));
 });
-afterAll(async () => {
-  await app.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
-
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+afterAll(() => close());
 
 function list(host: string, token?: string) {
   return app.inject({
@@ -51,7 +31,7 @@ function list(host: string, token?: string) {
       'mcp-method': 'resources/list',
       ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
     },
-    payload: { jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: META } },
+    payload: { jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: MODERN_META } },
   });
 }
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp } from '../src/app.js';
-import { createSourceRegistry } from '../src/source-registry.js';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // Transport behaviour of the endpoint, without authentication in the way: an
 // anonymous tenant (loopback-only development mode) with a static source.
@@ -33,31 +32,22 @@ const BOOTSTRAP = {
     ],
   },
 };
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 const MODERN = { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28' };
 
 let app: FastifyInstance;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const registry = createSourceRegistry();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: BOOTSTRAP,
-    env: { LOG_LEVEL: 'silent' },
-  });
-  app = await buildApp(config, { registry });
+  ({ app, close } = await buildTestApp({ bootstrap: BOOTSTRAP }));
 });
-afterAll(() => app.close());
+afterAll(() => close());
 
 function call(method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   return app.inject({
     method: 'POST',
     url: '/t/conformance/mcp',
     headers: { ...MODERN, 'mcp-method': method, ...headers },
-    payload: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } },
+    payload: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: MODERN_META } },
   });
 }
 
@@ -143,7 +133,7 @@ describe('POST /t/{tenant}/mcp', () => {
   });
 
   it('a body shorter than its Content-Length → 400 naming Content-Length, not Content-Type', async () => {
-    const payload = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: META } });
+    const payload = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: MODERN_META } });
     const response = await app.inject({
       method: 'POST',
       url: '/t/conformance/mcp',
@@ -162,7 +152,7 @@ describe('POST /t/{tenant}/mcp', () => {
       method: 'POST',
       url: '/t/conformance/mcp',
       headers: { ...MODERN, 'mcp-method': 'resources/list' },
-      payload: `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"__proto__":{"polluted":true},"_meta":${JSON.stringify(META)}}}`,
+      payload: `{"jsonrpc":"2.0","id":1,"method":"resources/list","params":{"__proto__":{"polluted":true},"_meta":${JSON.stringify(MODERN_META)}}}`,
     });
     expect(response.statusCode).toBe(400);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -2,16 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../../test/helpers/gateway.js';
+import { freePort } from '@mcpgw/test-helpers/free-port';
 import { MAIN, runBuilt } from './gateway-process.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // The built gateway, as `npm start` runs it: SIGHUP re-reads the bootstrap
 // file and applies what changed; a broken file changes nothing.
-
-const MODERN_META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 
 function bootstrap(resources: string[]): string {
   return JSON.stringify({

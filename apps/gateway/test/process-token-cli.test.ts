@@ -2,8 +2,9 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../test/helpers/gateway.js';
+import { freePort } from '@mcpgw/test-helpers/free-port';
 import { MAIN, TOKEN_CLI, runBuilt } from './gateway-process.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // `npm run token` in a second shell that lacks the first shell's PORT and
 // GATEWAY_CONFIG: the token is for the gateway that is running, not for the
@@ -44,10 +45,7 @@ function listWith(port: number, token: string) {
       id: 1,
       method: 'resources/list',
       params: {
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
+        _meta: MODERN_META,
       },
     }),
   });

@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayCache } from '@mcpgw/cache';
 import type { Logger, Source, SourceFactory, SourceHealth } from '@mcpgw/core';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp } from '../src/app.js';
 import { createHealthMonitor } from '../src/health-monitor.js';
 import { createSourceRegistry } from '../src/source-registry.js';
 import type { TenantRuntime } from '../src/tenant-runtime.js';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 
 // Readiness is about this process, answered from what a background prober
 // last saw: a request to /readyz reaches no backend, names no tenant or
@@ -43,14 +42,15 @@ function fakeSource(id: string, health: () => Promise<SourceHealth>): Source {
 
 describe('/readyz on a listening gateway', () => {
   let app: FastifyInstance;
+  let close: () => Promise<void>;
   let base: string;
   const dead = deadSourceType();
 
   beforeAll(async () => {
     const registry = new Map([...createSourceRegistry(), [dead.factory.type, dead.factory]]);
-    const config = await loadConfig({
+    ({ app, close } = await buildTestApp({
       registry,
-      defaultBootstrap: {
+      bootstrap: {
         configDir: '.',
         document: {
           tenants: [
@@ -59,14 +59,12 @@ describe('/readyz on a listening gateway', () => {
           ],
         },
       },
-      env: { LOG_LEVEL: 'silent' },
-    });
-    app = await buildApp(config, { registry });
+    }));
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     base = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}`;
   });
-  afterAll(() => app.close());
+  afterAll(() => close());
 
   it('is ready whatever one tenant’s backend does, names nobody, and probes no backend per request', async () => {
     for (let i = 0; i < 20; i++) {

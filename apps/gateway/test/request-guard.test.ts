@@ -1,34 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp } from '../src/app.js';
-import { demoBootstrap } from '../src/demo.js';
-import { createSourceRegistry } from '../src/source-registry.js';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 
 // DNS rebinding (2026-07-28 transports, Security): a page served from an
 // attacker's name that resolves to 127.0.0.1 reaches every route of a loopback
 // gateway, not only the MCP endpoint. Every route checks Host and Origin.
 
 let app: FastifyInstance;
-let dataDir: string;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'gw-guard-'));
-  const registry = createSourceRegistry();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
-    env: { LOG_LEVEL: 'silent', DATA_DIR: dataDir, PORT: '8080' },
-  });
-  app = await buildApp(config, { registry });
+  ({ app, close } = await buildTestApp({ env: { PORT: '8080' } }));
 });
-afterAll(async () => {
-  await app.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => close());
 
 const REGISTRATION = {
   redirect_uris: ['http://127.0.0.1:9/callback'],

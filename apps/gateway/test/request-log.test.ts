@@ -1,15 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
 import type { GatewayConfig } from '@mcpgw/config';
-import { buildApp } from '../src/app.js';
-import { demoBootstrap } from '../src/demo.js';
-import { createSourceRegistry } from '../src/source-registry.js';
 import { mintTenantToken } from '../src/token-cli.js';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // What an operator reads per request: the tenant, the MCP method (from the
 // header on 2026-07-28, from the body in the initialize era), the JSON-RPC
@@ -30,29 +25,14 @@ const logStream = new Writable({
 
 let app: FastifyInstance;
 let config: GatewayConfig;
-let dataDir: string;
+let close: () => Promise<void>;
 let token: string;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'gw-log-'));
-  const registry = createSourceRegistry();
-  config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
-    env: { LOG_LEVEL: 'info', DATA_DIR: dataDir, PORT: '8080' },
-  });
-  app = await buildApp(config, { registry, logStream });
+  ({ app, config, close } = await buildTestApp({ env: { PORT: '8080' }, logStream }));
   token = (await mintTenantToken(config, { tenant: 'demo', sub: 'alice@example.com' })).token;
 });
-afterAll(async () => {
-  await app.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
-
-const MODERN_META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
+afterAll(() => close());
 
 async function post(headers: Record<string, string>, payload: object) {
   const before = lines.length;

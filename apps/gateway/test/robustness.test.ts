@@ -1,9 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp } from '../src/app.js';
-import { createSourceRegistry } from '../src/source-registry.js';
+import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 
 // "No input may crash or hang the process": random bodies and headers,
 // well-formed and not, against the real app. Every answer must be a proper
@@ -32,12 +30,11 @@ const BOOTSTRAP = {
 };
 
 let app: FastifyInstance;
+let close: () => Promise<void>;
 beforeAll(async () => {
-  const registry = createSourceRegistry();
-  const config = await loadConfig({ registry, defaultBootstrap: BOOTSTRAP, env: { LOG_LEVEL: 'silent' } });
-  app = await buildApp(config, { registry });
+  ({ app, close } = await buildTestApp({ bootstrap: BOOTSTRAP }));
 });
-afterAll(() => app.close());
+afterAll(() => close());
 
 const METHODS = [
   'server/discover',

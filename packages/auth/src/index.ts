@@ -1,14 +1,15 @@
-export { AuthError, isAuthError, type AuthErrorCode } from './auth-error.js';
-export { extractBearerToken, type BearerTokenRequest } from './bearer-token.js';
-export { bearerChallenge, type BearerChallengeInput } from './bearer-challenge.js';
-export { protectedResourceMetadata, type ProtectedResourceMetadataInput } from './protected-resource-metadata.js';
-export {
-  ASYMMETRIC_ALGORITHMS,
-  validateIssuerSettings,
-  type IssuerKeysSource,
-  type IssuerSettings,
-} from './issuer-settings.js';
-export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './token-verifier.js';
-export { REFETCH_COOLDOWN_MS, REFRESH_INTERVAL_MS } from './jwks-cache.js';
-export { FETCH_TIMEOUT_MS } from './bounded-fetch.js';
-export { discoveryUrls } from './discovery.js';
+// The public surface of @mcpgw/auth: what apps/gateway uses. Tests reach the
+// other modules by path (../src/<module>.js).
+
+/** The error a failed verification throws; its code picks the 401/403 challenge (RFC 6750 section 3.1). */
+export { AuthError, type AuthErrorCode } from './auth-error.js';
+/** Reads the bearer token from the Authorization header, refusing a query-string token (RFC 6750 section 2). */
+export { extractBearerToken } from './bearer-token.js';
+/** Builds the WWW-Authenticate challenge of a 401/403 (RFC 6750 section 3, RFC 9728 section 5.1). */
+export { bearerChallenge } from './bearer-challenge.js';
+/** The protected resource metadata document (RFC 9728 section 3.2). */
+export { protectedResourceMetadata } from './protected-resource-metadata.js';
+/** A tenant's trusted issuer, as the config layer hands it over. */
+export type { IssuerSettings } from './issuer-settings.js';
+/** Verifies access tokens (JWT or introspection) against a tenant's issuers. */
+export { createTokenVerifier, type TokenVerifier } from './token-verifier.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AuthError, extractBearerToken } from '../src/index.js';
+import { AuthError } from '../src/auth-error.js';
+import { extractBearerToken } from '../src/bearer-token.js';
 
 function request(headers: string[], url = '/t/acme/mcp', bodyHasAccessToken = false) {
   return { rawHeaders: headers, url, bodyHasAccessToken };

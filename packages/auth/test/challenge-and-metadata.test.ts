@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bearerChallenge, protectedResourceMetadata } from '../src/index.js';
+import { bearerChallenge } from '../src/bearer-challenge.js';
+import { protectedResourceMetadata } from '../src/protected-resource-metadata.js';
 
 const PRM = 'https://gw.example.com/.well-known/oauth-protected-resource/t/acme/mcp';
 

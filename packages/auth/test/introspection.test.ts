@@ -1,7 +1,11 @@
 import { silentLogger } from '@mcpgw/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AuthError, createTokenVerifier, type IssuerSettings, type TokenVerifier } from '../src/index.js';
-import { capturingLogger, fakeClock, startLocalIssuer, type LocalIssuer, type LogRecord } from './local-issuer.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
+import { capturingLogger, type LogRecord } from './capturing-logger.js';
+import { fakeClock } from './fake-clock.js';
+import { startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';
 const CLIENT = { clientId: 'gateway', clientSecret: 's3cr:et/+ with space' };

@@ -1,15 +1,13 @@
 import { silentLogger } from '@mcpgw/core';
 import type { JWTPayload } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  AuthError,
-  createTokenVerifier,
-  REFETCH_COOLDOWN_MS,
-  REFRESH_INTERVAL_MS,
-  type IssuerSettings,
-  type TokenVerifier,
-} from '../src/index.js';
-import { capturingLogger, fakeClock, newSigningKey, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
+import { REFETCH_COOLDOWN_MS, REFRESH_INTERVAL_MS } from '../src/jwks-cache.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
+import { capturingLogger } from './capturing-logger.js';
+import { fakeClock } from './fake-clock.js';
+import { newSigningKey, startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';
 

@@ -1,7 +1,11 @@
 import { base64url } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError, createTokenVerifier, type IssuerSettings } from '../src/index.js';
-import { capturingLogger, fakeClock, newSigningKey, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier } from '../src/token-verifier.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
+import { capturingLogger } from './capturing-logger.js';
+import { fakeClock } from './fake-clock.js';
+import { newSigningKey, startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';
 const CLIENT = { clientId: 'gateway', clientSecret: 'introspection-secret-value' };

@@ -1,6 +1,8 @@
 import { silentLogger } from '@mcpgw/core';
 import { describe, expect, it } from 'vitest';
-import { createTokenVerifier, discoveryUrls, type IssuerSettings } from '../src/index.js';
+import { createTokenVerifier } from '../src/token-verifier.js';
+import { discoveryUrls } from '../src/discovery.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
 
 const base: IssuerSettings = {
   issuer: 'https://idp.example.com',

@@ -1,7 +1,9 @@
 import { silentLogger } from '@mcpgw/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError, createTokenVerifier, type IssuerSettings, type TokenVerifier } from '../src/index.js';
-import { startLocalIssuer, type LocalIssuer } from './local-issuer.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
+import { startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 
 const ACME = 'https://gw.example.com/t/acme/mcp';
 const GLOBEX = 'https://gw.example.com/t/globex/mcp';

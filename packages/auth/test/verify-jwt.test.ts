@@ -1,8 +1,11 @@
 import { silentLogger } from '@mcpgw/core';
 import { base64url, exportSPKI, SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthError, createTokenVerifier, type IssuerSettings, type TokenVerifier } from '../src/index.js';
-import { fakeClock, newSigningKey, startLocalIssuer, type LocalIssuer } from './local-issuer.js';
+import { AuthError } from '../src/auth-error.js';
+import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
+import type { IssuerSettings } from '../src/issuer-settings.js';
+import { fakeClock } from './fake-clock.js';
+import { newSigningKey, startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 
 const RESOURCE = 'https://gw.example.com/t/acme/mcp';
 const clock = fakeClock();

@@ -1,17 +1,13 @@
-export type { CacheStore } from './cache-store.js';
-export { createMemoryStore } from './memory-store.js';
-export type { MemoryStoreOptions } from './memory-store.js';
-export { createRedisStore, isClusterUrl } from './redis-store.js';
-export type { RedisStoreOptions } from './redis-store.js';
-export { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
-export type { BreakerStore, CircuitBreakerOptions } from './circuit-breaker.js';
+// The public surface of @mcpgw/cache: what apps/gateway and bench use. Tests
+// reach the other modules by path (../src/<module>.js).
+
+/** Builds every cache key, tenant first (bench reads keys through it). */
 export { createCacheKeys } from './cache-keys.js';
-export type { CacheKeys, CacheKeysOptions, EntryKeyParts } from './cache-keys.js';
-export type { CacheCounters, TenantCacheMetrics } from './cache-metrics.js';
-export { createGatewayCache, createGatewayCacheOn } from './gateway-cache.js';
-export type { CachedCall, GatewayCache, GatewayCacheOptions, Stored } from './gateway-cache.js';
-export type { ResultBody, ResultCall, ResultLookup } from './shared-results.js';
-export { createCachingResourceService, withResultCache } from './caching-resource-service.js';
-export type { CallerCacheContext, ScopedCatalog } from './caching-resource-service.js';
+/** The gateway's cache: the configured store behind a circuit breaker, with per-tenant metrics. */
+export { createGatewayCache, type GatewayCache } from './gateway-cache.js';
+/** Caches a caller's list and read results, keyed by the principal's fingerprint. */
+export { withResultCache } from './caching-resource-service.js';
+/** Caches a source's own listings and reads, shared by every caller of the tenant. */
 export { createCachingSource } from './caching-source.js';
-export type { SourceCacheContext } from './caching-source.js';
+/** Hits, misses, errors and bypasses per tenant and layer, as `GatewayCache.metrics()` reports them. */
+export type { TenantCacheMetrics } from './cache-metrics.js';

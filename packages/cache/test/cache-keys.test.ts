@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCacheKeys } from '../src/index.js';
+import { createCacheKeys } from '../src/cache-keys.js';
 
 const secret = Buffer.from('k'.repeat(32));
 const parts = {

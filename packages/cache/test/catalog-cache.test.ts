@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayCache, GatewayCacheOptions } from '../src/index.js';
-import { createCachingSource, createGatewayCache } from '../src/index.js';
-import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '../../../test/helpers/redis.js';
+import type { GatewayCache, GatewayCacheOptions } from '../src/gateway-cache.js';
+import { createCachingSource } from '../src/caching-source.js';
+import { createGatewayCache } from '../src/gateway-cache.js';
+import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { countingSource } from './counting-source.js';
 import { createCatalog } from '@mcpgw/catalog';
 import { unrestrictedScope } from '@mcpgw/core';

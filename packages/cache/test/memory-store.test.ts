@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore } from '../src/index.js';
+import { createMemoryStore } from '../src/memory-store.js';
 
 describe('in-process store', () => {
   it('expires an entry exactly at its ttl (fake clock)', async () => {

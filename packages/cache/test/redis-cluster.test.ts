@@ -1,14 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayCache } from '../src/index.js';
-import {
-  createCacheKeys,
-  createCachingResourceService,
-  createCachingSource,
-  createGatewayCache,
-} from '../src/index.js';
-import type { OwnRedisCluster } from '../../../test/helpers/redis.js';
-import { inspector, startRedisCluster } from '../../../test/helpers/redis.js';
+import type { GatewayCache } from '../src/gateway-cache.js';
+import { createCacheKeys } from '../src/cache-keys.js';
+import { createCachingResourceService } from '../src/caching-resource-service.js';
+import { createCachingSource } from '../src/caching-source.js';
+import { createGatewayCache } from '../src/gateway-cache.js';
+import { type OwnRedisCluster, inspector, startRedisCluster } from '@mcpgw/test-helpers/redis';
 import { countingSource } from './counting-source.js';
 import { fakeService } from './fake-service.js';
 

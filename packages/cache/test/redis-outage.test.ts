@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayCache } from '../src/index.js';
-import { createCachingResourceService, createGatewayCache } from '../src/index.js';
-import type { OwnRedisServer } from '../../../test/helpers/redis.js';
-import { startRedisServer } from '../../../test/helpers/redis.js';
+import type { GatewayCache } from '../src/gateway-cache.js';
+import { createCachingResourceService } from '../src/caching-resource-service.js';
+import { createGatewayCache } from '../src/gateway-cache.js';
+import { type OwnRedisServer, startRedisServer } from '@mcpgw/test-helpers/redis';
 import { fakeService } from './fake-service.js';
 
 // Issue 4: "Redis unavailable or slow: requests are served uncached, never

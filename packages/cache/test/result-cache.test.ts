@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayCache } from '../src/index.js';
-import type { AccessScope } from '@mcpgw/core';
-import { unrestrictedScope } from '@mcpgw/core';
-import { createCachingResourceService, createGatewayCache, withResultCache } from '../src/index.js';
-import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '../../../test/helpers/redis.js';
+import type { GatewayCache } from '../src/gateway-cache.js';
+import { type AccessScope, unrestrictedScope } from '@mcpgw/core';
+import { createCachingResourceService, withResultCache } from '../src/caching-resource-service.js';
+import { createGatewayCache } from '../src/gateway-cache.js';
+import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { fakeService } from './fake-service.js';
 
 // Issue 4, per-credential result cache, against both stores: the in-process

@@ -1,2 +1,4 @@
-export { createCatalog } from './catalog.js';
-export type { Catalog, CatalogOptions } from './catalog.js';
+// The public surface of @mcpgw/catalog: what apps/gateway uses.
+
+/** Merges a tenant's sources into one paginated, access-scoped resource service. */
+export { createCatalog, type Catalog } from './catalog.js';

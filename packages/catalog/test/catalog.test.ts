@@ -3,7 +3,7 @@ import type { AccessScope, PageRequest, Source, SourceTtl } from '@mcpgw/core';
 import { GatewayError, silentLogger, unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
-import { createCatalog } from '../src/index.js';
+import { createCatalog } from '../src/catalog.js';
 
 const signal = new AbortController().signal;
 const cursors = createCursorCodec({ secret: Buffer.from('c'.repeat(32)) });

@@ -3,7 +3,8 @@ import type { Source } from '@mcpgw/core';
 import { silentLogger, unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec, dispatchMcpPost } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
-import { createCatalog } from '../src/index.js';
+import { createCatalog } from '../src/catalog.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 /**
  * Every way a cursor can fail (the codec refuses it, the sealed state is not
@@ -14,11 +15,6 @@ import { createCatalog } from '../src/index.js';
  */
 const secret = Buffer.from('u'.repeat(32));
 const cursors = createCursorCodec({ secret });
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
-
 function staticSource(id: string, count: number): Source {
   return createStaticSource(
     {
@@ -34,7 +30,7 @@ async function list(sources: readonly Source[], method: string, cursor: string) 
   const response = await dispatchMcpPost(
     {
       header: (name) => ({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': method })[name],
-      body: { jsonrpc: '2.0', id: 1, method, params: { cursor, _meta: META } },
+      body: { jsonrpc: '2.0', id: 1, method, params: { cursor, _meta: MODERN_META } },
       signal: new AbortController().signal,
     },
     {

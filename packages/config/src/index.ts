@@ -1,13 +1,13 @@
+// The public surface of @mcpgw/config: what apps/gateway, bench and other
+// packages' tests use. Tests reach the other modules by path (../src/<module>.js).
+
+/** Why the configuration was refused, with every issue's path. */
 export { ConfigError } from './config-error.js';
-export type { ConfigIssue } from './config-error.js';
-export { ENV_KEYS, envSchema, isLoopbackHost, readEnv } from './env.js';
-export type { EnvConfig } from './env.js';
-export { bootstrapSchema, tenantSchema } from './bootstrap-schema.js';
-export type { BootstrapDocument, TenantEntry } from './bootstrap-schema.js';
-export { loadConfig } from './load-config.js';
-export type { GatewayConfig, LoadConfigOptions } from './load-config.js';
-export type { SourceConfig, TenantConfig } from './tenant-config.js';
-export { validateTenantEntry } from './validate-bootstrap.js';
-export type { ValidationContext } from './validate-bootstrap.js';
-export { ASYMMETRIC_ALGORITHMS, grantSchema, issuerSchema, tenantAuthSchema } from './auth-schema.js';
-export type { GrantEntry, IssuerEntry, TenantAuth } from './auth-schema.js';
+/** Parses the environment (readEnv) and the loopback check the gateway applies to dev-only settings. */
+export { isLoopbackHost, readEnv, type EnvConfig } from './env.js';
+/** Loads environment and bootstrap file into the validated gateway configuration. */
+export { loadConfig, type GatewayConfig } from './load-config.js';
+/** One tenant's validated configuration, as the app builds its sources and verifier from it. */
+export type { TenantConfig } from './tenant-config.js';
+/** A tenant's trusted issuer as written in the bootstrap file. */
+export type { IssuerEntry } from './auth-schema.js';

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { SourceFactory } from '@mcpgw/core';
-import { ConfigError, ENV_KEYS, loadConfig, readEnv } from '../src/index.js';
+import { ConfigError } from '../src/config-error.js';
+import { ENV_KEYS, readEnv } from '../src/env.js';
+import { loadConfig } from '../src/load-config.js';
 
 // A source type whose options schema is real zod, so errors carry real paths.
 const fakeFactory: SourceFactory<{ root: string }> = {

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ControlPlaneStore, DeclaredTenant, WriteContext } from '../src/index.js';
-import { applyDeclaredState, createControlPlaneStore, createSecretBox, migrate } from '../src/index.js';
+import type { ControlPlaneStore } from '../src/control-plane-store.js';
+import type { DeclaredTenant } from '../src/apply-declared-state.js';
+import type { WriteContext } from '../src/write-context.js';
+import { applyDeclaredState } from '../src/apply-declared-state.js';
+import { createControlPlaneStore } from '../src/control-plane-store.js';
+import { createSecretBox } from '../src/secret-box.js';
+import { migrate } from '../src/migrate.js';
 import { ENGINES, type EngineUnderTest } from './engines.js';
 
 // PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.

@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ControlPlaneStore, SqlDatabase, WriteContext } from '../src/index.js';
-import { CONTROL_PLANE_CHANNEL, createControlPlaneStore, createSecretBox, migrate, StoreError } from '../src/index.js';
+import type { ControlPlaneStore } from '../src/control-plane-store.js';
+import type { SqlDatabase } from '../src/sql-database.js';
+import type { WriteContext } from '../src/write-context.js';
+import { CONTROL_PLANE_CHANNEL, createControlPlaneStore } from '../src/control-plane-store.js';
+import { createSecretBox } from '../src/secret-box.js';
+import { migrate } from '../src/migrate.js';
+import { StoreError } from '../src/store-error.js';
 import { ENGINES, type EngineUnderTest } from './engines.js';
 
 // PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.

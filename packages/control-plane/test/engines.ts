@@ -3,9 +3,10 @@
  * database per call) and PGlite in memory. Tests run the same assertions on
  * each, since production uses the first and `npm start` the second.
  */
-import type { SqlDatabase } from '../src/index.js';
-import { createPgliteDatabase, createPostgresDatabase } from '../src/index.js';
-import { createTestDatabase } from '../../../test/helpers/postgres.js';
+import type { SqlDatabase } from '../src/sql-database.js';
+import { createPgliteDatabase } from '../src/pglite-database.js';
+import { createPostgresDatabase } from '../src/postgres-database.js';
+import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 
 export interface EngineUnderTest {
   readonly db: SqlDatabase;

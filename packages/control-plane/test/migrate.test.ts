@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS, type Migration } from '../src/migrations/index.js';
-import { migrate, MigrationError } from '../src/index.js';
+import { migrate, MigrationError } from '../src/migrate.js';
 import { ENGINES, type EngineUnderTest } from './engines.js';
 
 // PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSecretBox, SealedSecretError } from '../src/index.js';
+import { createSecretBox, SealedSecretError } from '../src/secret-box.js';
 
 const OLD = Buffer.from('an old server secret of at least thirty-two characters');
 const NEW = Buffer.from('the new server secret of at least thirty-two characters');

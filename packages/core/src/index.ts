@@ -1,34 +1,37 @@
-export type {
-  Annotations,
-  BlobContents,
-  Icon,
-  ResourceContents,
-  ResourceDescriptor,
-  ResourceTemplateDescriptor,
-  TextContents,
-} from './resource.js';
+// The public surface of @mcpgw/core: the shared types and helpers every other
+// package builds on. Tests reach the other modules by path (../src/<module>.js).
+
+/** MCP resource shapes (MCP 2026-07-28, server resources, data types): descriptors, templates, contents. */
+export type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
+/** The Source interface every source package implements, with its paging, change, health and TTL types. */
 export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl, VisibleUri } from './source.js';
+/** The TTLs a source gets when it declares none. */
 export { DEFAULT_SOURCE_TTL } from './source.js';
-export type { GatewayErrorOptions } from './errors.js';
-export { decodePercentPrefix, normalizePrefixes } from './uri-prefixes.js';
-export { GatewayError, invalidPosition, isGatewayError } from './errors.js';
-export type { ErrorDefinition, GatewayErrorCode } from './error-registry.js';
-export { errorDefinition, errorRegistry } from './error-registry.js';
-export type { JsonRpcErrorCodeValue } from './json-rpc-error-codes.js';
-export { JsonRpcErrorCode } from './json-rpc-error-codes.js';
+/** The gateway's typed error, carrying a registry code; invalidPosition is the one cursor failure. */
+export { GatewayError, invalidPosition, isGatewayError, type GatewayErrorOptions } from './errors.js';
+/** The error registry: each code's JSON-RPC code, HTTP status and public message. */
+export { errorDefinition, errorRegistry, type ErrorDefinition, type GatewayErrorCode } from './error-registry.js';
+/** The JSON-RPC error codes the gateway emits (JSON-RPC 2.0 section 5.1 and MCP's own). */
+export { JsonRpcErrorCode, type JsonRpcErrorCodeValue } from './json-rpc-error-codes.js';
+/** How a source type plugs in: its factory, the context it is created with, its URI space. */
 export type { SourceContext, SourceFactory, UriSpace } from './source-factory.js';
-export type { StandardIssue, StandardResult, StandardSchemaV1 } from './standard-schema.js';
-export type { Logger } from './logger.js';
-export { silentLogger } from './logger.js';
-export type { AccessScope } from './access-scope.js';
-export { unrestrictedScope } from './access-scope.js';
+/** The Standard Schema interface a factory's options schema implements. */
+export type { StandardSchemaV1 } from './standard-schema.js';
+/** The logger interface packages log through, and one that drops everything. */
+export { silentLogger, type Logger } from './logger.js';
+/** Which URIs a caller may see, and the scope that sees everything. */
+export { unrestrictedScope, type AccessScope } from './access-scope.js';
+/** The authenticated caller. */
 export type { Principal } from './principal.js';
+/** Turns fetched bytes into text or blob contents by media type; BLOB_BYTES keeps a blob's bytes for streaming. */
 export { BLOB_BYTES, bytesToContents, isTextLike } from './contents.js';
+/** Normalizes and decodes the URI prefixes a listing is narrowed to. */
+export { decodePercentPrefix, normalizePrefixes } from './uri-prefixes.js';
+/** The JWS algorithms an issuer may sign with (asymmetric only). */
 export { ASYMMETRIC_ALGORITHMS } from './algorithms.js';
-export type { ChangeEvent, ChangeHubOptions, ChangeListener, FingerprintUris } from './change-hub.js';
-export { ChangeHub } from './change-hub.js';
-export type { Fingerprint, FingerprintDiff } from './fingerprint.js';
-export { diffFingerprints } from './fingerprint.js';
-export type { BackoffOptions } from './backoff.js';
+/** The one change hub sources announce list changes through. */
+export { ChangeHub, type ChangeListener, type FingerprintUris } from './change-hub.js';
+/** Exponential backoff with jitter for reconnecting watchers and pollers. */
 export { Backoff } from './backoff.js';
+/** A warning that repeats while a backend is down, condensed to one line per doubling of attempts. */
 export { CondensedWarning } from './condensed-warning.js';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Backoff, CondensedWarning, type Logger } from '../src/index.js';
+import { Backoff } from '../src/backoff.js';
+import { CondensedWarning } from '../src/condensed-warning.js';
+import type { Logger } from '../src/logger.js';
 
 describe('Backoff', () => {
   it('doubles from 250 ms to a 30 s cap', () => {

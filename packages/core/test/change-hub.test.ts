@@ -1,5 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ChangeHub, diffFingerprints, type ChangeEvent, type Logger, type SourceChange } from '../src/index.js';
+import { ChangeHub, type ChangeEvent } from '../src/change-hub.js';
+import { diffFingerprints } from '../src/fingerprint.js';
+import type { Logger } from '../src/logger.js';
+import type { SourceChange } from '../src/source.js';
 
 function recordingLogger() {
   const lines: Array<{ level: string; fields: object; msg?: string }> = [];

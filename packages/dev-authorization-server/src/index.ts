@@ -1,8 +1,9 @@
-export type { DevAuthorizationServer, DevAuthorizationServerOptions } from './create-dev-authorization-server.js';
-export { createDevAuthorizationServer, MAX_REGISTERED_CLIENTS } from './create-dev-authorization-server.js';
-export type { MintDevAccessTokenInput } from './mint-dev-access-token.js';
-export { mintDevAccessToken, TOKEN_CLI_CLIENT_ID } from './mint-dev-access-token.js';
-export type { DevResource } from './resource-servers.js';
-export { DEMO_NAME, DEMO_SUBJECT } from './demo-account.js';
+// The public surface of @mcpgw/dev-authorization-server: what apps/gateway
+// uses. Tests reach the other modules by path (../src/<module>.js).
+
+/** Starts the development authorization server the demo tenant trusts. */
+export { createDevAuthorizationServer, type DevAuthorizationServer } from './create-dev-authorization-server.js';
+/** Mints a demo access token without a browser (`npm run token`). */
+export { mintDevAccessToken } from './mint-dev-access-token.js';
+/** How long a minted access token lives, which the token CLI prints. */
 export { ACCESS_TOKEN_TTL_SECONDS } from './provider-configuration.js';
-export { SIGNING_ALGORITHM } from './keystore.js';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createDevAuthorizationServer, mintDevAccessToken } from '@mcpgw/dev-authorization-server';
+import { createDevAuthorizationServer } from '../src/create-dev-authorization-server.js';
+import { mintDevAccessToken } from '../src/mint-dev-access-token.js';
 import {
   REDIRECT_URI,
   fetchJson,

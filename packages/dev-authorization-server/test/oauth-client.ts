@@ -9,9 +9,10 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@mcpgw/core';
-import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
-import type { DevAuthorizationServer, DevResource } from '@mcpgw/dev-authorization-server';
-import { followToRedirectUri as followRedirects } from '../../../test/helpers/follow-redirects.js';
+import { createDevAuthorizationServer } from '../src/create-dev-authorization-server.js';
+import type { DevAuthorizationServer } from '../src/create-dev-authorization-server.js';
+import type { DevResource } from '../src/resource-servers.js';
+import { followToRedirectUri as followRedirects } from '@mcpgw/test-helpers/follow-redirects';
 
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 

@@ -1,8 +1,12 @@
-export type { Grant, GrantAllow, GrantMatch } from './grant.js';
-export type { CompiledGrants } from './compile-grants.js';
+// The public surface of @mcpgw/policy: what apps/gateway, @mcpgw/config and
+// other packages' tests use. Tests reach the other modules by path (../src/<module>.js).
+
+/** A grant as written in the bootstrap file: who it matches and what it allows. */
+export type { Grant } from './grant.js';
+/** Compiles a tenant's grants once, at load. */
 export { compileGrants } from './compile-grants.js';
-export { resolveAccess, canonicalJson } from './resolve-access.js';
-export type { UriPattern } from './uri-pattern.js';
-export { compileUriPattern, isAmbiguousUri } from './uri-pattern.js';
+/** A principal's access scope under the compiled grants, with its fingerprint. */
+export { resolveAccess } from './resolve-access.js';
+/** Why a grant URI pattern is refused at load (config validation), or undefined. */
 export { grantPatternProblem } from './grant-pattern-problem.js';
 export { listingPrefixesOf, literalPrefix } from './listing-prefixes.js';

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { UriSpace } from '@mcpgw/core';
-import { compileUriPattern, grantPatternProblem } from '../src/index.js';
+import { compileUriPattern } from '../src/uri-pattern.js';
+import { grantPatternProblem } from '../src/grant-pattern-problem.js';
 
 const files: UriSpace = { prefixes: ['file:///docs/'], emptySegments: false };
 const postgres: UriSpace = { prefixes: ['db+postgres:///crm/'], emptySegments: false };

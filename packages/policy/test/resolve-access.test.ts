@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '@mcpgw/core';
-import type { Grant, UriPattern } from '../src/index.js';
-import { compileGrants, resolveAccess } from '../src/index.js';
+import type { Grant } from '../src/grant.js';
+import type { UriPattern } from '../src/uri-pattern.js';
+import { compileGrants } from '../src/compile-grants.js';
+import { resolveAccess } from '../src/resolve-access.js';
 
 const alice: Principal = {
   issuer: 'https://idp.a',

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { compileUriPattern } from '../src/index.js';
+import { compileUriPattern } from '../src/uri-pattern.js';
 
 /**
  * The reference: the documented semantics stated directly and recursively

@@ -1,30 +1,26 @@
+// The public surface of @mcpgw/protocol: what apps/gateway, @mcpgw/cache and
+// @mcpgw/catalog use. Tests reach the other modules by path (../src/<module>.js).
+
+/** The JSON-RPC error codes, under the name the wire layer uses. */
 export { ErrorCode } from './error-codes.js';
-export type { ErrorCodeValue } from './error-codes.js';
+/** A JSON-RPC error on its way to the wire. */
 export { McpError } from './mcp-error.js';
-export { parseEnvelope, readRequestId } from './envelope.js';
-export type { JsonRpcMessage, JsonRpcNotification, JsonRpcRequest, RequestId } from './envelope.js';
-export { decodeHeaderValue } from './header-value.js';
-export { createCursorCodec } from './cursor.js';
-export type { CursorBinding, CursorCodec, CursorCodecOptions } from './cursor.js';
-export { dispatchMcpPost, errorResponse } from './dispatch.js';
-export type { DispatchContext, JsonRpcResponseBody, McpHttpRequest, McpHttpResponse } from './dispatch.js';
-export { EncodedJson, serializeResponse } from './encoded-json.js';
+/** A JSON-RPC request id (JSON-RPC 2.0 section 4). */
+export type { RequestId } from './envelope.js';
+/** Signs and checks opaque cursors, bound to tenant, caller and listing. */
+export { createCursorCodec, type CursorCodec } from './cursor.js';
+/** Handles one POST to the MCP endpoint, for both eras (MCP 2026-07-28 and the initialize era). */
+export { dispatchMcpPost, errorResponse, type McpHttpResponse } from './dispatch.js';
+/** What the dispatcher asks of the layer below it: list and read, paged, for one caller. */
 export type {
   CursorListing,
   ReadOutcome,
   ResourcePage,
-  ResourceRequestOptions,
   ResourceService,
   ServerIdentity,
   TemplatePage,
 } from './resource-service.js';
-export type { CacheScope } from './results.js';
+/** Finished results kept as the bytes to send, and their serialization with the request id spliced in. */
+export { EncodedJson, serializeResponse } from './encoded-json.js';
+/** Maps any thrown error to the JSON-RPC error the wire carries, from the error registry. */
 export { toMcpError, wireError } from './error-mapping.js';
-export {
-  HEADERLESS_LEGACY_VERSION,
-  LATEST_LEGACY_VERSION,
-  LEGACY_VERSIONS,
-  MODERN_VERSIONS,
-  SUPPORTED_VERSIONS,
-} from './versions.js';
-export type { LegacyVersion, ModernVersion } from './versions.js';

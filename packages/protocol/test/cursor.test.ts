@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createCursorCodec } from '../src/index.js';
+import { createCursorCodec } from '../src/cursor.js';
 
 const binding = { tenantId: 'acme', fingerprint: 'fp-1', listing: 'resources' };
 const secret = Buffer.from('k'.repeat(32));

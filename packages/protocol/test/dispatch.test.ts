@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcpgw/core';
-import type { ResourceService } from '../src/index.js';
-import { dispatchMcpPost } from '../src/index.js';
+import type { ResourceService } from '../src/resource-service.js';
+import { dispatchMcpPost } from '../src/dispatch.js';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 // A two-resource service standing in for the catalog: this file tests the
 // wire rules of the protocol layer alone; the catalog and the app have their
@@ -22,11 +23,6 @@ const service: ResourceService = {
 };
 
 const server = { name: 'gw', version: '1.2.3', instructions: 'read things' };
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
-
 function post(body: unknown, headers: Record<string, string> = {}) {
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
   return dispatchMcpPost(
@@ -37,7 +33,7 @@ function post(body: unknown, headers: Record<string, string> = {}) {
 
 function modern(method: string, params: Record<string, unknown> = {}, extra: Record<string, string> = {}) {
   return post(
-    { jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: META } },
+    { jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: MODERN_META } },
     { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...extra },
   );
 }
@@ -126,7 +122,7 @@ describe('modern era (2026-07-28)', () => {
         jsonrpc: '2.0',
         id: 'x',
         method: 'resources/list',
-        params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '1900-01-01' } },
+        params: { _meta: { ...MODERN_META, 'io.modelcontextprotocol/protocolVersion': '1900-01-01' } },
       },
       { 'MCP-Protocol-Version': '1900-01-01', 'Mcp-Method': 'resources/list' },
     );
@@ -141,11 +137,15 @@ describe('modern era (2026-07-28)', () => {
     [
       'header version differs from _meta',
       { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'resources/list' },
-      { ...META, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' },
+      { ...MODERN_META, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' },
     ],
-    ['Mcp-Method missing', { 'MCP-Protocol-Version': '2026-07-28' }, META],
-    ['Mcp-Method differs from body', { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'resources/read' }, META],
-    ['protocol version header missing but _meta modern', { 'Mcp-Method': 'resources/list' }, META],
+    ['Mcp-Method missing', { 'MCP-Protocol-Version': '2026-07-28' }, MODERN_META],
+    [
+      'Mcp-Method differs from body',
+      { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'resources/read' },
+      MODERN_META,
+    ],
+    ['protocol version header missing but _meta modern', { 'Mcp-Method': 'resources/list' }, MODERN_META],
   ])('%s → 400 + -32020', async (_name, headers, meta) => {
     const response = await post({ jsonrpc: '2.0', id: 3, method: 'resources/list', params: { _meta: meta } }, headers);
     expect(response.status).toBe(400);
@@ -307,7 +307,7 @@ describe('cache eligibility', () => {
       await dispatchMcpPost(
         {
           header: (name) => lookup[name as keyof typeof lookup],
-          body: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } },
+          body: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: MODERN_META } },
           signal: new AbortController().signal,
         },
         context,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bytesToContents } from '@mcpgw/core';
-import { EncodedJson, serializeResponse } from '../src/index.js';
-import type { JsonRpcResponseBody } from '../src/index.js';
+import { EncodedJson, serializeResponse } from '../src/encoded-json.js';
+import type { JsonRpcResponseBody } from '../src/dispatch.js';
 
 /** The response as the wire carries it. */
 const wire = (body: JsonRpcResponseBody): string => {

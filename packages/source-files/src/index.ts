@@ -1,8 +1,5 @@
+// The public surface of @mcpgw/source-files: the source type apps/gateway
+// registers. Tests reach the other modules by path (../src/<module>.js).
+
+/** The `files` source type: a folder on disk as resources. */
 export { filesSourceFactory } from './files-source-factory.js';
-export { createFilesSource, formatBytes, WALK_REUSE_MS } from './files-source.js';
-export { filesSourceOptionsSchema, type FilesSourceConfig, type FilesSourceOptions } from './files-source-options.js';
-export { fileUriPrefix, parseFileUri, toFileUri, type ParsedFileUri } from './file-uri.js';
-export { DIRECTORY_MIME_TYPE, isTextLike, mediaTypeOf } from './media-type.js';
-export { MARKDOWN_HEAD_BYTES, summarizeMarkdown, type MarkdownSummary } from './markdown-summary.js';
-export { compareNames, comparePaths, isServableName } from './path-segment.js';
-export { WATCH_COALESCE_MS } from './folder-watcher.js';

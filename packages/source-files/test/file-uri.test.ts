@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { comparePaths, isServableName, parseFileUri, toFileUri } from '../src/index.js';
+import { comparePaths, isServableName } from '../src/path-segment.js';
+import { parseFileUri, toFileUri } from '../src/file-uri.js';
 
 describe('file URIs', () => {
   it('name the source and percent-encode each segment', () => {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { GatewayError, silentLogger, type Logger, type ResourceDescriptor, type Source } from '@mcpgw/core';
 import { afterEach } from 'vitest';
-import { filesSourceFactory, type FilesSourceConfig } from '../src/index.js';
+import { filesSourceFactory } from '../src/files-source-factory.js';
+import type { FilesSourceConfig } from '../src/files-source-options.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {

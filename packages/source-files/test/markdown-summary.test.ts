@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarizeMarkdown } from '../src/index.js';
+import { summarizeMarkdown } from '../src/markdown-summary.js';
 
 describe('markdown summaries', () => {
   it('take title and description from YAML front matter', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filesSourceFactory } from '../src/index.js';
+import { filesSourceFactory } from '../src/files-source-factory.js';
 
 async function validate(config: unknown) {
   return filesSourceFactory.optionsSchema['~standard'].validate(config);

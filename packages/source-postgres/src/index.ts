@@ -1,11 +1,9 @@
+// The public surface of @mcpgw/source-postgres: what apps/gateway and bench
+// use. Tests reach the other modules by path (../src/<module>.js).
+
+/** The `postgres` source type: schemas and tables as described resources. */
 export { postgresSourceFactory } from './postgres-source-factory.js';
+/** Creates a Postgres source from parsed options (bench builds one without the config layer). */
 export { createPostgresSource } from './postgres-source.js';
-export {
-  postgresSourceOptionsSchema,
-  type ExcludedColumn,
-  type PostgresSourceConfig,
-  type PostgresSourceOptions,
-} from './postgres-source-options.js';
-export { decodeSegment, encodeSegment, parseResourceUri, schemaUri, tableUri, uriPrefix } from './resource-uri.js';
-export type { ParsedUri } from './resource-uri.js';
-export { quoteIdent } from './quote-ident.js';
+/** Validates a `postgres` source entry's options. */
+export { postgresSourceOptionsSchema } from './postgres-source-options.js';

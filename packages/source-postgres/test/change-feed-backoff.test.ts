@@ -1,7 +1,8 @@
 import * as net from 'node:net';
 import type { Logger, SourceChange } from '@mcpgw/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createPostgresSource, postgresSourceOptionsSchema } from '../src/index.js';
+import { createPostgresSource } from '../src/postgres-source.js';
+import { postgresSourceOptionsSchema } from '../src/postgres-source-options.js';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**

@@ -1,7 +1,8 @@
 import * as net from 'node:net';
 import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresSource, postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/index.js';
+import { createPostgresSource } from '../src/postgres-source.js';
+import { postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/postgres-source-options.js';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**

@@ -1,6 +1,7 @@
 import { silentLogger, type Logger, type Source } from '@mcpgw/core';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/postgres.js';
-import { createPostgresSource, postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/index.js';
+import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
+import { createPostgresSource } from '../src/postgres-source.js';
+import { postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/postgres-source-options.js';
 
 /** Names chosen to break naive quoting and encoding. */
 export const WEIRD_TABLE = 'Order "Items"; -- x/y?z#%';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { postgresSourceFactory, postgresSourceOptionsSchema } from '../src/index.js';
+import { postgresSourceFactory } from '../src/postgres-source-factory.js';
+import { postgresSourceOptionsSchema } from '../src/postgres-source-options.js';
 
 describe('postgres source options', () => {
   it('applies the documented defaults', () => {

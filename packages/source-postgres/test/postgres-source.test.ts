@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSegment } from '../src/index.js';
+import { encodeSegment } from '../src/resource-uri.js';
 import { createFixture, listAll, readText, UNICODE_TABLE, WEIRD_TABLE, type Fixture } from './fixture.js';
 
 const P = 'db+postgres:///crm';

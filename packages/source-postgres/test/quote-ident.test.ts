@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresUrl, requirePostgres } from '../../../test/helpers/postgres.js';
-import { quoteIdent } from '../src/index.js';
+import { postgresUrl, requirePostgres } from '@mcpgw/test-helpers/postgres';
+import { quoteIdent } from '../src/quote-ident.js';
 import { displayIdent } from '../src/quote-ident.js';
 
 let client: pg.Client;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeSegment, encodeSegment, parseResourceUri, schemaUri, tableUri } from '../src/index.js';
+import { decodeSegment, encodeSegment, parseResourceUri, schemaUri, tableUri } from '../src/resource-uri.js';
 
 /** No lone surrogates (they have no UTF-8 form, so no catalog name holds one). */
 function wellFormed(s: string): boolean {

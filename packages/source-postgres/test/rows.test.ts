@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeSegment } from '../src/index.js';
+import { encodeSegment } from '../src/resource-uri.js';
 import { ROWS_MAX_BYTES } from '../src/read-rows.js';
 import { createFixture, readText, WEIRD_TABLE, type Fixture } from './fixture.js';
 

@@ -1,7 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Logger } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { S3Source, s3SourceOptionsSchema } from '../src/index.js';
+import { S3Source } from '../src/s3-source.js';
+import { s3SourceOptionsSchema } from '../src/options.js';
 
 /**
  * Issue 9, item 13, for S3: a bucket that cannot be reached made the change

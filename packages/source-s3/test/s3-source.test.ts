@@ -1,6 +1,6 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { GenericContainer, Wait, getContainerRuntimeClient } from 'testcontainers';
-import { startS3rver } from '../../../test/helpers/s3rver.js';
+import { startS3rver } from '@mcpgw/test-helpers/s3rver';
 import { describeS3SourceBehaviour, type S3Backend } from './s3-source-behaviour.js';
 
 // Always: s3rver is an npm package the test starts itself (a child process).

@@ -1,5 +1,6 @@
 import { silentLogger, type Source, type SourceContext, type StandardSchemaV1 } from '@mcpgw/core';
-import { staticSourceFactory, type StaticSourceConfig } from '../src/index.js';
+import { staticSourceFactory } from '../src/static-source-factory.js';
+import type { StaticSourceConfig } from '../src/static-source-options.js';
 
 export const context: SourceContext = {
   sourceId: 'fixtures',

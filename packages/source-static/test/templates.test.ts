@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matchUriTemplate, parseUriTemplate, type ParsedUriTemplate } from '../src/index.js';
+import { matchUriTemplate, parseUriTemplate, type ParsedUriTemplate } from '../src/uri-template.js';
 import { createSource } from './helpers.js';
 
 function parse(template: string): ParsedUriTemplate {

@@ -1,0 +1,12 @@
+// What tests and benchmarks outside apps/gateway may use of the app, through
+// `@mcpgw/gateway/testing` (package.json "exports"), so none of them reaches
+// into apps/gateway/src by path. The app's own tests import its modules directly.
+
+/** Builds the Fastify app from a loaded configuration, without listening. */
+export { buildApp, type BuildAppOptions } from './app.js';
+/** Every source type this build ships, keyed by `type`. */
+export { createSourceRegistry } from './source-registry.js';
+/** The built-in demo tenant `npm start` serves when no bootstrap file is given. */
+export { demoBootstrap } from './demo.js';
+/** Mints an access token for a tenant of a running gateway, as `npm run token` does. */
+export { mintTenantToken } from './token-cli.js';
