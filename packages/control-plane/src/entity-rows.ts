@@ -1,0 +1,189 @@
+import { recordAudit } from './audit-log.js';
+import type { SourceSecrets } from './source-secrets.js';
+import type { SqlDatabase, SqlExecutor } from './sql-database.js';
+import { StoreError } from './store-error.js';
+import { lockTenant, touchTenant, type Document } from './tenant-rows.js';
+import type { WriteContext } from './write-context.js';
+import { checkPreconditions, type WriteOptions } from './write-preconditions.js';
+
+/** What a tenant owns, each a JSON document in the bootstrap file's shape, keyed by name. */
+export type TenantEntityKind = 'issuer' | 'source' | 'grant' | 'admin-role-binding';
+
+const TABLES: Record<TenantEntityKind, string> = {
+  issuer: 'issuers',
+  source: 'sources',
+  grant: 'grants',
+  'admin-role-binding': 'admin_role_bindings',
+};
+
+export interface StoredEntity {
+  readonly kind: TenantEntityKind;
+  readonly name: string;
+  readonly document: Document;
+  readonly version: number;
+  /** Sources only: the names of the sealed credentials (never their values). */
+  readonly secretNames: readonly string[];
+  readonly updatedAt: string;
+}
+
+export interface EntityWriteOptions extends WriteOptions {
+  /**
+   * Sources only. Write-only credentials merged into the source's options at
+   * run time: a new object replaces the sealed ones, `null` removes them,
+   * absent keeps what is stored (clients never read them back to resend).
+   */
+  readonly secrets?: Readonly<Record<string, string>> | null;
+}
+
+interface EntityRow {
+  name: string;
+  document: Document;
+  sealed_secrets?: string | null;
+  version: number;
+  updated_at: Date | string;
+}
+
+function entityColumns(kind: TenantEntityKind): string {
+  return `name, document, version, updated_at${kind === 'source' ? ', sealed_secrets' : ''}`;
+}
+
+async function selectEntity(
+  tx: SqlExecutor,
+  tenantId: string,
+  kind: TenantEntityKind,
+  name: string,
+  forUpdate = false,
+): Promise<EntityRow | undefined> {
+  const { rows } = await tx.query<EntityRow>(
+    `SELECT ${entityColumns(kind)} FROM ${TABLES[kind]} WHERE tenant_id = $1 AND name = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [tenantId, name],
+  );
+  return rows[0];
+}
+
+/** The audit view of an entity: its document and, for a source, which credentials it has. */
+function auditedEntity(entity: StoredEntity | undefined): unknown {
+  return entity === undefined
+    ? undefined
+    : { document: entity.document, ...(entity.kind === 'source' ? { secretNames: entity.secretNames } : {}) };
+}
+
+/** What tenants own (issuers, sources, grants, role bindings); every write bumps the owner's revision. */
+export interface EntityRows {
+  /** In the order they were first added (a source's place in merged listings). */
+  listEntities(tenantId: string, kind: TenantEntityKind): Promise<StoredEntity[]>;
+  getEntity(tenantId: string, kind: TenantEntityKind, name: string): Promise<StoredEntity | undefined>;
+  putEntity(
+    context: WriteContext,
+    tenantId: string,
+    kind: TenantEntityKind,
+    name: string,
+    document: Document,
+    options?: EntityWriteOptions,
+  ): Promise<StoredEntity>;
+  deleteEntity(
+    context: WriteContext,
+    tenantId: string,
+    kind: TenantEntityKind,
+    name: string,
+    options?: WriteOptions,
+  ): Promise<void>;
+  /** A source's credentials, opened for building its runtime; never for a response. */
+  openSourceSecrets(tenantId: string, name: string): Promise<Record<string, string>>;
+}
+
+export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets): EntityRows {
+  function toEntity(kind: TenantEntityKind, tenantId: string, row: EntityRow): StoredEntity {
+    return {
+      kind,
+      name: row.name,
+      document: row.document,
+      version: row.version,
+      secretNames: secrets.names(tenantId, row.name, row.sealed_secrets ?? null),
+      updatedAt: new Date(row.updated_at).toISOString(),
+    };
+  }
+
+  return {
+    async listEntities(tenantId, kind) {
+      const { rows } = await db.query<EntityRow>(
+        `SELECT ${entityColumns(kind)} FROM ${TABLES[kind]} WHERE tenant_id = $1 ORDER BY ordinal`,
+        [tenantId],
+      );
+      return rows.map((row) => toEntity(kind, tenantId, row));
+    },
+
+    async getEntity(tenantId, kind, name) {
+      const row = await selectEntity(db, tenantId, kind, name);
+      return row === undefined ? undefined : toEntity(kind, tenantId, row);
+    },
+
+    putEntity(context, tenantId, kind, name, document, options = {}) {
+      return db.transaction(async (tx) => {
+        await lockTenant(tx, tenantId);
+        const currentRow = await selectEntity(tx, tenantId, kind, name, true);
+        const current = currentRow === undefined ? undefined : toEntity(kind, tenantId, currentRow);
+        checkPreconditions(`${kind} "${name}"`, current, options);
+        if (kind !== 'source' && options.secrets !== undefined) {
+          throw new StoreError('conflict', `only sources hold secrets, not a ${kind}`);
+        }
+        const sealed =
+          options.secrets === undefined
+            ? (currentRow?.sealed_secrets ?? null)
+            : options.secrets === null
+              ? null
+              : secrets.seal(tenantId, name, options.secrets);
+        const table = TABLES[kind];
+        const values: unknown[] = [tenantId, name, JSON.stringify(document)];
+        if (kind === 'source') values.push(sealed);
+        const sealedColumn = kind === 'source' ? ', sealed_secrets' : '';
+        const sealedValue = kind === 'source' ? ', $4' : '';
+        const sealedUpdate = kind === 'source' ? ', sealed_secrets = excluded.sealed_secrets' : '';
+        const { rows } = await tx.query<EntityRow>(
+          `INSERT INTO ${table} (tenant_id, name, document${sealedColumn}) VALUES ($1, $2, $3${sealedValue})
+           ON CONFLICT (tenant_id, name) DO UPDATE
+             SET document = excluded.document${sealedUpdate}, version = ${table}.version + 1, updated_at = now()
+           RETURNING ${entityColumns(kind)}`,
+          values,
+        );
+        const after = toEntity(kind, tenantId, rows[0] as EntityRow);
+        await recordAudit(tx, context, {
+          tenantId,
+          action: current === undefined ? 'create' : 'update',
+          targetType: kind,
+          targetId: name,
+          before: auditedEntity(current),
+          after: auditedEntity(after),
+        });
+        await touchTenant(tx, tenantId);
+        return after;
+      });
+    },
+
+    deleteEntity(context, tenantId, kind, name, options = {}) {
+      return db.transaction(async (tx) => {
+        await lockTenant(tx, tenantId);
+        const currentRow = await selectEntity(tx, tenantId, kind, name, true);
+        if (currentRow === undefined) throw new StoreError('not_found', `${kind} "${name}" does not exist`);
+        const current = toEntity(kind, tenantId, currentRow);
+        checkPreconditions(`${kind} "${name}"`, current, options);
+        await tx.query(`DELETE FROM ${TABLES[kind]} WHERE tenant_id = $1 AND name = $2`, [tenantId, name]);
+        await recordAudit(tx, context, {
+          tenantId,
+          action: 'delete',
+          targetType: kind,
+          targetId: name,
+          before: auditedEntity(current),
+          after: undefined,
+        });
+        await touchTenant(tx, tenantId);
+      });
+    },
+
+    async openSourceSecrets(tenantId, name) {
+      const row = await selectEntity(db, tenantId, 'source', name);
+      if (row === undefined) throw new StoreError('not_found', `source "${name}" does not exist`);
+      return secrets.open(tenantId, name, row.sealed_secrets ?? null);
+    },
+  };
+}
