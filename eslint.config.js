@@ -3,10 +3,35 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { workspacePlugin } from './scripts/eslint-workspace-imports.js';
 
+/** kebab-case, with dotted suffixes: `verify-access-token.ts`, `catalog.test.ts`, `vitest.config.ts`. */
+const KEBAB_CASE_FILE = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)*$/;
+
+/** Local rules: house conventions no published plugin states as we want them. */
+const local = {
+  rules: {
+    /** STYLE.md, habit 7: one naming scheme for files, so a name says where a concept lives. */
+    'filename-case': {
+      meta: { type: 'suggestion', schema: [], messages: { kebab: 'File name "{{name}}" is not kebab-case.' } },
+      create(context) {
+        return {
+          Program(node) {
+            const name = context.filename.split(/[\\/]/).at(-1) ?? '';
+            if (!KEBAB_CASE_FILE.test(name)) context.report({ node, messageId: 'kebab', data: { name } });
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.data/**', '.conformance/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  {
+    plugins: { local },
+    rules: { 'local/filename-case': 'error' },
+  },
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly', Buffer: 'readonly' } },
     rules: {
