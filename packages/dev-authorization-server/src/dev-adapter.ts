@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, rename, unlink, writeFile } from 'node:fs/promises';
 import type { Logger } from '@mcpgw/core';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { readTextIfExists } from './read-text-if-exists.js';
 
 interface Entry {
   payload: AdapterPayload;
@@ -198,13 +199,8 @@ function serialize(line: LogLine): string {
 
 /** The log's lines, or undefined when there is no log yet. A torn last line (a crash mid-append) is dropped. */
 async function readClientsLog(path: string): Promise<{ lines: LogLine[]; torn: boolean } | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const text = await readTextIfExists(path);
+  if (text === undefined) return undefined;
   // Every complete line ends with a newline: what follows the last one is empty, or torn.
   const lines = text
     .split('\n')
@@ -238,13 +234,8 @@ function parseLine(line: string): LogLine | undefined {
 }
 
 async function readLegacyClients(path: string): Promise<Record<string, AdapterPayload>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw error;
-  }
+  const text = await readTextIfExists(path);
+  if (text === undefined) return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { JWK } from 'jose';
+import { readTextIfExists } from './read-text-if-exists.js';
 
 /** The signing algorithm of every token this server issues (ID tokens and JWT access tokens). */
 export const SIGNING_ALGORITHM = 'RS256';
@@ -46,13 +47,8 @@ export async function loadOrCreateKeystore(path: string): Promise<DevKeystore> {
 }
 
 async function readKeystore(path: string): Promise<DevKeystore | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
-  }
+  const text = await readTextIfExists(path);
+  if (text === undefined) return undefined;
   const keys = parseKeys(text);
   if (keys === undefined) {
     throw new Error(
