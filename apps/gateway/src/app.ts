@@ -8,9 +8,10 @@ import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
-import { installErrorHandler } from './plugins/error-handler.js';
-import { installRequestGuard } from './plugins/request-guard.js';
-import { createPrincipalFingerprint, installRequestLog } from './plugins/request-log.js';
+import { errorHandlerPlugin } from './plugins/error-handler.js';
+import { requestGuardPlugin } from './plugins/request-guard.js';
+import { requestLogPlugin } from './plugins/request-log.js';
+import { createPrincipalFingerprint } from './principal-fingerprint.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -73,7 +74,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     // Longer than the 60 s idle timeout of common load balancers.
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
-    // One access line per request comes from installRequestLog instead.
+    // One access line per request comes from requestLogPlugin instead.
     logController: new LogController({ disableRequestLogging: true }),
     logger: {
       level: config.env.LOG_LEVEL,
@@ -85,9 +86,9 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     },
   });
   const logger = app.log as unknown as Logger;
-  installRequestLog(app);
+  await app.register(requestLogPlugin);
   // First, so that it runs before every route's own hooks, the development server's included.
-  installRequestGuard(app, {
+  await app.register(requestGuardPlugin, {
     bindHost: config.env.HOST,
     publicUrl: config.env.PUBLIC_URL,
     allowedOrigins: config.env.ALLOWED_ORIGINS,
@@ -190,7 +191,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     }
   }
 
-  installErrorHandler(app);
+  await app.register(errorHandlerPlugin);
   registerHealthRoutes(app, monitor);
   const baseUrlOf = createBaseUrlResolver(config.env);
   registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });

@@ -1,14 +1,15 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError } from 'fastify';
 import { ErrorCode, errorResponse, wireError } from '@mcpgw/protocol';
 import type { McpError } from '@mcpgw/protocol';
-import { noteRpcResponse } from './request-log.js';
+import { noteRpcResponse } from '../request-log-fields.js';
+import { rootPlugin } from '../root-plugin.js';
 
 /**
  * Maps what Fastify rejects before our handler runs (body parsing, limits,
  * content type) to registry codes, so every response of an MCP endpoint is a
  * JSON-RPC message a client can act on.
  */
-export function installErrorHandler(app: FastifyInstance): void {
+export const errorHandlerPlugin = rootPlugin(async (app) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const mcpError = mapFrameworkError(error);
     if (mcpError.code === ErrorCode.InternalError) {
@@ -18,7 +19,7 @@ export function installErrorHandler(app: FastifyInstance): void {
     noteRpcResponse(request, response.body);
     return reply.code(response.status).type('application/json').send(response.body);
   });
-}
+});
 
 function mapFrameworkError(error: FastifyError): McpError {
   switch (error.code) {

@@ -3,8 +3,8 @@ import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import { errorDefinition, unrestrictedScope } from '@mcpgw/core';
 import { dispatchMcpPost, errorResponse, serializeResponse, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
-import { MCP_ROUTE } from '../plugins/request-guard.js';
-import { noteForLog, noteRpcResponse } from '../plugins/request-log.js';
+import { MCP_ROUTE } from '../mcp-route.js';
+import { noteForLog, noteRpcResponse } from '../request-log-fields.js';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 
@@ -90,7 +90,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     return undefined;
   };
 
-  // Host and Origin were checked for every route already (installRequestGuard).
+  // Host and Origin were checked for every route already (requestGuardPlugin).
   app.post<{ Params: TenantParams }>(MCP_ROUTE, { onRequest: admitCaller }, async (request, reply) => {
     const caller = request.mcpCaller;
     if (caller === null) throw new Error('admitCaller did not run');
