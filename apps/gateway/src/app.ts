@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayCache } from '@mcpgw/cache';
 import { createGatewayCache } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
+import { errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
@@ -120,7 +121,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const runtimeOptions = { registry, cursors, cache, logger, baseUrl, aliasBaseUrls, development };
   const build = (tenant: TenantConfig) => createTenantRuntime(tenant, config.configDir, runtimeOptions);
   const tenants = createTenantRegistry<TenantRuntime>((tenantId, error) =>
-    logger.warn({ tenant: tenantId, err: (error as Error).message }, 'closing a retired tenant runtime failed'),
+    logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
   let tenantSync: TenantSync | undefined;
   let controlPlane: ControlPlane | undefined;

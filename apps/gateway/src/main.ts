@@ -6,6 +6,7 @@ import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import { demoBootstrap } from './demo.js';
 import { developmentTarget } from './development-issuer.js';
 import { routeProcessWarnings } from './process-warnings.js';
+import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
 
@@ -58,15 +59,14 @@ async function main(): Promise<void> {
 
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.env.PORT;
-  const host = config.env.HOST.includes(':') ? `[${config.env.HOST}]` : config.env.HOST;
-  const base = config.env.PUBLIC_URL ?? `http://${host}:${port}`;
+  const base = publicBaseUrl(config.env, port);
   // For `npm run token`: which gateway runs from this DATA_DIR, and what its development issuer signs for.
   const target = developmentTarget(config);
   if (target !== undefined) {
     forgetRecord = await recordRunningGateway(config, { ...target, url: base, config: config.origin });
   }
   app.log.info(
-    { config: config.origin, endpoints: config.tenants.map((t) => `${base}/t/${t.id}/mcp`) },
+    { config: config.origin, endpoints: config.tenants.map((t) => tenantResourceUri(base, t.id)) },
     'gateway listening',
   );
 }

@@ -2,12 +2,14 @@ import type { EnvConfig } from '@mcpgw/config';
 
 /**
  * The gateway's canonical base URL: PUBLIC_URL, else http://HOST:PORT. What
- * it logs at start, and the development issuer's origin.
+ * it logs at start, and the development issuer's origin. `port` is the port
+ * actually bound, when known (PORT=0 binds a free one).
  */
-export function publicBaseUrl(env: EnvConfig): string {
+export function publicBaseUrl(env: EnvConfig, port: number = env.PORT): string {
   if (env.PUBLIC_URL !== undefined) return env.PUBLIC_URL;
+  // RFC 3986 section 3.2.2: an IPv6 literal in a URL is enclosed in brackets.
   const host = env.HOST.includes(':') && !env.HOST.startsWith('[') ? `[${env.HOST}]` : env.HOST;
-  return `http://${host}:${env.PORT}`;
+  return `http://${host}:${port}`;
 }
 
 /** The loopback names a user may type for a loopback gateway; all reach the same socket. */

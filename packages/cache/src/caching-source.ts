@@ -1,5 +1,5 @@
 import type { Logger, Source, SourceTtl } from '@mcpgw/core';
-import { silentLogger } from '@mcpgw/core';
+import { errorSummary, silentLogger } from '@mcpgw/core';
 import type { GatewayCache } from './gateway-cache.js';
 
 export interface SourceCacheContext {
@@ -29,7 +29,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
   const key = (method: string, params: unknown) => ({ layer: 'source' as const, who: inner.id, method, params });
   const stopWatching = inner.watch?.(() => {
     cache.invalidateTenant(tenantId).catch((error: unknown) => {
-      logger.warn({ err: { message: (error as Error).message } }, 'cache invalidation after a source change failed');
+      logger.warn({ err: errorSummary(error) }, 'cache invalidation after a source change failed');
     });
   });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@mcpgw/core';
-import { silentLogger } from '@mcpgw/core';
+import { errorSummary, silentLogger } from '@mcpgw/core';
 import type { CacheKeys, EntryKeyParts } from './cache-keys.js';
 import { createCacheKeys } from './cache-keys.js';
 import type { CacheEvent, TenantCacheMetrics } from './cache-metrics.js';
@@ -126,7 +126,7 @@ export function createGatewayCacheOn(
   const failed = (tenantId: string, layer: EntryKeyParts['layer'], error: unknown) => {
     const event: CacheEvent = error instanceof CacheBypassError ? 'bypasses' : 'errors';
     metrics.count(tenantId, layer, event);
-    if (event === 'errors') logger.debug({ err: { message: (error as Error).message } }, 'cache command failed');
+    if (event === 'errors') logger.debug({ err: errorSummary(error) }, 'cache command failed');
   };
 
   const decode = <T>(raw: string): Stored<T> | undefined => {

@@ -1,7 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import type { RedisOptions } from 'ioredis';
 import type { Logger } from '@mcpgw/core';
-import { silentLogger } from '@mcpgw/core';
+import { errorSummary, silentLogger } from '@mcpgw/core';
 import type { CacheStore } from './cache-store.js';
 
 export interface RedisStoreOptions {
@@ -53,7 +53,7 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
     up = true;
   });
   client.on('error', (error: Error) => {
-    if (up) logger.warn({ err: { message: error.message } }, 'Redis cache connection lost; serving uncached');
+    if (up) logger.warn({ err: errorSummary(error) }, 'Redis cache connection lost; serving uncached');
     up = false;
   });
   subscriber.on('error', () => undefined);
@@ -95,7 +95,7 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
         set = new Set();
         listeners.set(channel, set);
         subscriber.subscribe(channel).catch((error: Error) => {
-          logger.warn({ err: { message: error.message } }, 'Redis cache subscription failed');
+          logger.warn({ err: errorSummary(error) }, 'Redis cache subscription failed');
         });
       }
       set.add(listener);

@@ -1,3 +1,4 @@
+import { errorSummary } from './error-summary.js';
 import { diffFingerprints, type Fingerprint, type FingerprintDiff } from './fingerprint.js';
 import type { Logger } from './logger.js';
 import type { SourceChange } from './source.js';
@@ -110,8 +111,10 @@ export class ChangeHub {
       try {
         listener(event);
       } catch (error) {
-        const err = error instanceof Error ? { name: error.name, message: error.message } : { message: String(error) };
-        this.#options.logger.error({ err, sourceId: this.sourceId, kind: event.kind }, 'change listener threw');
+        this.#options.logger.error(
+          { err: errorSummary(error), sourceId: this.sourceId, kind: event.kind },
+          'change listener threw',
+        );
       }
     }
   }

@@ -35,3 +35,7 @@ export { ChangeHub, type ChangeListener, type FingerprintUris } from './change-h
 export { Backoff } from './backoff.js';
 /** A warning that repeats while a backend is down, condensed to one line per doubling of attempts. */
 export { CondensedWarning } from './condensed-warning.js';
+export { formatBytes } from './format-bytes.js';
+export { mediaTypeOf, UNKNOWN_MEDIA_TYPE } from './media-type.js';
+export type { ErrorSummary } from './error-summary.js';
+export { errorSummary } from './error-summary.js';

@@ -3,9 +3,11 @@ import { resolve } from 'node:path';
 import {
   bytesToContents,
   DEFAULT_SOURCE_TTL,
+  formatBytes,
   GatewayError,
   invalidPosition,
   isGatewayError,
+  mediaTypeOf,
   type Page,
   type PageRequest,
   type ResourceContents,
@@ -18,7 +20,7 @@ import { fileUriPrefix, parseFileUri, toFileUri } from './file-uri.js';
 import type { FilesSourceOptions } from './files-source-options.js';
 import { FolderWatcher } from './folder-watcher.js';
 import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
-import { DIRECTORY_MIME_TYPE, mediaTypeOf } from './media-type.js';
+import { DIRECTORY_MIME_TYPE } from './media-type.js';
 import { isServableName } from './path-segment.js';
 import {
   canOpenBeneathHandles,
@@ -391,11 +393,4 @@ function unavailable(sourceId: string, action: 'list' | 'read', error: unknown):
     `Source "${sourceId}" could not ${action === 'list' ? 'list its folder' : 'read this resource'}`,
     { cause: new Error(`file system error ${code}`) },
   );
-}
-
-/** `10 MiB`, `4 KiB` or `1500 bytes`: how limits read in messages. */
-export function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
 }

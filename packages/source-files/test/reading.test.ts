@@ -57,7 +57,7 @@ describe('reading a file', () => {
     const source = await createSource({ root, maxFileBytes: 2048 }, '/');
     const error = await gatewayErrorOf(source.read('file:///docs/big.txt'));
     expect(error.code).toBe('MCPGW_RESOURCE_TOO_LARGE');
-    expect(error.message).toBe('The file exceeds the 2 KiB size limit of this source');
+    expect(error.message).toBe('The file exceeds the 2 KiB (2048 bytes) size limit of this source');
     expect(textOf(await source.read('file:///docs/fits.txt'))).toHaveLength(2048);
   });
 

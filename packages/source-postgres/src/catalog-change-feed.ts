@@ -2,6 +2,7 @@ import {
   Backoff,
   ChangeHub,
   CondensedWarning,
+  errorSummary,
   type ChangeListener,
   type FingerprintUris,
   type Logger,
@@ -138,7 +139,7 @@ export class CatalogChangeFeed {
   /** Logs (condensed) and schedules `again` after the next backoff delay. */
   #retryLater(run: number, error: unknown, again: () => void, atLeastMs = 0): void {
     const delay = Math.max(atLeastMs, this.#backoff.next());
-    this.#unreachable.failed({ err: describe(error) }, delay);
+    this.#unreachable.failed({ err: errorSummary(error) }, delay);
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
@@ -158,7 +159,7 @@ export class CatalogChangeFeed {
         // database down at start would never get its event trigger.
         if (sqlState(error) === undefined) throw error;
         this.#options.logger.warn(
-          { err: describe(error) },
+          { err: errorSummary(error) },
           'postgres event trigger could not be installed (needs superuser); polling the catalog instead',
         );
         this.#usePolling = true;
@@ -233,15 +234,7 @@ export class CatalogChangeFeed {
       // the trigger, the next notification (or reconnect) tries again.
       if (this.#usePolling)
         this.#retryLater(run, error, () => this.#requestCheck(run, 0), this.#options.pollIntervalMs);
-      else this.#unreachable.failed({ err: describe(error) });
+      else this.#unreachable.failed({ err: errorSummary(error) });
     }
   }
-}
-
-function describe(error: unknown): { message: string; code?: string } {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === 'string' ? { message: error.message, code } : { message: error.message };
-  }
-  return { message: String(error) };
 }

@@ -1,4 +1,12 @@
-import { Backoff, ChangeHub, CondensedWarning, type ChangeListener, type Logger, type SourceChange } from '@mcpgw/core';
+import {
+  Backoff,
+  ChangeHub,
+  CondensedWarning,
+  errorSummary,
+  type ChangeListener,
+  type Logger,
+  type SourceChange,
+} from '@mcpgw/core';
 
 /** Relative key to ETag, for every listed object of the source. */
 export type ListingFingerprint = Map<string, string>;
@@ -111,10 +119,4 @@ export class ChangePoller {
       }
     }
   }
-}
-
-/** Name and message of an error, for logs (operator-facing; never returned to clients). */
-export function errorSummary(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: 'Error', message: String(error) };
 }

@@ -1,19 +1,13 @@
-import { lookup } from 'mime-types';
+import { mediaTypeOf, UNKNOWN_MEDIA_TYPE } from '@mcpgw/core';
 
 /** Content-Types that say nothing (SDK and console defaults), so the extension decides. */
-const GENERIC_TYPES = new Set(['application/octet-stream', 'binary/octet-stream', '']);
-
-/** Guess from the key's extension; `application/octet-stream` when unknown. */
-export function mimeTypeFromKey(key: string): string {
-  const name = key.slice(key.lastIndexOf('/') + 1);
-  return lookup(name) || 'application/octet-stream';
-}
+const GENERIC_TYPES = new Set([UNKNOWN_MEDIA_TYPE, 'binary/octet-stream', '']);
 
 /**
  * The media type of an object: the stored Content-Type (parameters dropped)
- * unless it is a generic one, else the extension's.
+ * unless it is a generic one, else the key's extension's.
  */
 export function effectiveMimeType(storedContentType: string | undefined, key: string): string {
   const stored = (storedContentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-  return GENERIC_TYPES.has(stored) ? mimeTypeFromKey(key) : stored;
+  return GENERIC_TYPES.has(stored) ? mediaTypeOf(key) : stored;
 }

@@ -10,8 +10,11 @@ import {
 import {
   bytesToContents,
   DEFAULT_SOURCE_TTL,
+  errorSummary,
+  formatBytes,
   GatewayError,
   isGatewayError,
+  mediaTypeOf,
   type Logger,
   type Page,
   type PageRequest,
@@ -25,10 +28,9 @@ import {
   type SourceTtl,
   type VisibleUri,
 } from '@mcpgw/core';
-import { ChangePoller, errorSummary, type ListingFingerprint } from './change-poller.js';
-import { formatBytes } from './format-bytes.js';
+import { ChangePoller, type ListingFingerprint } from './change-poller.js';
 import { walkListing, type ListedObject, type ListingEntry } from './listing-walk.js';
-import { effectiveMimeType, mimeTypeFromKey } from './mime.js';
+import { effectiveMimeType } from './mime.js';
 import type { S3SourceOptions } from './options.js';
 import { decodePosition, encodePosition } from './position.js';
 import { readBounded } from './read-bounded.js';
@@ -450,7 +452,7 @@ export class S3Source implements Source {
       // ListObjectsV2 does not return Content-Type; a HEAD per object would
       // multiply the cost of a page, so listings use the extension and reads
       // report the stored type.
-      mimeType: mimeTypeFromKey(entry.key),
+      mimeType: mediaTypeOf(entry.key),
     };
     if (entry.object.size !== undefined) descriptor.size = entry.object.size;
     if (entry.object.lastModified !== undefined) {

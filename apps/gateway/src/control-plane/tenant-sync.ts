@@ -2,6 +2,7 @@ import type { ControlPlaneStore, SqlDatabase } from '@mcpgw/control-plane';
 import { CONTROL_PLANE_CHANNEL } from '@mcpgw/control-plane';
 import type { TenantConfig } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
+import { errorSummary } from '@mcpgw/core';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 import { loadTenantEntry } from './tenant-entries.js';
@@ -71,10 +72,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   const request = (tenantId: string): void => {
     if (stopped) return;
     const work = refresh(tenantId).catch((error: unknown) =>
-      logger.error(
-        { tenant: tenantId, err: (error as Error).message },
-        'reading the tenant from the control plane failed',
-      ),
+      logger.error({ tenant: tenantId, err: errorSummary(error) }, 'reading the tenant from the control plane failed'),
     );
     pending.add(work);
     void work.finally(() => pending.delete(work));
@@ -91,14 +89,14 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   const stopListening = await options.db.listen(CONTROL_PLANE_CHANNEL, {
     onNotify: (tenantId) => request(tenantId),
     onResubscribed: () => void reconcile().catch(() => undefined),
-    onLost: (error) => logger.warn({ err: (error as Error).message }, 'control-plane change signal lost; reconnecting'),
+    onLost: (error) => logger.warn({ err: errorSummary(error) }, 'control-plane change signal lost; reconnecting'),
   });
   await reconcile();
   await Promise.all([...pending]);
 
   const timer = setInterval(() => {
     reconcile().catch((error: unknown) =>
-      logger.warn({ err: (error as Error).message }, 'control-plane reconciliation failed; retrying'),
+      logger.warn({ err: errorSummary(error) }, 'control-plane reconciliation failed; retrying'),
     );
   }, options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS);
   timer.unref();
