@@ -109,10 +109,12 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
   const toSchemaUri = (schema: string) => schemaUri(sourceId, schema);
   const toTableUri = (schema: string, table: string) => tableUri(sourceId, schema, table);
 
-  async function run<T>(work: (query: RunQuery) => Promise<T>): Promise<T> {
+  async function run<T>(work: (query: RunQuery) => Promise<T>, signal?: AbortSignal): Promise<T> {
     try {
-      return await inReadOnlyTransaction(pool, timeouts, work);
+      return await inReadOnlyTransaction(pool, timeouts, work, signal);
     } catch (error) {
+      // The client went away and its query was cancelled: not a source failure.
+      if (signal?.aborted) throw error;
       throw sourceUnavailable(sourceId, error, logger);
     }
   }
@@ -163,12 +165,12 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
 
   /**
    * Schemas in name order, each followed by its relations in name order.
-   * With `page.prefixes` (issue 15) only the allowed schemas and the
+   * With `page.prefixes` only the allowed schemas and the
    * relation names the caller's grants can reach are asked of the catalog,
    * so no query names or scans another schema; the order and positions are
    * those of the full listing, of which this is the part the prefixes keep.
    */
-  async function listResources(page: PageRequest): Promise<Page<ResourceDescriptor>> {
+  async function listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
     const [fromSchema, fromName] = page.position === undefined ? ['', undefined] : parsePosition(page.position);
     const limit = Math.max(1, Math.floor(page.limit));
     const narrowing = page.prefixes === undefined ? undefined : narrowSchemas(sourceId, allowed, page.prefixes);
@@ -199,7 +201,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
         if (relations.length > room) return { items, nextPosition: JSON.stringify(last) };
       }
       return { items };
-    });
+    }, signal);
   }
 
   function listTemplates(): Promise<ResourceTemplateDescriptor[]> {
@@ -287,7 +289,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
 
   async function read(
     uri: string,
-    _signal?: AbortSignal,
+    signal?: AbortSignal,
     visible: VisibleUri = () => true,
   ): Promise<ResourceContents[] | undefined> {
     const parsed = parseResourceUri(sourceId, uri);
@@ -297,7 +299,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
       const text = await run(async (query) => {
         const [found] = (await findSchemas(query, [schema])).filter((s) => s.name === schema);
         return found === undefined ? undefined : overview(query, found, visible);
-      });
+      }, signal);
       return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
     }
     if (parsed.kind === 'table') {
@@ -332,7 +334,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
           relationUri: (s, t) => (relationVisible(visible, s, t) ? toTableUri(s, t) : undefined),
           rowsUri: rowsEnabled ? `${toTableUri(schema, table)}/rows` : undefined,
         });
-      });
+      }, signal);
       return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
     }
     if (!rowsEnabled) return undefined;
@@ -342,7 +344,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
       const relation = await findRelation(query, schema, table);
       if (relation === undefined) return undefined;
       return readRows(query, relation, request, options.rows.columns.exclude, `${toTableUri(schema, table)}/rows`);
-    });
+    }, signal);
     return page === undefined ? undefined : [{ uri, mimeType: JSON_TYPE, text: page.text }];
   }
 

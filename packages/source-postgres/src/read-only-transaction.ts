@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 
 /** Runs exactly one statement, always with the extended query protocol. */
@@ -36,12 +36,20 @@ const RESET_SESSION = 'DISCARD ALL';
  * server rejects when it holds more than one statement ("cannot insert
  * multiple commands into a prepared statement"): "one statement per query"
  * holds by construction, not by review.
+ *
+ * `signal` is the request's: when it aborts (the client went away), the
+ * running statement is cancelled on the server (see {@link cancelBackend}),
+ * no further statement starts, and the call rejects with the signal's reason.
+ * Closing our socket would not do: the server notices a vanished client only
+ * when it next writes to it, so a long query would run on to its timeout.
  */
 export async function inReadOnlyTransaction<T>(
   pool: Pool,
   timeouts: TransactionTimeouts,
   work: (query: RunQuery) => Promise<T>,
+  signal?: AbortSignal,
 ): Promise<T> {
+  signal?.throwIfAborted();
   const client = await pool.connect();
   let broken: Error | undefined;
   // pg-pool removes its own error listener while a client is checked out, and
@@ -49,6 +57,14 @@ export async function inReadOnlyTransaction<T>(
   // is an uncaught exception. The failing query rejects anyway; just record it.
   const onError = (error: Error) => (broken ??= error);
   client.on('error', onError);
+  const onAbort = () => {
+    // The connection is destroyed, never pooled again: a cancel request that
+    // reaches the backend late must not hit the next caller's statement.
+    broken ??= new Error('request aborted');
+    cancelBackend(pool, client);
+  };
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await client.query('BEGIN TRANSACTION READ ONLY');
     // SET LOCAL cannot take parameters; set_config(..., true) is its
@@ -58,6 +74,7 @@ export async function inReadOnlyTransaction<T>(
       `${timeouts.lockTimeoutMs}ms`,
     ]);
     const query: RunQuery = async (text, values) => {
+      signal?.throwIfAborted();
       // `queryMode: 'extended'` even without parameters: pg otherwise sends a
       // parameterless query with the simple protocol, which runs `a; b`.
       const config = { text, values: [...values], queryMode: 'extended' };
@@ -68,9 +85,11 @@ export async function inReadOnlyTransaction<T>(
     await client.query(RESET_SESSION);
     return result;
   } catch (error) {
+    if (signal?.aborted) throw signal.reason;
     broken ??= await rollback(client, error);
     throw error;
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     client.removeListener('error', onError);
     // A connection whose rollback failed is in an unknown state: destroy it
     // (release(err)) so the pool opens a fresh one; this is also how the
@@ -89,4 +108,45 @@ async function rollback(client: PoolClient, cause: unknown): Promise<Error | und
   } catch {
     return cause instanceof Error ? cause : new Error('rollback failed');
   }
+}
+
+/**
+ * Asks the server to cancel whatever `client`'s backend is running, the way
+ * psql's Ctrl-C does: a CancelRequest on a new connection carrying the
+ * backend's process ID and secret key (PostgreSQL protocol, "Canceling
+ * Requests in Progress"). It needs no login and no pool slot, so it works
+ * with the pool exhausted. The statement then fails with SQLSTATE 57014.
+ * Best effort: a failure only means the statement runs on to its timeout.
+ */
+function cancelBackend(pool: Pool, client: PoolClient): void {
+  const { processID, secretKey } = client as PoolClient & BackendKey;
+  if (processID === null || processID === undefined) return;
+  // A Client parses the pool's settings (connection string, PG* variables) into host and port.
+  const { host, port } = new pg.Client(pool.options);
+  const connection = new pg.Connection() as pg.Connection & CancelRequest;
+  // The server closes the connection once it has read the request; an
+  // unreachable server must not hold the socket open past this.
+  const timer = setTimeout(() => connection.stream.destroy(), CANCEL_TIMEOUT_MS);
+  timer.unref();
+  connection.once('end', () => clearTimeout(timer));
+  connection.on('error', () => connection.stream.destroy());
+  connection.once('connect', () => connection.cancel(processID, secretKey));
+  // A host starting with "/" is a Unix socket directory (libpq's convention, which pg follows).
+  if (host.startsWith('/')) connection.connect(`${host}/.s.PGSQL.${port}`);
+  else connection.connect(port, host);
+}
+
+/** How long a cancel request may take to be delivered before its socket is dropped. */
+const CANCEL_TIMEOUT_MS = 5_000;
+
+/** What pg keeps of the server's BackendKeyData message; missing from its type definitions. */
+interface BackendKey {
+  processID: number | null | undefined;
+  secretKey: unknown;
+}
+
+/** pg's Connection can send a CancelRequest; missing from its type definitions. */
+interface CancelRequest {
+  connect(portOrPath: number | string, host?: string): void;
+  cancel(processID: number, secretKey: unknown): void;
 }

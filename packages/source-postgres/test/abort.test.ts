@@ -1,0 +1,93 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '@mcpgw/core';
+import { createTestDatabase, type TestDatabase } from '../../../test/helpers/postgres.js';
+import { createPostgresSource, postgresSourceOptionsSchema } from '../src/index.js';
+import { connectionConfig } from '../src/postgres-source.js';
+import { inReadOnlyTransaction } from '../src/read-only-transaction.js';
+
+// A client that disconnects aborts its request's signal; the query it started must end on the
+// server then, not run on to statement_timeout holding a backend and a pool slot.
+
+let db: TestDatabase;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  db = await createTestDatabase('abort');
+  await db.sql(`CREATE VIEW slow AS SELECT 1 AS id FROM pg_sleep(30)`);
+  const options = postgresSourceOptionsSchema.parse({ connection: { url: db.url }, schemas: ['public'] });
+  pool = new pg.Pool({ ...connectionConfig(options, 'abort'), max: 1 });
+});
+afterAll(async () => {
+  await pool?.end();
+  await db?.drop();
+});
+
+/** Long enough that only the cancellation can end the statement within the test. */
+const timeouts = { statementTimeoutMs: 60_000, lockTimeoutMs: 1_000 };
+
+/** Backends of the test database running a pg_sleep right now (not this query itself). */
+async function sleepingBackends(): Promise<number> {
+  const { rows } = await db.sql(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()
+        AND query LIKE '%pg_sleep%'`,
+  );
+  return (rows[0] as { n: number }).n;
+}
+
+describe('a query whose request is aborted', () => {
+  it('is cancelled on the server within moments of the abort', async () => {
+    const started = performance.now();
+    const outcome = inReadOnlyTransaction(
+      pool,
+      timeouts,
+      (q) => q('SELECT pg_sleep(30)', []),
+      AbortSignal.timeout(100),
+    );
+    await expect(outcome).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(await sleepingBackends()).toBe(0);
+    // The pool (one connection) serves the next caller: the cancelled connection was replaced.
+    expect(await inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT 1 AS one', []))).toEqual([{ one: 1 }]);
+  });
+
+  it('never starts when the signal is already aborted', async () => {
+    let ran = false;
+    const outcome = inReadOnlyTransaction(
+      pool,
+      timeouts,
+      async () => {
+        ran = true;
+        return [];
+      },
+      AbortSignal.abort(),
+    );
+    await expect(outcome).rejects.toMatchObject({ name: 'AbortError' });
+    expect(ran).toBe(false);
+  });
+
+  it('ends a source read of a slow view when the reader goes away', async () => {
+    const source = createPostgresSource(
+      postgresSourceOptionsSchema.parse({
+        connection: { url: db.url },
+        schemas: ['public'],
+        statementTimeoutMs: 60_000,
+        rows: { enabled: true },
+      }),
+      'abort-src',
+      silentLogger,
+    );
+    try {
+      const controller = new AbortController();
+      const reading = source.read('db+postgres:///abort-src/public/slow/rows?limit=1', controller.signal);
+      setTimeout(() => controller.abort(), 100);
+      const started = performance.now();
+      await expect(reading).rejects.toMatchObject({ name: 'AbortError' });
+      expect(performance.now() - started).toBeLessThan(2_000);
+      expect(await sleepingBackends()).toBe(0);
+    } finally {
+      await source.close?.();
+    }
+  });
+});
