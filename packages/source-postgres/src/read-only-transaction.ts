@@ -63,9 +63,10 @@ export async function inReadOnlyTransaction<T>(
     broken ??= new Error('request aborted');
     cancelBackend(pool, client);
   };
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
+    // Aborted while waiting for a pooled connection: nothing ran, nothing to cancel.
+    signal?.throwIfAborted();
     await client.query('BEGIN TRANSACTION READ ONLY');
     // SET LOCAL cannot take parameters; set_config(..., true) is its
     // parameterised equivalent (is_local = true: ends with the transaction).
