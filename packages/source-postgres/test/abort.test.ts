@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcpgw/core';
-import { createTestDatabase, type TestDatabase } from '../../../test/helpers/postgres.js';
+import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
 import { createPostgresSource, postgresSourceOptionsSchema } from '../src/index.js';
 import { connectionConfig } from '../src/postgres-source.js';
 import { inReadOnlyTransaction } from '../src/read-only-transaction.js';
