@@ -19,7 +19,7 @@ import { createSourceRegistry } from './source-registry.js';
 import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
-import { developmentKeystorePath, developmentTarget } from './development-issuer.js';
+import { devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
 import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import type { ControlPlane } from './control-plane/open-control-plane.js';
 import { openControlPlane } from './control-plane/open-control-plane.js';
@@ -107,7 +107,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const cursors = createCursorCodec({ secret });
   const registry = options.registry ?? createSourceRegistry();
   const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
-  const development = await startDevelopmentIssuer(config, logger);
+  const devAuthorizationServer = await startDevAuthorizationServer(config, logger);
   // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
   const cache = createGatewayCache({
     redisUrl: config.env.REDIS_URL,
@@ -118,7 +118,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
   }
   app.decorate('cache', cache);
-  const runtimeOptions = { registry, cursors, cache, logger, baseUrl, aliasBaseUrls, development };
+  const runtimeOptions = { registry, cursors, cache, logger, baseUrl, aliasBaseUrls, devAuthorizationServer };
   const build = (tenant: TenantConfig) => createTenantRuntime(tenant, config.configDir, runtimeOptions);
   const tenants = createTenantRegistry<TenantRuntime>((tenantId, error) =>
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
@@ -173,14 +173,14 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     await tenants.close();
     if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();
-    await development?.close();
+    await devAuthorizationServer?.close();
   });
-  if (development !== undefined) {
+  if (devAuthorizationServer !== undefined) {
     logger.warn(
-      { issuer: development.issuer },
+      { issuer: devAuthorizationServer.issuer },
       'The DEVELOPMENT authorization server is running (demo user, automatic consent). Never expose it: loopback only.',
     );
-    registerDevAuthorizationServerRoutes(app, development);
+    registerDevAuthorizationServerRoutes(app, devAuthorizationServer);
   }
 
   for (const tenant of tenants.serving.values()) {
@@ -206,15 +206,15 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
  * Its signing keys persist under DATA_DIR so tokens survive restarts and
  * `npm run token` can sign without the server.
  */
-async function startDevelopmentIssuer(
+async function startDevAuthorizationServer(
   config: GatewayConfig,
   logger: Logger,
 ): Promise<DevAuthorizationServer | undefined> {
-  const target = developmentTarget(config);
+  const target = devTokenTarget(config);
   if (target === undefined) return undefined;
   return createDevAuthorizationServer({
     issuer: target.issuer,
-    keystorePath: developmentKeystorePath(config),
+    keystorePath: devKeystorePath(config),
     resources: Object.values(target.tenants).flatMap((tenant) =>
       tenant.resources.map((uri) => ({ uri, scopes: tenant.scopes })),
     ),

@@ -4,7 +4,7 @@ import type { SourceFactory } from '@mcpgw/core';
 import { buildApp } from './app.js';
 import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import { demoBootstrap } from './demo.js';
-import { developmentTarget } from './development-issuer.js';
+import { devTokenTarget } from './dev-authorization-server.js';
 import { routeProcessWarnings } from './process-warnings.js';
 import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { recordRunningGateway } from './running-gateway.js';
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address !== null ? address.port : config.env.PORT;
   const base = publicBaseUrl(config.env, port);
   // For `npm run token`: which gateway runs from this DATA_DIR, and what its development issuer signs for.
-  const target = developmentTarget(config);
+  const target = devTokenTarget(config);
   if (target !== undefined) {
     forgetRecord = await recordRunningGateway(config, { ...target, url: base, config: config.origin });
   }

@@ -1,8 +1,8 @@
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { GatewayConfig } from '@mcpgw/config';
-import type { DevelopmentTarget } from './development-issuer.js';
-import { developmentKeystorePath } from './development-issuer.js';
+import type { DevTokenTarget } from './dev-authorization-server.js';
+import { devKeystorePath } from './dev-authorization-server.js';
 
 /**
  * What a running gateway with the development issuer leaves in DATA_DIR for
@@ -10,7 +10,7 @@ import { developmentKeystorePath } from './development-issuer.js';
  * token command then mints for the gateway that is actually running, whatever
  * PORT or GATEWAY_CONFIG the shell that runs the command has.
  */
-export interface RunningGateway extends DevelopmentTarget {
+export interface RunningGateway extends DevTokenTarget {
   pid: number;
   /** Where it listens, as its start line printed it. */
   url: string;
@@ -20,7 +20,7 @@ export interface RunningGateway extends DevelopmentTarget {
 
 /** One file per process, beside the development issuer's keys (the token command needs those too). */
 function recordsDir(config: GatewayConfig): string {
-  return join(dirname(developmentKeystorePath(config)), 'running');
+  return join(dirname(devKeystorePath(config)), 'running');
 }
 
 /** Writes this process's record; the returned function removes it (at shutdown). */

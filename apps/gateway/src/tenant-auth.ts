@@ -13,8 +13,8 @@ import {
 import { compileGrants, resolveAccess } from '@mcpgw/policy';
 import { protectedResourceMetadataUrl, tenantResourceUri } from './public-url.js';
 
-/** The built-in development issuer, as the verifier sees it: pinned keys, no fetch. */
-export interface DevelopmentIssuer {
+/** The built-in dev authorization server, as the verifier sees it: pinned keys, no fetch. */
+export interface PinnedDevAuthorizationServer {
   issuer: string;
   publicJwks: { keys: readonly object[] };
 }
@@ -74,7 +74,7 @@ export function createTenantAuthenticator(
     baseUrl: string;
     /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
     aliasBaseUrls?: readonly string[];
-    development: DevelopmentIssuer | undefined;
+    devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
     logger: Logger;
   },
 ): TenantAuthenticator {
@@ -86,13 +86,13 @@ export function createTenantAuthenticator(
   // The same endpoint under another loopback name is the same resource: its tokens are accepted at either name.
   const aliasResources = aliases.map((base) => tenantResourceUri(base, tenant.id));
   const issuers = auth.issuers.map((entry) => {
-    const settings = toIssuerSettings(entry, options.development);
+    const settings = toIssuerSettings(entry, options.devAuthorizationServer);
     return aliasResources.length === 0
       ? settings
       : { ...settings, audiences: [...settings.audiences, ...aliasResources] };
   });
   const authorizationServers = auth.issuers.map((entry) =>
-    'development' in entry ? options.development!.issuer : (entry.authorizationServer ?? entry.issuer),
+    'development' in entry ? options.devAuthorizationServer!.issuer : (entry.authorizationServer ?? entry.issuer),
   );
   const scopesSupported = auth.scopesSupported ?? [
     ...new Set([...auth.requiredScopes, ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
@@ -179,12 +179,12 @@ export function createTenantAuthenticator(
   };
 }
 
-function toIssuerSettings(entry: IssuerEntry, development: DevelopmentIssuer | undefined): IssuerSettings {
+function toIssuerSettings(entry: IssuerEntry, dev: PinnedDevAuthorizationServer | undefined): IssuerSettings {
   if ('development' in entry) {
-    if (development === undefined) throw new Error('the development issuer is not running');
+    if (dev === undefined) throw new Error('the development issuer is not running');
     return {
-      issuer: development.issuer,
-      keys: { jwks: { keys: development.publicJwks.keys as JWK[] } },
+      issuer: dev.issuer,
+      keys: { jwks: { keys: dev.publicJwks.keys as JWK[] } },
       algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
       audiences: [],
       tokenTypes: ['at+jwt'],

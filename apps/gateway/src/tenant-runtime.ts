@@ -6,7 +6,7 @@ import type { Logger, Source, SourceFactory } from '@mcpgw/core';
 import type { TenantConfig } from '@mcpgw/config';
 import type { CursorCodec, ServerIdentity } from '@mcpgw/protocol';
 import { serverIdentity } from './server-identity.js';
-import type { DevelopmentIssuer, TenantAuthenticator } from './tenant-auth.js';
+import type { PinnedDevAuthorizationServer, TenantAuthenticator } from './tenant-auth.js';
 import { createTenantAuthenticator } from './tenant-auth.js';
 
 /** Everything the gateway holds for one tenant while it runs. */
@@ -29,7 +29,7 @@ export interface RuntimeOptions {
   baseUrl: string;
   /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
   aliasBaseUrls: readonly string[];
-  development: DevelopmentIssuer | undefined;
+  devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
 }
 
 /**
@@ -82,7 +82,7 @@ export async function createTenantRuntime(
       : createTenantAuthenticator(tenant, {
           baseUrl: options.baseUrl,
           aliasBaseUrls: options.aliasBaseUrls,
-          development: options.development,
+          devAuthorizationServer: options.devAuthorizationServer,
           logger: logger.child({ tenant: tenant.id }),
         });
   return {

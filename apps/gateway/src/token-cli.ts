@@ -18,8 +18,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '@mcpgw/config';
 import type { GatewayConfig } from '@mcpgw/config';
 import { ACCESS_TOKEN_TTL_SECONDS, mintDevAccessToken } from '@mcpgw/dev-authorization-server';
-import type { DevelopmentTarget } from './development-issuer.js';
-import { developmentKeystorePath, developmentTarget } from './development-issuer.js';
+import type { DevTokenTarget } from './dev-authorization-server.js';
+import { devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
 import { demoBootstrap } from './demo.js';
 import { publicBaseUrl } from './public-url.js';
 import type { RunningGateway } from './running-gateway.js';
@@ -58,7 +58,7 @@ export interface TenantToken {
 export async function mintTenantToken(
   config: GatewayConfig,
   request: { tenant: string; scope?: string | undefined; sub?: string | undefined },
-  target: (DevelopmentTarget & { describe?: string }) | undefined = developmentTarget(config),
+  target: (DevTokenTarget & { describe?: string }) | undefined = devTokenTarget(config),
 ): Promise<TenantToken> {
   const where = target?.describe ?? config.origin;
   const entry =
@@ -76,7 +76,7 @@ export async function mintTenantToken(
   const scope = request.scope ?? entry.scopes.join(' ');
   const token = await mintDevAccessToken({
     issuer: target.issuer,
-    keystorePath: developmentKeystorePath(config),
+    keystorePath: devKeystorePath(config),
     resource,
     scope,
     ...(request.sub === undefined ? {} : { subject: request.sub }),
@@ -92,13 +92,13 @@ export async function mintTenantToken(
 export function chooseTarget(
   config: GatewayConfig,
   running: readonly RunningGateway[],
-): { target: (DevelopmentTarget & { describe?: string }) | undefined; note: string } {
+): { target: (DevTokenTarget & { describe?: string }) | undefined; note: string } {
   const configured = publicBaseUrl(config.env);
   const describe = (gateway: RunningGateway) =>
     `the gateway running as pid ${gateway.pid} at ${gateway.url} (${gateway.config})`;
   if (running.length === 0) {
     return {
-      target: developmentTarget(config),
+      target: devTokenTarget(config),
       note:
         `no gateway is running from DATA_DIR ${resolve(config.env.DATA_DIR)}; using the configuration this ` +
         `environment describes: ${configured} (${config.origin}). The token works once a gateway runs with the same ` +

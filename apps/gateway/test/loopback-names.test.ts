@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '@mcpgw/config';
 import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
-import { developmentKeystorePath } from '../src/development-issuer.js';
+import { devKeystorePath } from '../src/dev-authorization-server.js';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
@@ -62,7 +62,7 @@ describe('loopback names on a loopback bind', () => {
     const mint = (resource: string) =>
       mintDevAccessToken({
         issuer: 'http://127.0.0.1:8080/dev-idp',
-        keystorePath: developmentKeystorePath(config),
+        keystorePath: devKeystorePath(config),
         resource,
         scope: 'mcp:read',
       });

@@ -69,9 +69,9 @@ const realIssuer = z
   );
 
 /** The built-in development authorization server (loopback only; never beside real issuers). */
-const developmentIssuer = z.strictObject({ development: z.literal(true) });
+const devAuthorizationServerIssuer = z.strictObject({ development: z.literal(true) });
 
-export const issuerSchema = z.union([developmentIssuer, realIssuer]);
+export const issuerSchema = z.union([devAuthorizationServerIssuer, realIssuer]);
 
 export const tenantAuthSchema = z.strictObject({
   issuers: z

@@ -32,27 +32,27 @@ export interface ValidatedBootstrap {
 function crossTenantIssues(tenants: readonly TenantEntry[], env: EnvConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const ids = new Set<string>();
-  let developmentAt: string | undefined;
+  let devAuthorizationServerAt: string | undefined;
   let realIssuerAt: string | undefined;
   for (const [t, tenant] of tenants.entries()) {
     if (ids.has(tenant.id)) issues.push({ path: `tenants[${t}].id`, message: `duplicate tenant id '${tenant.id}'` });
     ids.add(tenant.id);
     for (const [i, issuer] of (tenant.auth?.issuers ?? []).entries()) {
-      if ('development' in issuer) developmentAt ??= `tenants[${t}].auth.issuers[${i}]`;
+      if ('development' in issuer) devAuthorizationServerAt ??= `tenants[${t}].auth.issuers[${i}]`;
       else realIssuerAt ??= `tenants[${t}].auth.issuers[${i}]`;
     }
   }
-  if (developmentAt === undefined) return issues;
+  if (devAuthorizationServerAt === undefined) return issues;
   // The development authorization server is off whenever real issuers are configured.
   if (realIssuerAt !== undefined) {
     issues.push({
-      path: developmentAt,
+      path: devAuthorizationServerAt,
       message: `the development issuer cannot run beside real issuers (${realIssuerAt}); use it only in development configurations`,
     });
   }
   if (!isLoopbackHost(env.HOST)) {
     issues.push({
-      path: developmentAt,
+      path: devAuthorizationServerAt,
       message: `the development issuer is allowed only on a loopback bind, and HOST is ${env.HOST}`,
     });
   }

@@ -7,25 +7,25 @@ import { publicBaseUrls, tenantResourceUri } from './public-url.js';
  * keys, shared by the gateway (which runs it) and `npm run token` (which signs
  * with the same keys without it).
  */
-export function developmentIssuerUrl(baseUrl: string): string {
+export function devAuthorizationServerIssuer(baseUrl: string): string {
   return `${baseUrl}/dev-idp`;
 }
 
-export function developmentKeystorePath(config: GatewayConfig): string {
+export function devKeystorePath(config: GatewayConfig): string {
   return resolve(config.env.DATA_DIR, 'dev-authorization-server', 'keys.json');
 }
 
 /** Whether a tenant's configuration trusts the development issuer. */
-export function trustsDevelopmentIssuer(tenant: TenantConfig): boolean {
+export function trustsDevAuthorizationServer(tenant: TenantConfig): boolean {
   return tenant.auth?.issuers.some((issuer) => 'development' in issuer) ?? false;
 }
 
-export function tenantsTrustingDevelopmentIssuer(config: GatewayConfig): TenantConfig[] {
-  return config.tenants.filter(trustsDevelopmentIssuer);
+export function tenantsTrustingDevAuthorizationServer(config: GatewayConfig): TenantConfig[] {
+  return config.tenants.filter(trustsDevAuthorizationServer);
 }
 
 /** The scopes a development token for a tenant carries: its required scopes and every scope a grant matches on. */
-export function developmentScopes(tenant: TenantConfig): string[] {
+export function devTokenScopes(tenant: TenantConfig): string[] {
   return [
     ...new Set([...(tenant.auth?.requiredScopes ?? []), ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
   ];
@@ -37,22 +37,22 @@ export function developmentScopes(tenant: TenantConfig): string[] {
  * resource URI the tenant answers as (the canonical one first). The gateway
  * serves it; `npm run token` mints from it, or from the running gateway's copy.
  */
-export interface DevelopmentTarget {
+export interface DevTokenTarget {
   issuer: string;
   tenants: Record<string, { resources: string[]; scopes: string[] }>;
 }
 
 /** The development target of a configuration, or undefined when no tenant trusts the development issuer. */
-export function developmentTarget(config: GatewayConfig): DevelopmentTarget | undefined {
-  const trusting = tenantsTrustingDevelopmentIssuer(config);
+export function devTokenTarget(config: GatewayConfig): DevTokenTarget | undefined {
+  const trusting = tenantsTrustingDevAuthorizationServer(config);
   if (trusting.length === 0) return undefined;
   const bases = publicBaseUrls(config.env);
   return {
-    issuer: developmentIssuerUrl(bases[0] as string),
+    issuer: devAuthorizationServerIssuer(bases[0] as string),
     tenants: Object.fromEntries(
       trusting.map((tenant) => [
         tenant.id,
-        { resources: bases.map((base) => tenantResourceUri(base, tenant.id)), scopes: developmentScopes(tenant) },
+        { resources: bases.map((base) => tenantResourceUri(base, tenant.id)), scopes: devTokenScopes(tenant) },
       ]),
     ),
   };
