@@ -9,6 +9,7 @@ import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { installErrorHandler } from './plugins/error-handler.js';
+import { installLimits } from './plugins/limits.js';
 import { installRequestGuard } from './plugins/request-guard.js';
 import { createPrincipalFingerprint, installRequestLog } from './plugins/request-log.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -58,6 +59,8 @@ export interface BuildAppOptions {
    * gateway serves `config.tenants` as loaded.
    */
   controlPlane?: ControlPlane | 'open-from-env';
+  /** Test settings of the limits: a Redis key namespace, a shorter event-loop sampling period. */
+  limits?: { redisPrefix?: string; sampleIntervalMs?: number };
 }
 
 /**
@@ -191,10 +194,15 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   }
 
   installErrorHandler(app);
+  const limits = await installLimits(app, {
+    env: config.env,
+    logger: logger.child({ component: 'limits' }),
+    ...options.limits,
+  });
   registerHealthRoutes(app, monitor);
   const baseUrlOf = createBaseUrlResolver(config.env);
   registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });
-  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret) });
+  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret), limits });
   return app;
 }
 

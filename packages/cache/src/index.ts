@@ -14,3 +14,5 @@ export { createCachingResourceService, withResultCache } from './caching-resourc
 export type { CallerCacheContext, ScopedCatalog } from './caching-resource-service.js';
 export { createCachingSource } from './caching-source.js';
 export type { SourceCacheContext } from './caching-source.js';
+export { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from './rate-counter.js';
+export type { MemoryRateCounterOptions, RateCounter, RedisRateCounterOptions, WindowCount } from './rate-counter.js';
