@@ -59,8 +59,8 @@ export interface BuildAppOptions {
    * gateway serves `config.tenants` as loaded.
    */
   controlPlane?: ControlPlane | 'open-from-env';
-  /** Test settings of the limits: a Redis key namespace, a shorter event-loop sampling period. */
-  limits?: { redisPrefix?: string; sampleIntervalMs?: number };
+  /** Test settings of the limits: a Redis key namespace and deadline, a shorter event-loop sampling period. */
+  limits?: { redisPrefix?: string; redisCommandTimeoutMs?: number; sampleIntervalMs?: number };
 }
 
 /**

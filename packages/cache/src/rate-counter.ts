@@ -73,6 +73,12 @@ export interface RedisRateCounterOptions {
   logger?: Logger;
 }
 
+/** The Redis counter, and a way to wait for its first connection at start. */
+export interface RedisRateCounter extends RateCounter {
+  /** Resolves true once connected, false after `timeoutMs` without a connection. */
+  ready(timeoutMs: number): Promise<boolean>;
+}
+
 interface ScriptClient {
   rateCount(key: string, windowMs: number): Promise<[number, number]>;
 }
@@ -83,7 +89,7 @@ interface ScriptClient {
  * retries; FACTS.md): a rejected `increment` tells the caller to count in
  * process instead (see `withFallbackCounter`).
  */
-export function createRedisRateCounter(options: RedisRateCounterOptions): RateCounter {
+export function createRedisRateCounter(options: RedisRateCounterOptions): RedisRateCounter {
   const logger = options.logger ?? silentLogger;
   const common = {
     commandTimeout: options.commandTimeoutMs ?? 50,
@@ -108,6 +114,20 @@ export function createRedisRateCounter(options: RedisRateCounterOptions): RateCo
     async increment(key, windowMs) {
       const [current, ttlMs] = await scripts.rateCount(options.prefix + key, windowMs);
       return { current, ttlMs };
+    },
+    ready(timeoutMs) {
+      if (client.status === 'ready') return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const onReady = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer = setTimeout(() => {
+          client.off('ready', onReady);
+          resolve(false);
+        }, timeoutMs);
+        client.once('ready', onReady);
+      });
     },
     async close() {
       client.disconnect();

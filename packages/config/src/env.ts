@@ -92,8 +92,12 @@ export const envSchema = z.object({
    * delayed by more than this many milliseconds (sampled every second). 0 is off.
    */
   SHED_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200),
-  /** Load shedding: refuse new requests while event-loop utilization is above this fraction. 0 is off. */
-  SHED_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0.98),
+  /**
+   * Load shedding: refuse new requests while event-loop utilization is above
+   * this fraction. 0 (the default) is off: a replica at full throughput is
+   * busy, not late; the delay above is what tracks queueing.
+   */
+  SHED_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0),
   /**
    * During a SECRETS_KEY rotation, the key before it: source credentials the
    * control plane sealed with it still open. Remove once they are resealed.

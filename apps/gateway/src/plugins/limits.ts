@@ -31,6 +31,8 @@ export interface LimitsOptions {
   logger: Logger;
   /** Redis key prefix for the rate-limit counters (tests use their own namespace). */
   redisPrefix?: string;
+  /** Deadline of one Redis count (tests on a busy machine raise it). */
+  redisCommandTimeoutMs?: number;
   /** Event-loop sampling period for load shedding (tests shorten it). */
   sampleIntervalMs?: number;
 }
@@ -47,6 +49,7 @@ export async function installLimits(app: FastifyInstance, options: LimitsOptions
       env,
       logger,
       ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
+      ...(options.redisCommandTimeoutMs === undefined ? {} : { redisCommandTimeoutMs: options.redisCommandTimeoutMs }),
     }),
     inFlight: createTenantInFlight(),
     inFlightCap: (tenant) => tenant.limits?.maxInFlight ?? env.TENANT_MAX_IN_FLIGHT,
