@@ -9,6 +9,7 @@ import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { installErrorHandler } from './plugins/error-handler.js';
+import type { LimitsOptions } from './plugins/limits.js';
 import { installLimits } from './plugins/limits.js';
 import { installRequestGuard } from './plugins/request-guard.js';
 import { createPrincipalFingerprint, installRequestLog } from './plugins/request-log.js';
@@ -59,8 +60,11 @@ export interface BuildAppOptions {
    * gateway serves `config.tenants` as loaded.
    */
   controlPlane?: ControlPlane | 'open-from-env';
-  /** Test settings of the limits: a Redis key namespace and deadline, a shorter event-loop sampling period. */
-  limits?: { redisPrefix?: string; redisCommandTimeoutMs?: number; sampleIntervalMs?: number };
+  /**
+   * Settings of the limits: where refusals are counted (`observe`), and for
+   * tests a Redis key namespace and deadline and a shorter event-loop sampling period.
+   */
+  limits?: Omit<LimitsOptions, 'env' | 'logger'>;
 }
 
 /**

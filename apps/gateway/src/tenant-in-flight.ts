@@ -18,7 +18,8 @@ export interface TenantInFlight {
   readonly refused: number;
 }
 
-export function createTenantInFlight(): TenantInFlight {
+/** `onRefused` is called for each refusal (metrics). */
+export function createTenantInFlight(onRefused: () => void = () => undefined): TenantInFlight {
   const counts = new Map<string, number>();
   let refused = 0;
   return {
@@ -26,6 +27,7 @@ export function createTenantInFlight(): TenantInFlight {
       const current = counts.get(tenantId) ?? 0;
       if (cap > 0 && current >= cap) {
         refused += 1;
+        onRefused();
         return undefined;
       }
       counts.set(tenantId, current + 1);

@@ -79,8 +79,19 @@ function expectRefusal(response: LightMyRequestResponse, status: number, message
   expect(body.error.message).toMatch(message);
 }
 
+/** Counts refusals as the metrics module does (`mcpgw_rate_limited_total{scope}`, `mcpgw_shed_total`). */
+function observer() {
+  const seen = { ip: 0, tenant: 0, principal: 0, shed: 0 };
+  return {
+    seen,
+    rateLimited: (scope: 'ip' | 'tenant' | 'principal') => (seen[scope] += 1),
+    shed: () => (seen.shed += 1),
+  };
+}
+
 describe('rate limits, counted in Redis', () => {
   let app: FastifyInstance;
+  const observe = observer();
   let idp: LocalIssuer;
   const namespace = testNamespace('rate-limit');
 
@@ -103,7 +114,7 @@ describe('rate limits, counted in Redis', () => {
       },
       { REDIS_URL: redisUrl(), RATE_LIMIT_IP_PER_MINUTE: '2' },
       // A generous deadline: on a busy test machine a 50 ms timeout would count some requests in process.
-      { limits: { redisPrefix: `${namespace}:`, redisCommandTimeoutMs: 1000 } },
+      { limits: { redisPrefix: `${namespace}:`, redisCommandTimeoutMs: 1000, observe } },
     );
   });
   afterAll(async () => {
@@ -126,6 +137,7 @@ describe('rate limits, counted in Redis', () => {
     expectRefusal(await post(app, 'acme', { ip, token: valid }), 429, /\(per client address\)/);
     expectRefusal(await post(app, 'nobody', { ip }), 429, /\(per client address\)/);
     expect(idp.jwksFetches()).toBe(fetches);
+    expect(observe.seen.ip).toBe(2);
     // The same token from another address is verified, and that does fetch: the count above means something.
     expect((await post(app, 'acme', { ip: '203.0.113.8', token: valid })).statusCode).toBe(200);
     expect(idp.jwksFetches()).toBeGreaterThan(fetches);
@@ -139,6 +151,7 @@ describe('rate limits, counted in Redis', () => {
     expect((await post(app, 'calm')).statusCode).toBe(200);
     // The count is shared through Redis (every replica sees it), under the tenant's key.
     expect((await dumpNamespace(namespace)).get(`${namespace}:tenant:busy`)).toBe('4');
+    expect(observe.seen.tenant).toBe(1);
   });
 
   it('refuses one caller over perPrincipalPerMinute; another caller of the tenant goes on', async () => {
@@ -147,6 +160,7 @@ describe('rate limits, counted in Redis', () => {
     expect((await post(app, 'acme', { token: alice })).statusCode).toBe(200);
     expectRefusal(await post(app, 'acme', { token: alice }), 429, /\(per caller\)/);
     expect((await post(app, 'acme', { token: await token('bob') })).statusCode).toBe(200);
+    expect(observe.seen.principal).toBe(1);
   });
 });
 
@@ -196,12 +210,13 @@ describe('rate limits while Redis is down', () => {
 
 describe('load shedding', () => {
   let app: FastifyInstance;
+  const observe = observer();
 
   beforeAll(async () => {
     app = await build(
       { tenants: [{ id: 'calm', anonymous: true, sources: [docs('docs')] }] },
       { SHED_EVENT_LOOP_DELAY_MS: '40' },
-      { limits: { sampleIntervalMs: 50 } },
+      { limits: { sampleIntervalMs: 50, observe } },
     );
   });
   afterAll(() => app?.close());
@@ -223,6 +238,7 @@ describe('load shedding', () => {
       clearInterval(hog);
     }
     expect(app.limits.shedding.shed).toBeGreaterThan(0);
+    expect(observe.seen.shed).toBe(app.limits.shedding.shed);
     await vi.waitFor(() => expect(app.isUnderPressure()).toBe(false), { timeout: 5000, interval: 20 });
     expect((await post(app, 'calm')).statusCode).toBe(200);
   });

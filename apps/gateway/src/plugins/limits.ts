@@ -7,7 +7,7 @@ import type { TenantInFlight } from '../tenant-in-flight.js';
 import { createTenantInFlight } from '../tenant-in-flight.js';
 import type { LoadShedding } from './load-shedding.js';
 import { installLoadShedding } from './load-shedding.js';
-import type { RateLimits } from './rate-limit.js';
+import type { RateLimits, RateLimitScope } from './rate-limit.js';
 import { installRateLimits } from './rate-limit.js';
 
 /** Rate limits, the per-tenant bulkhead and load shedding, as the MCP route and a metrics module see them. */
@@ -26,9 +26,21 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Where refusals are counted as they happen. Its shape is the metrics
+ * module's (`app.metrics`: `mcpgw_rate_limited_total{scope}`,
+ * `mcpgw_shed_total`), so that object can be passed as it is.
+ */
+export interface LimitsObserver {
+  rateLimited(scope: RateLimitScope): void;
+  /** A 503: load shedding, or a tenant at its in-flight cap. */
+  shed(): void;
+}
+
 export interface LimitsOptions {
   env: EnvConfig;
   logger: Logger;
+  observe?: LimitsObserver;
   /** Redis key prefix for the rate-limit counters (tests use their own namespace). */
   redisPrefix?: string;
   /** Deadline of one Redis count (tests on a busy machine raise it). */
@@ -39,19 +51,21 @@ export interface LimitsOptions {
 
 /** Installs every limit (docs/operations.md, "Limits and overload") and decorates `app.limits`. */
 export async function installLimits(app: FastifyInstance, options: LimitsOptions): Promise<GatewayLimits> {
-  const { env, logger } = options;
+  const { env, logger, observe } = options;
   const limits: GatewayLimits = {
     shedding: await installLoadShedding(app, {
       env,
+      ...(observe === undefined ? {} : { onShed: () => observe.shed() }),
       ...(options.sampleIntervalMs === undefined ? {} : { sampleIntervalMs: options.sampleIntervalMs }),
     }),
     rateLimits: await installRateLimits(app, {
       env,
       logger,
+      ...(observe === undefined ? {} : { onRefused: (scope: RateLimitScope) => observe.rateLimited(scope) }),
       ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
       ...(options.redisCommandTimeoutMs === undefined ? {} : { redisCommandTimeoutMs: options.redisCommandTimeoutMs }),
     }),
-    inFlight: createTenantInFlight(),
+    inFlight: createTenantInFlight(() => observe?.shed()),
     inFlightCap: (tenant) => tenant.limits?.maxInFlight ?? env.TENANT_MAX_IN_FLIGHT,
   };
   app.decorate('limits', limits);

@@ -9,6 +9,8 @@ export const SHED_RETRY_AFTER_SECONDS = 2;
 
 export interface LoadSheddingOptions {
   env: Pick<EnvConfig, 'SHED_EVENT_LOOP_DELAY_MS' | 'SHED_EVENT_LOOP_UTILIZATION'>;
+  /** Called for each shed request (metrics). */
+  onShed?: () => void;
   /** How often the event loop is sampled; tests shorten it. Default 1000 ms. */
   sampleIntervalMs?: number;
 }
@@ -41,6 +43,7 @@ export async function installLoadShedding(app: FastifyInstance, options: LoadShe
     pressureHandler: (request, reply, type) => {
       if (request.routeOptions.url !== MCP_ROUTE) return undefined;
       state.shed += 1;
+      options.onShed?.();
       reply.header('retry-after', String(SHED_RETRY_AFTER_SECONDS));
       // Thrown, so the error handler writes the JSON-RPC body and the hook chain stops here.
       const reason = type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated';

@@ -43,6 +43,8 @@ export interface RateLimitOptions {
     'REDIS_URL' | 'RATE_LIMIT_IP_PER_MINUTE' | 'RATE_LIMIT_TENANT_PER_MINUTE' | 'RATE_LIMIT_PRINCIPAL_PER_MINUTE'
   >;
   logger: Logger;
+  /** Called for each refused request (metrics). */
+  onRefused?: (scope: RateLimitScope) => void;
   /** Redis key prefix; tests pass their own namespace. Default `mcpgw:rl:`. */
   redisPrefix?: string;
   /** Deadline of one Redis count before counting in process instead. Default 50 ms; tests on a busy machine raise it. */
@@ -131,6 +133,7 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
     const outcome = await check(request);
     if (outcome.isAllowed || !outcome.isExceeded) return undefined;
     refused[subject.scope] += 1;
+    options.onRefused?.(subject.scope);
     return { scope: subject.scope, retryAfterSeconds: Math.max(1, outcome.ttlInSeconds) };
   };
   /** A tenant's own limit, else the default unless the peer is loopback. */
