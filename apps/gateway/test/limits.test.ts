@@ -1,3 +1,6 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { LightMyRequestResponse } from 'fastify';
@@ -8,6 +11,8 @@ import { buildApp } from '../src/app.js';
 import { createSourceRegistry } from '../src/source-registry.js';
 import type { LocalIssuer } from '../../../test/helpers/local-issuer.js';
 import { startLocalIssuer } from '../../../test/helpers/local-issuer.js';
+import type { TestDatabase } from '../../../test/helpers/postgres.js';
+import { createTestDatabase } from '../../../test/helpers/postgres.js';
 import type { OwnRedisServer } from '../../../test/helpers/redis.js';
 import {
   deleteNamespace,
@@ -296,5 +301,29 @@ describe('per-tenant in-flight cap (bulkhead)', () => {
     expect((await Promise.all(held)).map((response) => response.statusCode)).toEqual([200, 200]);
     await vi.waitFor(() => expect(app.limits.inFlight.count('slow')).toBe(0));
     expect((await post(app, 'slow')).statusCode).toBe(200);
+  });
+});
+
+describe('limits of a tenant served from the control plane', () => {
+  let app: FastifyInstance;
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('limits_control_plane');
+    app = await build(
+      { tenants: [{ id: 'busy', anonymous: true, sources: [docs('docs')], limits: { requestsPerMinute: 2 } }] },
+      { DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-limits-cp-')) },
+      { controlPlane: 'open-from-env' },
+    );
+  });
+  afterAll(async () => {
+    await app?.close();
+    await database?.drop();
+  });
+
+  it("keeps the bootstrap file's limits through the store", async () => {
+    expect((await post(app, 'busy')).statusCode).toBe(200);
+    expect((await post(app, 'busy')).statusCode).toBe(200);
+    expectRefusal(await post(app, 'busy'), 429, /\(per tenant\)/);
   });
 });
