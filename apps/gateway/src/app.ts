@@ -10,6 +10,8 @@ import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
+import type { LimitsOptions } from './plugins/limits.js';
+import { installLimits } from './plugins/limits.js';
 import { requestGuardPlugin } from './plugins/request-guard.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { createPrincipalFingerprint } from './principal-fingerprint.js';
@@ -60,6 +62,11 @@ export interface BuildAppOptions {
    * gateway serves `config.tenants` as loaded.
    */
   controlPlane?: ControlPlane | 'open-from-env';
+  /**
+   * Settings of the limits: where refusals are counted (`observe`), and for
+   * tests a Redis key namespace and deadline and a shorter event-loop sampling period.
+   */
+  limits?: Omit<LimitsOptions, 'env' | 'logger'>;
 }
 
 /**
@@ -193,10 +200,15 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   }
 
   await app.register(errorHandlerPlugin);
+  const limits = await installLimits(app, {
+    env: config.env,
+    logger: logger.child({ component: 'limits' }),
+    ...options.limits,
+  });
   registerHealthRoutes(app, monitor);
   const baseUrlOf = createBaseUrlResolver(config.env);
   registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });
-  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret) });
+  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret), limits });
   return app;
 }
 

@@ -11,3 +11,6 @@ export { withResultCache } from './caching-resource-service.js';
 export { createCachingSource } from './caching-source.js';
 /** Hits, misses, errors and bypasses per tenant and layer, as `GatewayCache.metrics()` reports them. */
 export type { TenantCacheMetrics } from './cache-metrics.js';
+/** Fixed-window request counters for rate limits: in process, in Redis, and Redis with an in-process fallback. */
+export { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from './rate-counter.js';
+export type { RateCounter, WindowCount } from './rate-counter.js';

@@ -128,7 +128,8 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
   };
 }
 
-function createCluster(url: string, common: RedisOptions, offlineQueue: boolean): Cluster {
+/** A Redis Cluster client for a `redis+cluster://` URL (see RedisStoreOptions.url). */
+export function createCluster(url: string, common: RedisOptions, offlineQueue: boolean): Cluster {
   const tls = /^rediss/i.test(url);
   const seeds = url.replace(/^rediss?\+cluster:\/\//i, '').split(',');
   let username: string | undefined;

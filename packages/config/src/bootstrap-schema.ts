@@ -25,6 +25,22 @@ export const sourceTtlSchema = z.strictObject({ list: ttlMs.optional(), read: tt
  */
 const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1), ttlMs: sourceTtlSchema.optional() });
 
+const perMinute = z.int('must be a whole number of requests per minute').min(0, 'must be 0 (no limit) or more');
+
+/**
+ * A tenant's own limits (docs/operations.md, "Limits and overload"). Omitted
+ * keys take the gateway-wide defaults from the environment; 0 turns a limit
+ * off. Unlike the defaults, a tenant's own limits apply to loopback callers too.
+ */
+export const tenantLimitsSchema = z.strictObject({
+  /** Requests per minute to this tenant from all its callers together. */
+  requestsPerMinute: perMinute.optional(),
+  /** Requests per minute from one authenticated caller (issuer and subject). */
+  perPrincipalPerMinute: perMinute.optional(),
+  /** Requests of this tenant in flight on one replica; more are refused with 503 instead of queueing. */
+  maxInFlight: z.int('must be a whole number').min(0, 'must be 0 (no cap) or more').optional(),
+});
+
 /** One tenant as the bootstrap file declares it; the control plane stores tenants in this shape too. */
 export const tenantSchema = z.strictObject({
   id: slug,
@@ -40,6 +56,8 @@ export const tenantSchema = z.strictObject({
   /** What each caller sees; without a matching grant a caller sees nothing. */
   grants: z.array(grantSchema).default([]),
   sources: z.array(sourceEntry).min(1, 'a tenant needs at least one source'),
+  /** Rate limits and the in-flight cap; omitted keys take the gateway-wide defaults. */
+  limits: tenantLimitsSchema.optional(),
 });
 
 /** The bootstrap file (docs/configuration.md). */
@@ -49,3 +67,4 @@ export const bootstrapSchema = z.strictObject({
 
 export type BootstrapDocument = z.output<typeof bootstrapSchema>;
 export type TenantEntry = z.output<typeof tenantSchema>;
+export type TenantLimits = z.output<typeof tenantLimitsSchema>;

@@ -15,6 +15,8 @@ const origin = z.string().refine((value) => {
   }
 }, 'must be an origin such as https://app.example.com (scheme, host and optional port; no path or trailing slash)');
 
+const perMinute = z.coerce.number().int('must be a whole number of requests per minute').min(0);
+
 /**
  * The environment the gateway reads, validated once at start. Every key here
  * is listed in .env.example (a test keeps the two equal). Defaults are the
@@ -73,6 +75,29 @@ export const envSchema = z.object({
     .optional(),
   /** Server secret (at least 32 characters) keying cursor encryption and cache keys; must be equal on every replica. */
   SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
+  /**
+   * Requests per minute from one client address, checked before the tenant
+   * or any token is looked at. 0 (the default) is off: behind a reverse proxy
+   * every request comes from the proxy's address. Loopback peers are exempt.
+   */
+  RATE_LIMIT_IP_PER_MINUTE: perMinute.default(0),
+  /** Default requests per minute to one tenant (all callers); a tenant's `limits.requestsPerMinute` overrides. 0 is off. */
+  RATE_LIMIT_TENANT_PER_MINUTE: perMinute.default(60_000),
+  /** Default requests per minute from one authenticated caller; a tenant's `limits.perPrincipalPerMinute` overrides. 0 is off. */
+  RATE_LIMIT_PRINCIPAL_PER_MINUTE: perMinute.default(6_000),
+  /** Default cap on one tenant's requests in flight per replica; a tenant's `limits.maxInFlight` overrides. 0 is off. */
+  TENANT_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(256),
+  /**
+   * Load shedding: refuse new requests with 503 while the event loop is
+   * delayed by more than this many milliseconds (sampled every second). 0 is off.
+   */
+  SHED_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200),
+  /**
+   * Load shedding: refuse new requests while event-loop utilization is above
+   * this fraction. 0 (the default) is off: a replica at full throughput is
+   * busy, not late; the delay above is what tracks queueing.
+   */
+  SHED_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0),
   /**
    * During a SECRETS_KEY rotation, the key before it: source credentials the
    * control plane sealed with it still open. Remove once they are resealed.

@@ -11,3 +11,5 @@ export { loadConfig, type GatewayConfig } from './load-config.js';
 export type { TenantConfig } from './tenant-config.js';
 /** A tenant's trusted issuer as written in the bootstrap file. */
 export type { IssuerEntry } from './auth-schema.js';
+/** A tenant's own rate and concurrency limits (bootstrap file `limits`). */
+export type { TenantLimits } from './bootstrap-schema.js';

@@ -1,4 +1,5 @@
 import type { GrantEntry, TenantAuth } from './auth-schema.js';
+import type { TenantLimits } from './bootstrap-schema.js';
 
 /** A source as the gateway runs it: its options already validated by its type. */
 export interface SourceConfig {
@@ -19,4 +20,6 @@ export interface TenantConfig {
   auth?: TenantAuth | undefined;
   grants: GrantEntry[];
   sources: SourceConfig[];
+  /** The tenant's own limits; absent keys take the gateway-wide defaults (env RATE_LIMIT_*, TENANT_MAX_IN_FLIGHT). */
+  limits?: TenantLimits | undefined;
 }

@@ -179,5 +179,6 @@ export async function checkTenant(
     auth: tenant.auth,
     grants: tenant.grants,
     sources,
+    ...(tenant.limits === undefined ? {} : { limits: tenant.limits }),
   };
 }

@@ -331,3 +331,52 @@ describe('authentication and grants', () => {
     expect(portZero.issues).toContainEqual(expect.objectContaining({ path: 'env.PUBLIC_URL' }));
   });
 });
+
+describe('limits', () => {
+  const withLimits = (limits: unknown) => ({
+    configDir: '/demo',
+    document: { tenants: [{ id: 'demo', anonymous: true, sources: [{ id: 's', type: 'folder', root: 'x' }], limits }] },
+  });
+
+  it('takes a tenant limits object and the gateway-wide defaults', async () => {
+    const config = await loadConfig({
+      registry,
+      defaultBootstrap: withLimits({ requestsPerMinute: 120, maxInFlight: 0 }),
+      env: { RATE_LIMIT_IP_PER_MINUTE: '600' },
+    });
+    expect(config.tenants[0]?.limits).toEqual({ requestsPerMinute: 120, maxInFlight: 0 });
+    expect(config.env).toMatchObject({
+      RATE_LIMIT_IP_PER_MINUTE: 600,
+      RATE_LIMIT_TENANT_PER_MINUTE: 60_000,
+      RATE_LIMIT_PRINCIPAL_PER_MINUTE: 6_000,
+      TENANT_MAX_IN_FLIGHT: 256,
+      SHED_EVENT_LOOP_DELAY_MS: 200,
+      SHED_EVENT_LOOP_UTILIZATION: 0,
+    });
+  });
+
+  it('names each bad limit by its path', async () => {
+    const error = await configError(
+      loadConfig({
+        registry,
+        defaultBootstrap: withLimits({ requestsPerMinute: -1, perPrincipalPerMinute: 1.5, perMinute: 3 }),
+        env: {},
+      }),
+    );
+    expect(error.issues.map((issue) => issue.path)).toEqual(
+      expect.arrayContaining([
+        'tenants[0].limits.requestsPerMinute',
+        'tenants[0].limits.perPrincipalPerMinute',
+        'tenants[0].limits',
+      ]),
+    );
+    expect(() => readEnv({ RATE_LIMIT_TENANT_PER_MINUTE: 'lots', SHED_EVENT_LOOP_UTILIZATION: '1.5' })).toThrow(
+      expect.objectContaining({
+        issues: expect.arrayContaining([
+          expect.objectContaining({ path: 'env.RATE_LIMIT_TENANT_PER_MINUTE' }),
+          expect.objectContaining({ path: 'env.SHED_EVENT_LOOP_UTILIZATION' }),
+        ]),
+      }),
+    );
+  });
+});

@@ -48,6 +48,25 @@ export const errorRegistry = {
     httpStatus: 405,
     message: 'Method Not Allowed: the MCP endpoint accepts POST only, not %s',
   },
+  /**
+   * Over a rate limit (per address, per tenant or per caller): HTTP 429 with
+   * Retry-After (RFC 6585 section 4, RFC 9110 section 10.2.3). The message names the scope and the wait.
+   */
+  MCPGW_RATE_LIMITED: {
+    jsonRpcCode: J.ServerBusy,
+    httpStatus: 429,
+    message: 'Rate limit exceeded (%s): retry after %s s',
+  },
+  /**
+   * The replica is overloaded (event-loop delay or utilization over its
+   * threshold), or the tenant has too many requests in flight: HTTP 503 with
+   * Retry-After (RFC 9110 section 15.6.4), refused rather than queued.
+   */
+  MCPGW_OVERLOADED: {
+    jsonRpcCode: J.ServerBusy,
+    httpStatus: 503,
+    message: 'The gateway is overloaded (%s): retry after %s s',
+  },
   /** No bearer token, or another scheme (RFC 6750 section 3.1: a challenge without an error code). */
   MCPGW_AUTH_REQUIRED: {
     jsonRpcCode: J.InvalidRequest,

@@ -10,6 +10,11 @@ export const JsonRpcErrorCode = {
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
+  /**
+   * JSON-RPC 2.0 section 5.1 reserves -32000 to -32099 for implementation-defined
+   * server errors; -32000 is ours for refusals that say "not now" (rate limit, overload).
+   */
+  ServerBusy: -32000,
   HeaderMismatch: -32020,
   MissingRequiredClientCapability: -32021,
   UnsupportedProtocolVersion: -32022,

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
-import { ErrorCode, errorResponse, wireError } from '@mcpgw/protocol';
+import { GatewayError } from '@mcpgw/core';
+import { ErrorCode, errorResponse, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpError } from '@mcpgw/protocol';
 import { noteRpcResponse } from '../request-log-fields.js';
 import { rootPlugin } from '../root-plugin.js';
@@ -22,6 +23,8 @@ export const errorHandlerPlugin = rootPlugin(async (app) => {
 });
 
 function mapFrameworkError(error: FastifyError): McpError {
+  // A hook's own refusal (load shedding) already names its registry code.
+  if (error instanceof GatewayError) return toMcpError(error);
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return wireError('MCPGW_PARSE_ERROR');

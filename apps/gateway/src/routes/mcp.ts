@@ -4,6 +4,9 @@ import { errorDefinition, unrestrictedScope } from '@mcpgw/core';
 import { dispatchMcpPost, errorResponse, serializeResponse, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../mcp-route.js';
+import type { GatewayLimits } from '../plugins/limits.js';
+import { tenantBusyResponse } from '../plugins/limits.js';
+import { rateLimitedResponse } from '../plugins/rate-limit.js';
 import { noteForLog, noteRpcResponse } from '../request-log-fields.js';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -19,6 +22,8 @@ export interface McpRouteOptions {
   baseUrlOf: (host: string | undefined) => string;
   /** The short, keyed fingerprint of a caller that the access line carries. */
   principalFingerprint: (principal: Principal) => string;
+  /** Rate limits and the per-tenant in-flight cap, checked while admitting a caller. */
+  limits: GatewayLimits;
 }
 
 interface TenantParams {
@@ -45,7 +50,7 @@ declare module 'fastify' {
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { tenants, baseUrlOf, principalFingerprint } = options;
+  const { tenants, baseUrlOf, principalFingerprint, limits } = options;
   app.decorateRequest('mcpCaller', null);
 
   /**
@@ -53,11 +58,19 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
    * caller without valid credentials costs no JSON parsing.
    */
   const admitCaller = async (request: FastifyRequest<{ Params: TenantParams }>, reply: FastifyReply) => {
+    // Per address and per tenant before any token work, so a flood costs no verification.
+    const byAddress = await limits.rateLimits.checkAddress(request);
+    if (byAddress !== undefined) return send(reply, rateLimitedResponse(reply, byAddress));
     const lease = TENANT_ID.test(request.params.tenant) ? tenants.acquire(request.params.tenant) : undefined;
     if (lease === undefined) return send(reply, unknownTenant(request.params.tenant, null));
     // 'close' follows both a finished response and a client gone away.
     reply.raw.once('close', () => lease.release());
     const tenant = lease.runtime;
+    const byTenant = await limits.rateLimits.checkTenant(request, tenant.config);
+    if (byTenant !== undefined) return send(reply, rateLimitedResponse(reply, byTenant));
+    const leave = limits.inFlight.enter(tenant.config.id, limits.inFlightCap(tenant.config));
+    if (leave === undefined) return send(reply, tenantBusyResponse(reply));
+    reply.raw.once('close', leave);
     const signal = abortOnDisconnect(reply);
     let scope: AccessScope = unrestrictedScope;
     if (tenant.auth !== undefined) {
@@ -81,10 +94,13 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
         return send(reply, errorResponse(null, toMcpError(outcome.error)));
       }
       scope = outcome.scope;
+      const principal = principalFingerprint(outcome.principal);
       noteForLog(request, {
-        principal: principalFingerprint(outcome.principal),
+        principal,
         ...(outcome.principal.clientId === undefined ? {} : { clientId: outcome.principal.clientId }),
       });
+      const byPrincipal = await limits.rateLimits.checkPrincipal(request, tenant.config, principal);
+      if (byPrincipal !== undefined) return send(reply, rateLimitedResponse(reply, byPrincipal));
     }
     request.mcpCaller = { tenant, scope, signal };
     return undefined;

@@ -1,0 +1,54 @@
+import underPressure from '@fastify/under-pressure';
+import type { FastifyInstance } from 'fastify';
+import type { EnvConfig } from '@mcpgw/config';
+import { GatewayError } from '@mcpgw/core';
+import { MCP_ROUTE } from '../mcp-route.js';
+
+/** What a shed request is told to wait (RFC 9110 section 10.2.3): about one sampling period and then some. */
+export const SHED_RETRY_AFTER_SECONDS = 2;
+
+export interface LoadSheddingOptions {
+  env: Pick<EnvConfig, 'SHED_EVENT_LOOP_DELAY_MS' | 'SHED_EVENT_LOOP_UTILIZATION'>;
+  /** Called for each shed request (metrics). */
+  onShed?: () => void;
+  /** How often the event loop is sampled; tests shorten it. Default 1000 ms. */
+  sampleIntervalMs?: number;
+}
+
+export interface LoadShedding {
+  /** Requests shed so far (a metrics module can read this). */
+  readonly shed: number;
+}
+
+/**
+ * Refuses new MCP requests with 503 and Retry-After while the event loop is
+ * saturated, instead of queueing them without bound: once the loop is late,
+ * every queued request adds to every other's latency, and p99 climbs past
+ * any deadline. @fastify/under-pressure has every threshold off by default
+ * (FACTS.md), so they are set here from the environment.
+ *
+ * Only the MCP endpoint is shed. Health probes and metadata stay answered: a
+ * shed liveness probe would get a busy replica restarted, adding to the load.
+ */
+export async function installLoadShedding(app: FastifyInstance, options: LoadSheddingOptions): Promise<LoadShedding> {
+  const { SHED_EVENT_LOOP_DELAY_MS: maxDelay, SHED_EVENT_LOOP_UTILIZATION: maxUtilization } = options.env;
+  const state = { shed: 0 };
+  if (maxDelay === 0 && maxUtilization === 0) return state;
+  await app.register(underPressure, {
+    // 0 leaves a threshold off in the plugin as well.
+    maxEventLoopDelay: maxDelay,
+    maxEventLoopUtilization: maxUtilization,
+    sampleInterval: options.sampleIntervalMs ?? 1000,
+    retryAfter: SHED_RETRY_AFTER_SECONDS,
+    pressureHandler: (request, reply, type) => {
+      if (request.routeOptions.url !== MCP_ROUTE) return undefined;
+      state.shed += 1;
+      options.onShed?.();
+      reply.header('retry-after', String(SHED_RETRY_AFTER_SECONDS));
+      // Thrown, so the error handler writes the JSON-RPC body and the hook chain stops here.
+      const reason = type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated';
+      throw new GatewayError('MCPGW_OVERLOADED', [reason, String(SHED_RETRY_AFTER_SECONDS)]);
+    },
+  });
+  return state;
+}

@@ -1,0 +1,161 @@
+import { Redis } from 'ioredis';
+import type { Logger } from '@mcpgw/core';
+import { silentLogger } from '@mcpgw/core';
+import { createCluster, isClusterUrl } from './redis-store.js';
+
+/** One fixed window's count after an increment, and how long until it resets. */
+export interface WindowCount {
+  current: number;
+  ttlMs: number;
+}
+
+/**
+ * Fixed-window request counters for rate limits. Keys are built by the caller
+ * and hold the tenant (and a keyed principal fingerprint), never a token.
+ */
+export interface RateCounter {
+  /** Counts one request against `key` in a window of `windowMs`. */
+  increment(key: string, windowMs: number): Promise<WindowCount>;
+  close(): Promise<void>;
+}
+
+export interface MemoryRateCounterOptions {
+  /** Keys kept at most; the oldest windows go first. Default 10,000. */
+  maxKeys?: number;
+  now?: () => number;
+}
+
+/** Counters in this process: exact for one replica, per replica for several. */
+export function createMemoryRateCounter(options: MemoryRateCounterOptions = {}): RateCounter {
+  const maxKeys = options.maxKeys ?? 10_000;
+  const now = options.now ?? Date.now;
+  const windows = new Map<string, { current: number; resetAt: number }>();
+  return {
+    async increment(key, windowMs) {
+      const at = now();
+      let window = windows.get(key);
+      if (window === undefined || window.resetAt <= at) {
+        windows.delete(key);
+        window = { current: 0, resetAt: at + windowMs };
+        // Insertion order is age order: evicting the first keys drops the oldest windows.
+        for (const oldest of windows.keys()) {
+          if (windows.size < maxKeys) break;
+          windows.delete(oldest);
+        }
+        windows.set(key, window);
+      }
+      window.current += 1;
+      return { current: window.current, ttlMs: window.resetAt - at };
+    },
+    async close() {
+      windows.clear();
+    },
+  };
+}
+
+// INCR and PEXPIRE in one script, so a counter never outlives its window (a
+// crash between the two commands would leave a key without expiry).
+const INCREMENT_SCRIPT = `
+local current = redis.call('INCR', KEYS[1])
+if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
+return {current, ttl}
+`;
+
+export interface RedisRateCounterOptions {
+  /** REDIS_URL: one node or a cluster (see RedisStoreOptions.url). */
+  url: string;
+  /** Key prefix, e.g. `mcpgw:rl:`; tests use their own namespace. */
+  prefix: string;
+  /** Per-command deadline; a slow Redis must not slow requests. Default 50 ms. */
+  commandTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** The Redis counter, and a way to wait for its first connection at start. */
+export interface RedisRateCounter extends RateCounter {
+  /** Resolves true once connected, false after `timeoutMs` without a connection. */
+  ready(timeoutMs: number): Promise<boolean>;
+}
+
+interface ScriptClient {
+  rateCount(key: string, windowMs: number): Promise<[number, number]>;
+}
+
+/**
+ * Counters shared by every replica through Redis. Like the cache store, it
+ * fails fast instead of waiting (no offline queue, a command timeout, no
+ * retries; FACTS.md): a rejected `increment` tells the caller to count in
+ * process instead (see `withFallbackCounter`).
+ */
+export function createRedisRateCounter(options: RedisRateCounterOptions): RedisRateCounter {
+  const logger = options.logger ?? silentLogger;
+  const common = {
+    commandTimeout: options.commandTimeoutMs ?? 50,
+    connectTimeout: 1000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: (times: number) => Math.min(times * 100, 1000),
+  };
+  const client = isClusterUrl(options.url) ? createCluster(options.url, common, false) : new Redis(options.url, common);
+  client.defineCommand('rateCount', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
+  let up = false;
+  client.on('ready', () => {
+    up = true;
+  });
+  client.on('error', (error: Error) => {
+    // Never the URL: it may hold a password.
+    if (up) logger.warn({ err: { message: error.message } }, 'Redis rate-limit connection lost; counting in process');
+    up = false;
+  });
+  const scripts = client as unknown as ScriptClient;
+  return {
+    async increment(key, windowMs) {
+      const [current, ttlMs] = await scripts.rateCount(options.prefix + key, windowMs);
+      return { current, ttlMs };
+    },
+    ready(timeoutMs) {
+      if (client.status === 'ready') return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const onReady = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        const timer = setTimeout(() => {
+          client.off('ready', onReady);
+          resolve(false);
+        }, timeoutMs);
+        client.once('ready', onReady);
+      });
+    },
+    async close() {
+      client.disconnect();
+    },
+  };
+}
+
+/**
+ * Counts in `primary` (Redis) and, whenever it fails, in `fallback` (this
+ * process) instead: a Redis outage loosens limits to per-replica counting
+ * but never fails a request.
+ */
+export function withFallbackCounter(
+  primary: RateCounter,
+  fallback: RateCounter,
+  onFallback: (error: unknown) => void = () => undefined,
+): RateCounter {
+  return {
+    async increment(key, windowMs) {
+      try {
+        return await primary.increment(key, windowMs);
+      } catch (error) {
+        onFallback(error);
+        return fallback.increment(key, windowMs);
+      }
+    },
+    async close() {
+      await Promise.all([primary.close(), fallback.close()]);
+    },
+  };
+}
