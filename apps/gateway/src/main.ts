@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import { demoBootstrap } from './demo.js';
 import { developmentTarget } from './development-issuer.js';
+import { createOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -14,7 +15,14 @@ async function main(): Promise<void> {
   const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
-  const app = await buildApp(config, { registry, controlPlane: 'open-from-env' });
+  // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed after the last request.
+  const tracing = createOtlpTracing(config.env);
+  const app = await buildApp(config, {
+    registry,
+    controlPlane: 'open-from-env',
+    ...(tracing === undefined ? {} : { tracerProvider: tracing.provider }),
+  });
+  if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
   warnings.logTo(app.log);
   // Signals are handled from before the gateway listens: a SIGHUP or SIGTERM that arrives as
   // the start line is printed must find its handler, not Node's default (exit without a word).

@@ -9,6 +9,7 @@ export {
   type IssuerSettings,
 } from './issuer-settings.js';
 export { createTokenVerifier, type TokenVerifier, type TokenVerifierOptions } from './token-verifier.js';
+export type { IntrospectionOutcome, JwksFetchOutcome, VerifierObserver } from './verifier-observer.js';
 export { REFETCH_COOLDOWN_MS, REFRESH_INTERVAL_MS } from './jwks-cache.js';
 export { FETCH_TIMEOUT_MS } from './bounded-fetch.js';
 export { discoveryUrls } from './discovery.js';

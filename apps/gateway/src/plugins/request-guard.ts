@@ -16,6 +16,8 @@ export interface RequestGuardOptions {
   publicUrl: string | undefined;
   /** ALLOWED_ORIGINS. */
   allowedOrigins: readonly string[];
+  /** Routes that authenticate every request themselves and are reached by address (`/metrics` with METRICS_TOKEN). */
+  unguardedRoutes?: readonly string[];
 }
 
 export type GuardVerdict = { ok: true } | { ok: false; reason: string };
@@ -35,7 +37,9 @@ export const MCP_ROUTE = '/t/:tenant/mcp';
  */
 export function installRequestGuard(app: FastifyInstance, options: RequestGuardOptions): void {
   const guard = createRequestGuard(options);
+  const unguarded = new Set(options.unguardedRoutes ?? []);
   app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.url !== undefined && unguarded.has(request.routeOptions.url)) return;
     const verdict = guard(request.headers.host, request.headers.origin);
     if (verdict.ok) return;
     reply.code(403).type('application/json');
