@@ -57,12 +57,26 @@ export interface GatewayMetrics {
 /** Seconds; from a cached answer (well under 5 ms) to the 30 s request timeout. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+let processMetrics: Registry | undefined;
+
+/**
+ * prom-client's default metrics (nodejs_eventloop_lag_seconds among them)
+ * describe the process, so they are collected once per process: each call of
+ * collectDefaultMetrics starts its own event-loop monitor and GC observer,
+ * which nothing stops, and tests build many apps in one process.
+ */
+function processRegistry(): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 /** Creates the registry with every contract metric, each present from the first scrape. */
 export function createGatewayMetrics(readers: MetricsReaders): GatewayMetrics {
-  const registry = new Registry();
-  const registers = [registry];
-  // nodejs_eventloop_lag_seconds among them; per registry, so several apps in one process work.
-  collectDefaultMetrics({ register: registry });
+  const own = new Registry();
+  const registers = [own];
 
   const requests = new Counter({
     name: 'mcpgw_requests_total',
@@ -152,7 +166,8 @@ export function createGatewayMetrics(readers: MetricsReaders): GatewayMetrics {
   listenStreams.set(0);
 
   return {
-    registry,
+    // The app's own metrics (per app, so several apps in one process never share counters) and the process's.
+    registry: Registry.merge([own, processRegistry()]),
     requestFinished(tenant, method, outcome, seconds) {
       requests.inc({ tenant, method, outcome });
       requestDuration.observe({ tenant, method }, seconds);
