@@ -11,7 +11,7 @@ import type { GatewayConfig } from '@mcpgw/config';
 import { loadConfig } from '@mcpgw/config';
 import { buildApp } from '../../apps/gateway/src/app.js';
 import { demoBootstrap } from '../../apps/gateway/src/demo.js';
-import { createOtlpTracing } from '../../apps/gateway/src/observability/otlp-tracing.js';
+import { startOtlpTracing } from '../../apps/gateway/src/observability/otlp-tracing.js';
 import { createSourceRegistry } from '../../apps/gateway/src/source-registry.js';
 import type { LocalIssuer } from '../helpers/local-issuer.js';
 import { startLocalIssuer } from '../helpers/local-issuer.js';
@@ -193,7 +193,7 @@ describe('OTLP/HTTP export (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
 
   it('sends the request span, its trace continued, to the collector', async () => {
     const address = collector.address() as { port: number };
-    const tracing = createOtlpTracing({
+    const tracing = await startOtlpTracing({
       ...config.env,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${address.port}`,
       OTEL_SERVICE_NAME: 'gateway-under-test',

@@ -5,7 +5,7 @@ import { buildApp } from './app.js';
 import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import { demoBootstrap } from './demo.js';
 import { developmentTarget } from './development-issuer.js';
-import { createOtlpTracing } from './observability/otlp-tracing.js';
+import { startOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
   // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed after the last request.
-  const tracing = createOtlpTracing(config.env);
+  const tracing = await startOtlpTracing(config.env);
   const app = await buildApp(config, {
     registry,
     controlPlane: 'open-from-env',
