@@ -31,7 +31,17 @@ import type { TenantRegistry } from './tenant-registry.js';
 import { createTenantRegistry } from './tenant-registry.js';
 import type { TenantRuntime } from './tenant-runtime.js';
 import { createTenantRuntime } from './tenant-runtime.js';
+import type { HealthMonitor } from './health-monitor.js';
 import { createHealthMonitor } from './health-monitor.js';
+import { isLoopbackHost } from '@mcpgw/config';
+import type { TracerProvider } from '@opentelemetry/api';
+import type { GatewayMetrics } from './observability/gateway-metrics.js';
+import { createGatewayMetrics } from './observability/gateway-metrics.js';
+import { createRequestTracing } from './observability/request-tracing.js';
+import { traceCache } from './observability/traced-cache.js';
+import { createRuntimeObservers } from './observability/runtime-observers.js';
+import { cacheOperations } from './observability/cache-operations.js';
+import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -43,6 +53,8 @@ declare module 'fastify' {
     tenantSync: TenantSync | undefined;
     /** The control-plane store served from; absent when tenants come from the configuration alone. */
     controlPlane: ControlPlane | undefined;
+    /** Prometheus metrics (docs/operations.md, "Metric contract"); plugins count rate limiting and shedding here. */
+    metrics: GatewayMetrics;
   }
 }
 
@@ -67,6 +79,11 @@ export interface BuildAppOptions {
    * tests a Redis key namespace and deadline and a shorter event-loop sampling period.
    */
   limits?: Omit<LimitsOptions, 'env' | 'logger'>;
+  /**
+   * Where request spans go (main.ts passes the OTLP exporter's provider when
+   * OTEL_EXPORTER_OTLP_ENDPOINT is set; tests an in-memory one). Absent: no tracing.
+   */
+  tracerProvider?: TracerProvider;
 }
 
 /**
@@ -94,13 +111,28 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     },
   });
   const logger = app.log as unknown as Logger;
+  // Read at scrape time only, once the build below has filled it in.
+  const built: { tenants?: TenantRegistry<TenantRuntime>; monitor?: HealthMonitor; cache?: GatewayCache } = {};
+  const isServedTenant = (id: string) => built.tenants?.serving.has(id) === true;
+  // Before any plugin, so that rate limiting and shedding can count into it.
+  const metrics = createGatewayMetrics({
+    cacheOperations: () => cacheOperations(built.cache?.metrics() ?? {}),
+    redisCircuitOpen: () => built.cache?.circuitOpen() === true,
+    sourcesUp: () => built.monitor?.sources() ?? [],
+  });
+  app.decorate('metrics', metrics);
   await app.register(requestLogPlugin);
   // First, so that it runs before every route's own hooks, the development server's included.
   await app.register(requestGuardPlugin, {
     bindHost: config.env.HOST,
     publicUrl: config.env.PUBLIC_URL,
     allowedOrigins: config.env.ALLOWED_ORIGINS,
+    // Prometheus scrapes a pod by its address, not PUBLIC_URL's name; the token stands in for the Host check.
+    unguardedRoutes: config.env.METRICS_TOKEN === undefined ? [] : [METRICS_ROUTE],
   });
+  installRequestMetrics(app, { metrics, isServedTenant });
+  const tracing = options.tracerProvider === undefined ? undefined : createRequestTracing(options.tracerProvider);
+  tracing?.install(app, { isServedTenant });
   // MCP bodies are JSON only (2026-07-28 transports); anything else is 415.
   app.removeContentTypeParser(['text/plain']);
 
@@ -125,11 +157,23 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
   }
   app.decorate('cache', cache);
-  const runtimeOptions = { registry, cursors, cache, logger, baseUrl, aliasBaseUrls, devAuthorizationServer };
+  built.cache = cache;
+  const runtimeOptions = {
+    registry,
+    // Lookups traced as child spans of the request, when tracing is on.
+    cache: tracing === undefined ? cache : traceCache(cache, tracing),
+    cursors,
+    logger,
+    baseUrl,
+    aliasBaseUrls,
+    devAuthorizationServer,
+    observe: createRuntimeObservers(metrics, tracing),
+  };
   const build = (tenant: TenantConfig) => createTenantRuntime(tenant, config.configDir, runtimeOptions);
   const tenants = createTenantRegistry<TenantRuntime>((tenantId, error) =>
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
+  built.tenants = tenants;
   let tenantSync: TenantSync | undefined;
   let controlPlane: ControlPlane | undefined;
   try {
@@ -172,6 +216,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     cache,
     logger: logger.child({ component: 'health' }),
   });
+  built.monitor = monitor;
   // Only a listening gateway probes its backends: `app.inject()` tests do not.
   app.addHook('onListen', async () => monitor.start());
   app.addHook('onClose', async () => {
@@ -203,9 +248,15 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const limits = await installLimits(app, {
     env: config.env,
     logger: logger.child({ component: 'limits' }),
+    observe: metrics,
     ...options.limits,
   });
   registerHealthRoutes(app, monitor);
+  registerMetricsRoute(app, {
+    metrics,
+    token: config.env.METRICS_TOKEN,
+    loopbackBind: isLoopbackHost(config.env.HOST),
+  });
   const baseUrlOf = createBaseUrlResolver(config.env);
   registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret), limits });

@@ -28,6 +28,8 @@ export interface HealthMonitorOptions {
 export interface HealthMonitor {
   /** The last round's view of the cache; no I/O. */
   readonly cache: CacheReachability;
+  /** The last probe of every source of the tenants served now (sources not probed yet are left out); no I/O. */
+  sources(): Array<{ tenant: string; source: string; up: boolean }>;
   /** Runs one round now (or joins the one running) and resolves when it settled. */
   probe(): Promise<void>;
   /** Starts the periodic rounds, the first at once. */
@@ -80,6 +82,14 @@ export function createHealthMonitor(options: HealthMonitorOptions): HealthMonito
       return cacheState;
     },
     probe,
+    sources() {
+      return [...tenants.values()].flatMap((tenant) =>
+        tenant.catalog.sources.flatMap((source) => {
+          const up = healthy.get(`${tenant.config.id}\u0000${source.id}`);
+          return up === undefined ? [] : [{ tenant: tenant.config.id, source: source.id, up }];
+        }),
+      );
+    },
     start() {
       if (timer !== undefined) return;
       void probe();

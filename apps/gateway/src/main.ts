@@ -5,6 +5,7 @@ import { buildApp } from './app.js';
 import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import { demoBootstrap } from './demo.js';
 import { devTokenTarget } from './dev-authorization-server.js';
+import { startOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
 import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { recordRunningGateway } from './running-gateway.js';
@@ -15,7 +16,14 @@ async function main(): Promise<void> {
   const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
-  const app = await buildApp(config, { registry, controlPlane: 'open-from-env' });
+  // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed after the last request.
+  const tracing = await startOtlpTracing(config.env);
+  const app = await buildApp(config, {
+    registry,
+    controlPlane: 'open-from-env',
+    ...(tracing === undefined ? {} : { tracerProvider: tracing.provider }),
+  });
+  if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
   warnings.logTo(app.log);
   // Signals are handled from before the gateway listens: a SIGHUP or SIGTERM that arrives as
   // the start line is printed must find its handler, not Node's default (exit without a word).

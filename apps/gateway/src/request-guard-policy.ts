@@ -13,6 +13,8 @@ export interface RequestGuardOptions {
   publicUrl: string | undefined;
   /** ALLOWED_ORIGINS. */
   allowedOrigins: readonly string[];
+  /** Routes that authenticate every request themselves and are reached by address (`/metrics` with METRICS_TOKEN). */
+  unguardedRoutes?: readonly string[];
 }
 
 export type GuardVerdict = { ok: true } | { ok: false; reason: string };

@@ -1,7 +1,7 @@
 import type { AccessScope, GatewayErrorCode, Logger, Principal } from '@mcpgw/core';
 import { GatewayError } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
-import type { AuthErrorCode, IssuerSettings, TokenVerifier } from '@mcpgw/auth';
+import type { AuthErrorCode, IssuerSettings, TokenVerifier, VerifierObserver } from '@mcpgw/auth';
 import type { JWK } from 'jose';
 import {
   AuthError,
@@ -76,6 +76,8 @@ export function createTenantAuthenticator(
     aliasBaseUrls?: readonly string[];
     devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
     logger: Logger;
+    /** Told about JWKS fetches and introspection calls (metrics). */
+    verifierObserver?: VerifierObserver;
   },
 ): TenantAuthenticator {
   const auth = tenant.auth;
@@ -100,7 +102,12 @@ export function createTenantAuthenticator(
   // RFC 6750 section 3: the scope a client should request to be let in.
   const challengeScope =
     (auth.requiredScopes.length > 0 ? auth.requiredScopes : scopesSupported).join(' ') || undefined;
-  const verifier: TokenVerifier = createTokenVerifier({ resource, issuers, logger: options.logger });
+  const verifier: TokenVerifier = createTokenVerifier({
+    resource,
+    issuers,
+    logger: options.logger,
+    ...(options.verifierObserver === undefined ? {} : { observer: options.verifierObserver }),
+  });
   // Once per tenant load: a request only runs the compiled URI matchers.
   const grants = compileGrants(tenant.grants);
   // The verifier hands back the same Principal object for as long as it keeps

@@ -2,6 +2,7 @@ import type { GatewayCache } from '@mcpgw/cache';
 import { createCachingSource, withResultCache } from '@mcpgw/cache';
 import type { Catalog } from '@mcpgw/catalog';
 import { createCatalog } from '@mcpgw/catalog';
+import type { VerifierObserver } from '@mcpgw/auth';
 import type { Logger, Source, SourceFactory } from '@mcpgw/core';
 import type { TenantConfig } from '@mcpgw/config';
 import type { CursorCodec, ServerIdentity } from '@mcpgw/protocol';
@@ -30,6 +31,15 @@ export interface RuntimeOptions {
   /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
   aliasBaseUrls: readonly string[];
   devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+  /** Metrics and tracing hooks: around each source's backend calls, each authentication, each verifier's fetches. */
+  observe?: RuntimeObservers;
+}
+
+/** How the app observes a tenant's runtime (apps/gateway/src/observability). */
+export interface RuntimeObservers {
+  source(source: Source): Source;
+  authenticator(auth: TenantAuthenticator): TenantAuthenticator;
+  verifier: VerifierObserver;
 }
 
 /**
@@ -58,7 +68,7 @@ export async function createTenantRuntime(
           logger: sourceLogger,
         });
         sources.push(
-          createCachingSource(created, {
+          createCachingSource(options.observe?.source(created) ?? created, {
             tenantId: tenant.id,
             cache: options.cache,
             ttl: entry.ttl,
@@ -76,7 +86,7 @@ export async function createTenantRuntime(
     await Promise.allSettled(sources.map((source) => source.close()));
     throw error;
   }
-  const auth =
+  const authenticator =
     tenant.auth === undefined
       ? undefined
       : createTenantAuthenticator(tenant, {
@@ -84,7 +94,10 @@ export async function createTenantRuntime(
           aliasBaseUrls: options.aliasBaseUrls,
           devAuthorizationServer: options.devAuthorizationServer,
           logger: logger.child({ tenant: tenant.id }),
+          ...(options.observe === undefined ? {} : { verifierObserver: options.observe.verifier }),
         });
+  const auth =
+    authenticator === undefined ? undefined : (options.observe?.authenticator(authenticator) ?? authenticator);
   return {
     config: tenant,
     catalog: withResultCache(

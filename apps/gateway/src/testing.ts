@@ -10,3 +10,5 @@ export { createSourceRegistry } from './source-registry.js';
 export { demoBootstrap } from './demo.js';
 /** Mints an access token for a tenant of a running gateway, as `npm run token` does. */
 export { mintTenantToken } from './token-cli.js';
+/** Starts OTLP/HTTP tracing as main.ts does when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+export { startOtlpTracing } from './observability/otlp-tracing.js';

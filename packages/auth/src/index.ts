@@ -13,3 +13,5 @@ export { protectedResourceMetadata } from './protected-resource-metadata.js';
 export type { IssuerSettings } from './issuer-settings.js';
 /** Verifies access tokens (JWT or introspection) against a tenant's issuers. */
 export { createTokenVerifier, type TokenVerifier } from './token-verifier.js';
+/** Hooks the app counts JWKS fetches and introspection requests through (metrics, traces). */
+export type { IntrospectionOutcome, JwksFetchOutcome, VerifierObserver } from './verifier-observer.js';

@@ -1,6 +1,7 @@
 import type { Logger } from '@mcpgw/core';
 import { createLocalJWKSet, errors, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
 import { fetchJson, UpstreamError } from './bounded-fetch.js';
+import type { VerifierObserver } from './verifier-observer.js';
 import { discoverJwksUri } from './discovery.js';
 import type { IssuerKeysSource } from './issuer-settings.js';
 
@@ -29,6 +30,7 @@ export interface IssuerKeySetOptions {
   readonly logger: Logger;
   /** Aborted by the verifier's close(): in-flight fetches stop, none start. */
   readonly closed: AbortSignal;
+  readonly observer?: VerifierObserver | undefined;
 }
 
 /**
@@ -119,8 +121,10 @@ export class IssuerKeySet {
       const keys = createLocalJWKSet(body as JSONWebKeySet);
       this.#keys = keys;
       this.#loadedAt = this.#options.now();
+      this.#options.observer?.jwksFetched?.('ok');
       logger.debug({ issuer, why, keys: (body as JSONWebKeySet).keys.length }, 'JWKS loaded');
     } catch (error) {
+      if (!closed.aborted) this.#options.observer?.jwksFetched?.('error');
       logger.warn(
         {
           issuer,

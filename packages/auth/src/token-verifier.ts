@@ -3,6 +3,7 @@ import { AuthError } from './auth-error.js';
 import { IssuerKeySet } from './jwks-cache.js';
 import { validateIssuerSettings, type IssuerSettings } from './issuer-settings.js';
 import { DEFAULT_TOKEN_CACHE_SIZE, TokenCache, tokenHash } from './token-cache.js';
+import type { VerifierObserver } from './verifier-observer.js';
 import type { TrustedIssuer, VerificationContext, Verified } from './verification-context.js';
 import { verifyByIntrospection } from './verify-introspection.js';
 import { isCompactJws, verifyJwt } from './verify-jwt.js';
@@ -32,6 +33,8 @@ export interface TokenVerifierOptions {
   readonly now?: () => number;
   /** Verified tokens remembered (by SHA-256) until their exp; default 10,000. */
   readonly tokenCacheSize?: number;
+  /** Told about every JWKS fetch and introspection call (the app counts them as metrics). */
+  readonly observer?: VerifierObserver;
 }
 
 /**
@@ -66,6 +69,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
               now,
               logger,
               closed: lifetime.signal,
+              observer: options.observer,
             }),
     });
   }
@@ -92,6 +96,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     now,
     logger,
     closed: lifetime.signal,
+    observer: options.observer,
   };
 
   return {

@@ -1,6 +1,7 @@
 import type { Logger, Principal } from '@mcpgw/core';
 import type { IssuerKeySet } from './jwks-cache.js';
 import type { IssuerSettings } from './issuer-settings.js';
+import type { VerifierObserver } from './verifier-observer.js';
 
 /** One configured issuer, ready to verify with. */
 export interface TrustedIssuer {
@@ -21,6 +22,7 @@ export interface VerificationContext {
   readonly now: () => number;
   readonly logger: Logger;
   readonly closed: AbortSignal;
+  readonly observer: VerifierObserver | undefined;
 }
 
 /** A verified token: who, and until when (ms) the answer may be reused. */

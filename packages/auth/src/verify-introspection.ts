@@ -30,12 +30,14 @@ export async function verifyByIntrospection(
     answer = await introspectToken(token, client, { fetch: ctx.fetch, signal: abort });
   } catch (error) {
     if (signal?.aborted === true) throw signal.reason;
+    ctx.observer?.introspected?.('error');
     ctx.logger.warn(
       { issuer: settings.issuer, reason: error instanceof Error ? error.message : 'unknown' },
       'token introspection failed',
     );
     throw new AuthError('invalid_token', 'The token could not be verified: the authorization server did not answer');
   }
+  ctx.observer?.introspected?.(answer.active === true ? 'active' : 'inactive');
   if (answer.active !== true) throw new AuthError('invalid_token', 'The token is not active');
   if (answer.iss !== undefined && answer.iss !== settings.issuer) {
     throw new AuthError('invalid_token', 'The token was not issued by an issuer this resource trusts');

@@ -151,6 +151,26 @@ describe('JWKS cache (issue 3, "JWKS resilience")', () => {
     expect(idp.hitCount('/jwks')).toBe(2);
   });
 
+  it('tells its observer how each JWKS load went (the gateway counts them in mcpgw_jwks_fetches_total)', async () => {
+    const seen: string[] = [];
+    verifier.close();
+    verifier = createTokenVerifier({
+      resource: RESOURCE,
+      issuers: [settings({ jwksUri: idp.jwksUri })],
+      logger: silentLogger,
+      now: clock.now,
+      observer: { jwksFetched: (outcome) => seen.push(outcome) },
+    });
+    idp.mode = 'down';
+    expect(await isRefused(verifier.verify(await idp.sign(claims())))).toBe(true);
+    // Refused again within the cooldown, without a fetch: nothing to count.
+    expect(await isRefused(verifier.verify(await idp.sign(claims())))).toBe(true);
+    idp.mode = 'ok';
+    clock.advance(REFETCH_COOLDOWN_MS);
+    await verifier.verify(await idp.sign(claims()));
+    expect(seen).toEqual(['error', 'ok']);
+  });
+
   it('gives up on a hanging endpoint after the 5 s fetch timeout', async () => {
     idp.mode = 'hang';
     const started = performance.now();

@@ -6,7 +6,7 @@ import { createCacheKeys } from './cache-keys.js';
 import type { CacheEvent, TenantCacheMetrics } from './cache-metrics.js';
 import { CacheMetrics } from './cache-metrics.js';
 import type { CacheStore } from './cache-store.js';
-import type { CircuitBreakerOptions } from './circuit-breaker.js';
+import type { BreakerStore, CircuitBreakerOptions } from './circuit-breaker.js';
 import { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
 import type { MemoryStoreOptions } from './memory-store.js';
 import { createMemoryStore } from './memory-store.js';
@@ -82,6 +82,8 @@ export interface GatewayCache {
   ready(timeoutMs: number): Promise<boolean>;
   /** Counters per tenant id. */
   metrics(): Record<string, TenantCacheMetrics>;
+  /** True while the Redis circuit breaker is open (requests are served uncached); always false in-process. */
+  circuitOpen(): boolean;
   close(): Promise<void>;
 }
 
@@ -227,6 +229,7 @@ export function createGatewayCacheOn(
     ready: (timeoutMs) => store.ready(timeoutMs),
     invalidateTenant: (tenantId) => generations.invalidate(tenantId),
     metrics: () => metrics.snapshot(),
+    circuitOpen: () => 'state' in store && (store as BreakerStore).state === 'open',
     async close() {
       generations.close();
       await store.close();

@@ -103,6 +103,25 @@ export const envSchema = z.object({
    * control plane sealed with it still open. Remove once they are resealed.
    */
   SECRETS_KEY_PREVIOUS: z.string().min(32, 'must be at least 32 characters').optional(),
+  /**
+   * Bearer token Prometheus sends to scrape `/metrics`. Unset: `/metrics` is
+   * served without a token on a loopback HOST and not at all (404) otherwise.
+   */
+  METRICS_TOKEN: z
+    .string()
+    .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an Authorization header)')
+    .optional(),
+  /**
+   * OTLP/HTTP collector base URL (`http://collector:4318`); spans go to
+   * `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Unset: no tracing.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .url({ protocol: /^https?$/ })
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+  /** The `service.name` of exported spans. */
+  OTEL_SERVICE_NAME: z.string().min(1).default('mcp-resource-gateway'),
 });
 
 export type EnvConfig = z.output<typeof envSchema>;

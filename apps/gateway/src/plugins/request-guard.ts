@@ -16,7 +16,9 @@ import { rootPlugin } from '../root-plugin.js';
  */
 export const requestGuardPlugin = rootPlugin<RequestGuardOptions>(async (app, options) => {
   const guard = createRequestGuard(options);
+  const unguarded = new Set(options.unguardedRoutes ?? []);
   app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.url !== undefined && unguarded.has(request.routeOptions.url)) return;
     const verdict = guard(request.headers.host, request.headers.origin);
     if (verdict.ok) return;
     reply.code(403).type('application/json');
