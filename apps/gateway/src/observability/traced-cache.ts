@@ -6,7 +6,7 @@ const LAYER = { source: 'catalog', result: 'result' } as const;
 
 /**
  * The cache with each lookup traced as a child span of the request
- * (`cache catalog` or `cache result`); a backend call made on a miss nests
+ * (`cache catalog`, or `cache result` for a caller's finished result); a backend call made on a miss nests
  * under it. Everything else is the cache itself (prototype delegation keeps
  * its getters live).
  */
@@ -20,5 +20,13 @@ export function traceCache(cache: GatewayCache, tracing: RequestTracing): Gatewa
       (result) => ({ 'mcpgw.cache.hit': result.remainingMs !== undefined }),
     );
   };
-  return Object.create(cache, { lookup: { value: lookup } }) as GatewayCache;
+  // Finished results go through lookupResult (bodies shared between callers with one view).
+  const lookupResult: GatewayCache['lookupResult'] = (call) =>
+    tracing.inSpan(
+      'cache result',
+      { 'mcpgw.cache.layer': 'result', 'mcpgw.cache.cacheable': call.cacheable },
+      () => cache.lookupResult(call),
+      (result) => ({ 'mcpgw.cache.hit': result.remainingMs !== undefined }),
+    );
+  return Object.create(cache, { lookup: { value: lookup }, lookupResult: { value: lookupResult } }) as GatewayCache;
 }
