@@ -110,15 +110,20 @@ export class CatalogChangeFeed extends ChangeDetector {
       if (!this.#current(run)) return;
       const fingerprint = await this.#options.fingerprint();
       if (!this.#current(run)) return;
-      this.hub.compare(fingerprint);
-      this.#backoff.reset();
-      this.#unreachable.recovered();
-      if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
+      this.#compared(run, fingerprint);
     })().catch((error: unknown) => {
       if (!this.#current(run)) return;
       this.#retryLater(run, error, () => this.#attempt(run));
     });
     void this.hub.track(work);
+  }
+
+  /** A fingerprint read in `run`: compared, the database counts as reachable again, the next poll is scheduled. */
+  #compared(run: number, fingerprint: CatalogFingerprint): void {
+    this.hub.compare(fingerprint);
+    this.#backoff.reset();
+    this.#unreachable.recovered();
+    if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
   }
 
   /** Logs (condensed) and schedules `again` after the next backoff delay. */
@@ -208,10 +213,7 @@ export class CatalogChangeFeed extends ChangeDetector {
     try {
       const next = await this.#options.fingerprint();
       if (!this.#current(run)) return;
-      this.hub.compare(next);
-      this.#backoff.reset();
-      this.#unreachable.recovered();
-      if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
+      this.#compared(run, next);
     } catch (error) {
       if (!this.#current(run)) return;
       // The baseline is kept so the eventual comparison still covers
