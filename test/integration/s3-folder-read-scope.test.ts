@@ -1,10 +1,10 @@
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Principal, type ResourceContents, silentLogger } from '@mcpgw/core';
+import { type Principal, type ResourceContents, type Source, silentLogger } from '@mcpgw/core';
 import { createCatalog } from '@mcpgw/catalog';
 import { type Grant, resolveAccess } from '@mcpgw/policy';
 import { createCursorCodec } from '@mcpgw/protocol';
-import { S3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
+import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
 import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
 
 // A folder read of an S3 source for a caller who may see only part of the
@@ -25,7 +25,7 @@ const principal: Principal = {
 
 let s3: S3rverHandle;
 let client: S3Client;
-let source: S3Source;
+let source: Source;
 /** Keys of every GetObject the source sent, in order. */
 const fetchedKeys: string[] = [];
 
@@ -64,7 +64,11 @@ beforeAll(async () => {
     folderRead: { maxObjects: 2 },
     changeDetection: { mode: 'off' },
   });
-  source = new S3Source(client, options, { sourceId: 'docs', tenantId: 'acme', configDir: '/', logger: silentLogger });
+  source = createS3Source(
+    options,
+    { sourceId: 'docs', tenantId: 'acme', configDir: '/', logger: silentLogger },
+    client,
+  );
 });
 
 afterAll(async () => {

@@ -5,7 +5,7 @@ import type {
   ResourceTemplateDescriptor,
   SourceTtl,
 } from '@mcpgw/core';
-import type { CursorListing, ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
+import type { CursorListing, ReadOutcome, ResourceService } from '@mcpgw/protocol';
 import { EncodedJson } from '@mcpgw/protocol';
 import type { GatewayCache } from './gateway-cache.js';
 import { SealedCursors } from './sealed-cursors.js';
@@ -67,62 +67,75 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       : context.sealed.seal(fingerprint, listing, kept.position, body.ttlMs, seal);
   };
 
+  /**
+   * One list page through the cache. The call that fetched it returns its own
+   * page; a call that joined another's flight, or a hit, rebuilds it from the
+   * kept body with `fromBody`, with the cursor sealed for this caller.
+   */
+  async function cachedList<P extends { nextCursor?: string; nextState?: unknown; ttlMs: number }>(
+    listing: CursorListing,
+    cursor: string | undefined,
+    signal: AbortSignal,
+    options: Parameters<ResourceService['listResources']>[2],
+    fetchPage: (signal: AbortSignal) => Promise<P>,
+    entries: (page: P) => readonly unknown[],
+    fromBody: (body: ResultBody, rest: { nextCursor?: string; ttlMs: number }) => P,
+  ): Promise<P> {
+    let page: P | undefined;
+    const { body, remainingMs } = await cache.lookupResult({
+      tenantId,
+      who: fingerprint,
+      // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
+      view: cursor === undefined ? listView : undefined,
+      method: listing === 'resources' ? 'resources/list' : 'resources/templates/list',
+      params: cursor ?? null,
+      cacheable: lists && (options?.cacheable ?? true),
+      signal,
+      fetch: async (shared) => {
+        page = await fetchPage(shared ?? signal);
+        return encodeList(entries(page), page, listView);
+      },
+    });
+    // Fetched by this very call: its own page. A call that joined another's flight builds it from the body.
+    if (remainingMs === undefined && page !== undefined) return page;
+    return fromBody(body!, { ...optional('nextCursor', cursorFor(listing, body!)), ttlMs: remainingMs ?? body!.ttlMs });
+  }
+
   return {
-    async listResources(cursor, signal, options) {
-      let page: ResourcePage | undefined;
-      const { body, remainingMs } = await cache.lookupResult({
-        tenantId,
-        who: fingerprint,
-        // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
-        view: cursor === undefined ? listView : undefined,
-        method: 'resources/list',
-        params: cursor ?? null,
-        cacheable: lists && (options?.cacheable ?? true),
+    listResources(cursor, signal, options) {
+      return cachedList(
+        'resources',
+        cursor,
         signal,
-        fetch: async (shared) => {
-          page = await inner.listResources(cursor, shared ?? signal, options);
-          return encodeList(page.resources, page, listView);
-        },
-      });
-      // Fetched by this very call: its own page. A call that joined another's flight builds it from the body.
-      if (remainingMs === undefined && page !== undefined) return page;
-      const text = body!.text;
-      return {
-        get resources(): ResourceDescriptor[] {
-          return JSON.parse(text) as ResourceDescriptor[];
-        },
-        encodedResources: new EncodedJson(text, body!.bytes),
-        ...optional('nextCursor', cursorFor('resources', body!)),
-        ttlMs: remainingMs ?? body!.ttlMs,
-      };
+        options,
+        (shared) => inner.listResources(cursor, shared, options),
+        (page) => page.resources,
+        (body, rest) => ({
+          get resources(): ResourceDescriptor[] {
+            return JSON.parse(body.text) as ResourceDescriptor[];
+          },
+          encodedResources: new EncodedJson(body.text, body.bytes),
+          ...rest,
+        }),
+      );
     },
 
-    async listTemplates(cursor, signal, options) {
-      let page: TemplatePage | undefined;
-      const { body, remainingMs } = await cache.lookupResult({
-        tenantId,
-        who: fingerprint,
-        // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
-        view: cursor === undefined ? listView : undefined,
-        method: 'resources/templates/list',
-        params: cursor ?? null,
-        cacheable: lists && (options?.cacheable ?? true),
+    listTemplates(cursor, signal, options) {
+      return cachedList(
+        'templates',
+        cursor,
         signal,
-        fetch: async (shared) => {
-          page = await inner.listTemplates(cursor, shared ?? signal, options);
-          return encodeList(page.resourceTemplates, page, listView);
-        },
-      });
-      if (remainingMs === undefined && page !== undefined) return page;
-      const text = body!.text;
-      return {
-        get resourceTemplates(): ResourceTemplateDescriptor[] {
-          return JSON.parse(text) as ResourceTemplateDescriptor[];
-        },
-        encodedResourceTemplates: new EncodedJson(text, body!.bytes),
-        ...optional('nextCursor', cursorFor('templates', body!)),
-        ttlMs: remainingMs ?? body!.ttlMs,
-      };
+        options,
+        (shared) => inner.listTemplates(cursor, shared, options),
+        (page) => page.resourceTemplates,
+        (body, rest) => ({
+          get resourceTemplates(): ResourceTemplateDescriptor[] {
+            return JSON.parse(body.text) as ResourceTemplateDescriptor[];
+          },
+          encodedResourceTemplates: new EncodedJson(body.text, body.bytes),
+          ...rest,
+        }),
+      );
     },
 
     async read(uri, signal, options) {

@@ -1,4 +1,5 @@
 import type { SourceFactory } from '@mcpgw/core';
+import type { z } from 'zod';
 import type { TenantEntry } from './bootstrap-schema.js';
 import { bootstrapSchema, tenantSchema } from './bootstrap-schema.js';
 import type { ConfigIssue } from './config-error.js';
@@ -65,16 +66,12 @@ function crossTenantIssues(tenants: readonly TenantEntry[], env: EnvConfig): Con
  */
 export async function validateBootstrap(document: unknown, context: ValidationContext): Promise<ValidatedBootstrap> {
   const issues: ConfigIssue[] = [];
-  const resolved = bootstrapSchema.safeParse(resolveEnvRefs(document, context.rawEnv, issues));
-  if (!resolved.success) {
-    issues.push(...resolved.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })));
-    throw new ConfigError(context.origin, issues);
-  }
+  const resolved = parseResolved(bootstrapSchema, document, context, issues);
   const tenants: TenantConfig[] = [];
-  for (const [t, tenant] of resolved.data.tenants.entries()) {
+  for (const [t, tenant] of resolved.tenants.entries()) {
     tenants.push(await checkTenant(tenant, `tenants[${t}]`, context, issues));
   }
-  issues.push(...crossTenantIssues(resolved.data.tenants, context.env));
+  issues.push(...crossTenantIssues(resolved.tenants, context.env));
   if (issues.length > 0) throw new ConfigError(context.origin, issues);
   // The schema accepted the resolved document, whose shape is the written one's.
   const declared = (document as { tenants: Record<string, unknown>[] }).tenants;
@@ -88,12 +85,27 @@ export async function validateBootstrap(document: unknown, context: ValidationCo
  */
 export async function validateTenantEntry(entry: unknown, context: ValidationContext): Promise<TenantConfig> {
   const issues: ConfigIssue[] = [];
-  const parsed = tenantSchema.safeParse(resolveEnvRefs(entry, context.rawEnv, issues));
+  const parsed = parseResolved(tenantSchema, entry, context, issues);
+  const tenant = await checkTenant(parsed, 'tenant', context, issues);
+  if (issues.length > 0) throw new ConfigError(context.origin, issues);
+  return tenant;
+}
+
+/**
+ * `value` with its `$env` references resolved (problems go to `issues`),
+ * parsed by `schema`; throws ConfigError listing every problem when the
+ * shape is wrong, before any rule looks at it.
+ */
+function parseResolved<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  context: ValidationContext,
+  issues: ConfigIssue[],
+): z.output<S> {
+  const parsed = schema.safeParse(resolveEnvRefs(value, context.rawEnv, issues));
   if (!parsed.success) {
     issues.push(...parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })));
     throw new ConfigError(context.origin, issues);
   }
-  const tenant = await checkTenant(parsed.data, 'tenant', context, issues);
-  if (issues.length > 0) throw new ConfigError(context.origin, issues);
-  return tenant;
+  return parsed.data;
 }

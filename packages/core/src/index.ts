@@ -31,6 +31,8 @@ export { decodePercentPrefix, normalizePrefixes } from './uri-prefixes.js';
 export { ASYMMETRIC_ALGORITHMS } from './algorithms.js';
 /** The one change hub sources announce list changes through. */
 export { ChangeHub, type ChangeListener, type FingerprintUris } from './change-hub.js';
+/** The listener side of a source's change detection, served by its hub (base of the pollers and watchers). */
+export { ChangeDetector } from './change-detector.js';
 /** Exponential backoff with jitter for reconnecting watchers and pollers. */
 export { Backoff } from './backoff.js';
 /** A warning that repeats while a backend is down, condensed to one line per doubling of attempts. */

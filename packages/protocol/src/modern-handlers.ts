@@ -47,14 +47,8 @@ const handlers: Record<string, Handler> = {
       context.signal,
       cacheOptions(request),
     );
-    return compact({
-      resultType: 'complete',
-      resources: page.encodedResources ?? page.resources,
-      nextCursor: page.nextCursor,
-      ttlMs: page.ttlMs,
-      cacheScope: context.resourceCacheScope,
-      _meta: { ...resultMeta(context.server), ...partialResultMeta(page.unavailableSources, page.incompleteSources) },
-    });
+    const meta = partialResultMeta(page.unavailableSources, page.incompleteSources);
+    return listPageResult(context, { resources: page.encodedResources ?? page.resources }, page, meta);
   },
 
   'resources/templates/list': async (request, context) => {
@@ -63,14 +57,13 @@ const handlers: Record<string, Handler> = {
       context.signal,
       cacheOptions(request),
     );
-    return compact({
-      resultType: 'complete',
-      resourceTemplates: page.encodedResourceTemplates ?? page.resourceTemplates,
-      nextCursor: page.nextCursor,
-      ttlMs: page.ttlMs,
-      cacheScope: context.resourceCacheScope,
-      _meta: { ...resultMeta(context.server), ...partialResultMeta(page.unavailableSources) },
-    });
+    const meta = partialResultMeta(page.unavailableSources);
+    return listPageResult(
+      context,
+      { resourceTemplates: page.encodedResourceTemplates ?? page.resourceTemplates },
+      page,
+      meta,
+    );
   },
 
   'resources/read': async (request, context) => {
@@ -96,6 +89,26 @@ const handlers: Record<string, Handler> = {
  * requests mechanism, that is, requests carrying `inputResponses` or
  * `requestState`, MUST NOT be cached" (2026-07-28 server/utilities/caching).
  */
+/**
+ * The result of one list page (resources or templates): its entries, then
+ * the page's cursor and freshness, and `meta` (partial-result notes) in `_meta`.
+ */
+function listPageResult(
+  context: ModernContext,
+  entries: Record<string, unknown>,
+  page: { nextCursor?: string; ttlMs: number },
+  meta: Record<string, unknown>,
+): Record<string, unknown> {
+  return compact({
+    resultType: 'complete',
+    ...entries,
+    nextCursor: page.nextCursor,
+    ttlMs: page.ttlMs,
+    cacheScope: context.resourceCacheScope,
+    _meta: { ...resultMeta(context.server), ...meta },
+  });
+}
+
 function cacheOptions(request: JsonRpcRequest): ResourceRequestOptions {
   return { cacheable: !('inputResponses' in request.params) && !('requestState' in request.params) };
 }

@@ -1,7 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
-  bytesToContents,
   DEFAULT_SOURCE_TTL,
   formatBytes,
   GatewayError,
@@ -22,27 +21,13 @@ import { FolderWatcher } from './folder-watcher.js';
 import { MARKDOWN_HEAD_BYTES, summarizeMarkdown } from './markdown-summary.js';
 import { DIRECTORY_MIME_TYPE } from './media-type.js';
 import { isServableName } from './path-segment.js';
-import {
-  canOpenBeneathHandles,
-  isNotFound,
-  openBeneathRoot,
-  openInFolder,
-  type OpenedEntry,
-} from './open-beneath-root.js';
-import { readFileBounded, readHead, TOO_LARGE } from './read-file.js';
-import { readChildren, readFolderListing, type WalkEntry } from './walk-folder.js';
-import { walkPage, WHOLE_TREE, type FolderListing, type WalkPage } from './sorted-walk.js';
+import { createFolderListingCache } from './folder-listing-cache.js';
+import { canOpenBeneathHandles, isNotFound, openBeneathRoot, type OpenedEntry } from './open-beneath-root.js';
+import { readHead } from './read-file.js';
+import { readFileResource, readFolderResource, type ReadScope } from './read-resources.js';
+import type { WalkEntry } from './walk-folder.js';
+import { walkPage, WHOLE_TREE, type WalkPage } from './sorted-walk.js';
 import { walkBlocks } from './walk-blocks.js';
-
-/** How long one folder's sorted listing serves further listing pages. */
-export const WALK_REUSE_MS = 2_000;
-/** Folder listings kept for reuse at once. */
-const REUSED_FOLDERS = 64;
-/**
- * Names kept across those listings (each folder holds at most `maxEntries`):
- * the oldest are dropped past this, so a few huge folders cannot pin memory.
- */
-const REUSED_NAMES = 200_000;
 
 /**
  * Creates a source publishing the folder `options.root` (resolved against
@@ -62,62 +47,17 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
   const { maxFileBytes, maxEntries } = options;
   const { maxFiles, maxTotalBytes } = options.directoryRead;
   const prefix = fileUriPrefix(sourceId);
+  const readScope: ReadScope = { sourceId, realRoot, options };
   const warned = new Set<string>();
-  const recentFolders = new Map<string, { at: number; listing: Promise<FolderListing | undefined>; names: number }>();
-  /** Drops the oldest listings while more than REUSED_FOLDERS or REUSED_NAMES are kept (the newest always stays). */
-  function trimRecentFolders(): void {
-    let names = 0;
-    for (const entry of recentFolders.values()) names += entry.names;
-    for (const [key, entry] of recentFolders) {
-      if (recentFolders.size <= 1 || (recentFolders.size <= REUSED_FOLDERS && names <= REUSED_NAMES)) return;
-      recentFolders.delete(key);
-      names -= entry.names;
-    }
-  }
+  const folders = createFolderListingCache(realRoot, maxEntries);
   // A change seen by the watcher drops the reused folder listings, so the next listing sees it at once.
   const changes = new FolderWatcher({
     realRoot,
     sourceId,
     maxEntries,
     logger,
-    onRescan: () => recentFolders.clear(),
+    onRescan: () => folders.clear(),
   });
-
-  /**
-   * A folder's sorted children, shared by the pages of one listing: a page
-   * resuming inside a folder needs all of its names to find its place, and
-   * sorting 50,000 names per page would cost more than the page. A listing
-   * is reused for `WALK_REUSE_MS` (far below the listing ttl the gateway
-   * caches for anyway), concurrent callers share one, and a watched change
-   * drops them all. Only folders on the path of recent pages are kept.
-   */
-  function folderListing(segments: readonly string[]): Promise<FolderListing | undefined> {
-    const key = segments.join('/');
-    const now = Date.now();
-    const recent = recentFolders.get(key);
-    if (recent !== undefined && now - recent.at < WALK_REUSE_MS) return recent.listing;
-    const listing = readFolderListing(realRoot, segments, maxEntries).then((found) => {
-      // The root folder itself gone is a failure of the source, not an empty listing.
-      if (found === undefined && segments.length === 0) {
-        throw Object.assign(new Error('the root folder is gone'), { code: 'ENOENT' });
-      }
-      return found;
-    });
-    const entry = { at: now, listing, names: 0 };
-    recentFolders.delete(key);
-    recentFolders.set(key, entry);
-    trimRecentFolders();
-    listing.then(
-      (found) => {
-        entry.names = found?.children.length ?? 0;
-        trimRecentFolders();
-      },
-      () => {
-        if (recentFolders.get(key) === entry) recentFolders.delete(key);
-      },
-    );
-    return listing;
-  }
 
   /** Warns once per distinct message, so a listing that is rebuilt often does not flood the log. */
   function warnOnce(key: string, fields: object, message: string): void {
@@ -132,12 +72,6 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     `Reading it returns the files directly inside it (not those in subfolders), in name order, ` +
     `at most ${maxFiles} files and ${formatBytes(maxTotalBytes)} in all; reading stops at the first file ` +
     `past either limit, and files over ${formatBytes(maxFileBytes)} are left out. Read those one by one.`;
-
-  const tooLarge = () =>
-    new GatewayError(
-      'MCPGW_RESOURCE_TOO_LARGE',
-      `The file exceeds the ${formatBytes(maxFileBytes)} size limit of this source`,
-    );
 
   /** The descriptor of a walk entry, or `undefined` if it vanished since the walk. */
   async function describe(entry: WalkEntry): Promise<ResourceDescriptor | undefined> {
@@ -194,69 +128,6 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     return descriptor;
   }
 
-  async function readFile(uri: string, segments: readonly string[]): Promise<ResourceContents[] | undefined> {
-    const file = await openBeneathRoot(realRoot, segments);
-    if (file === undefined) return undefined;
-    let bytes: Buffer | typeof TOO_LARGE;
-    try {
-      if (!file.stats.isFile()) return undefined;
-      if (file.stats.size > maxFileBytes) throw tooLarge();
-      bytes = await readFileBounded(file.handle, maxFileBytes);
-    } finally {
-      await file.handle.close();
-    }
-    if (bytes === TOO_LARGE) throw tooLarge();
-    return [bytesToContents(uri, mediaTypeOf(segments.at(-1) ?? ''), bytes)];
-  }
-
-  /**
-   * A folder read: its direct files in name order, within the `directoryRead`
-   * bounds. The folder stays open throughout: its files are listed from it
-   * and opened inside it (see `openInFolder`).
-   */
-  async function readFolder(
-    segments: readonly string[],
-    signal?: AbortSignal,
-  ): Promise<ResourceContents[] | undefined> {
-    const folder = await openBeneathRoot(realRoot, segments);
-    if (folder === undefined) return undefined;
-    try {
-      if (!folder.stats.isDirectory()) return undefined;
-      return await readFilesOf(folder, await readChildren(realRoot, segments, folder, maxEntries), signal);
-    } finally {
-      await folder.handle.close();
-    }
-  }
-
-  async function readFilesOf(
-    folder: OpenedEntry,
-    children: readonly WalkEntry[],
-    signal?: AbortSignal,
-  ): Promise<ResourceContents[]> {
-    const contents: ResourceContents[] = [];
-    let total = 0;
-    for (const child of children) {
-      signal?.throwIfAborted();
-      if (child.kind !== 'file') continue;
-      if (contents.length >= maxFiles) break;
-      const name = child.segments.at(-1) ?? '';
-      const file = await openInFolder(realRoot, folder, name);
-      if (file === undefined) continue;
-      let bytes: Buffer | typeof TOO_LARGE;
-      try {
-        if (!file.stats.isFile() || file.stats.size > maxFileBytes) continue;
-        if (total + file.stats.size > maxTotalBytes) break;
-        bytes = await readFileBounded(file.handle, Math.min(maxFileBytes, maxTotalBytes - total));
-      } finally {
-        await file.handle.close();
-      }
-      if (bytes === TOO_LARGE) break; // grew past the remaining budget since its stat
-      total += bytes.length;
-      contents.push(bytesToContents(toFileUri(sourceId, child.segments, false), mediaTypeOf(name), bytes));
-    }
-    return contents;
-  }
-
   return {
     id: sourceId,
     kind: 'files',
@@ -279,7 +150,7 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
       const limit = Math.max(1, Math.floor(page.limit));
       let walked: WalkPage;
       try {
-        walked = await walkPage(folderListing, blocks, after, limit);
+        walked = await walkPage(folders.listing, blocks, after, limit);
       } catch (error) {
         throw unavailable(sourceId, 'list', error);
       }
@@ -326,7 +197,9 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
       const parsed = parseFileUri(sourceId, uri);
       if (parsed === undefined) return undefined;
       try {
-        return parsed.directory ? await readFolder(parsed.segments, signal) : await readFile(uri, parsed.segments);
+        return parsed.directory
+          ? await readFolderResource(readScope, parsed.segments, signal)
+          : await readFileResource(readScope, uri, parsed.segments);
       } catch (error) {
         if (isGatewayError(error) || signal?.aborted === true) throw error;
         if (isNotFound(error)) return undefined;

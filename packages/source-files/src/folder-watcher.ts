@@ -1,14 +1,6 @@
 import { watch, type FSWatcher, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import {
-  Backoff,
-  ChangeHub,
-  CondensedWarning,
-  type ChangeListener,
-  type FingerprintUris,
-  type Logger,
-  type SourceChange,
-} from '@mcpgw/core';
+import { Backoff, ChangeDetector, ChangeHub, CondensedWarning, type FingerprintUris, type Logger } from '@mcpgw/core';
 import { toFileUri } from './file-uri.js';
 import { openBeneathRoot } from './open-beneath-root.js';
 import { walkFolder, type WalkEntry } from './walk-folder.js';
@@ -49,9 +41,9 @@ export interface FolderWatcherOptions {
  * `ChangeHub` compares fingerprints and fans out. Work per event is constant;
  * work per rescan is bounded by `maxEntries` and `MAX_WATCHED_FOLDERS`.
  */
-export class FolderWatcher {
+export class FolderWatcher extends ChangeDetector {
   readonly #options: FolderWatcherOptions;
-  readonly #hub: ChangeHub;
+  protected readonly hub: ChangeHub;
   readonly #backoff = new Backoff();
   readonly #failing: CondensedWarning;
   /** Watched folders by fingerprint key, with the inode watched (a folder replaced at the same path is watched again). */
@@ -67,9 +59,10 @@ export class FolderWatcher {
   #limitWarned = false;
 
   constructor(options: FolderWatcherOptions) {
+    super();
     this.#options = options;
     this.#failing = new CondensedWarning(options.logger, 'folder rescan failed; list changes are reported late');
-    this.#hub = new ChangeHub({
+    this.hub = new ChangeHub({
       sourceId: options.sourceId,
       logger: options.logger,
       uris: fileFingerprintUris(options.sourceId),
@@ -78,28 +71,18 @@ export class FolderWatcher {
     });
   }
 
-  /** `Source.watch`. */
-  watch(listener: (change: SourceChange) => void): () => void {
-    return this.#hub.watch(listener);
-  }
-
-  /** The same changes as change events (live notifications). */
-  subscribe(listener: ChangeListener): () => void {
-    return this.#hub.subscribe(listener);
-  }
-
   /**
    * Resolves once events already delivered by the OS have been handled and
    * no rescan is waiting or running (tests).
    */
-  async settled(): Promise<void> {
+  override async settled(): Promise<void> {
     // File system events queued before this call are read in the next poll phase.
     for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
-    await this.#hub.settled();
+    await this.hub.settled();
   }
 
   close(): void {
-    this.#hub.close();
+    this.hub.close();
   }
 
   #start(): void {
@@ -141,7 +124,7 @@ export class FolderWatcher {
     timer.unref();
     this.#timer = timer;
     this.#wake = wake;
-    void this.#hub.track(
+    void this.hub.track(
       waited.then(() => {
         // A stop and a new start may have scheduled another wait meanwhile: leave that one alone.
         if (this.#timer === timer) {
@@ -164,8 +147,8 @@ export class FolderWatcher {
       const { fingerprint, folders } = await this.#fingerprint(walk.entries);
       if (!this.#running || run !== this.#run) return;
       const attachedNew = this.#reconcile(folders);
-      if (this.#hub.hasBaseline) this.#options.onRescan?.();
-      this.#hub.compare(fingerprint);
+      if (this.hub.hasBaseline) this.#options.onRescan?.();
+      this.hub.compare(fingerprint);
       this.#backoff.reset();
       this.#failing.recovered();
       // Something written into a folder before its watch existed is seen by one more scan.

@@ -1,12 +1,11 @@
 import {
   Backoff,
+  ChangeDetector,
   ChangeHub,
   CondensedWarning,
   errorSummary,
-  type ChangeListener,
   type FingerprintUris,
   type Logger,
-  type SourceChange,
 } from '@mcpgw/core';
 import type pg from 'pg';
 import type { CatalogFingerprint } from './catalog-fingerprint.js';
@@ -43,9 +42,9 @@ const NOTIFY_DEBOUNCE_MS = 50;
  * doubling to 30 s), logged once per doubling of the attempt count; each
  * successful reconnect compares once, so nothing changed meanwhile is missed.
  */
-export class CatalogChangeFeed {
+export class CatalogChangeFeed extends ChangeDetector {
   readonly #options: ChangeFeedOptions;
-  readonly #hub: ChangeHub;
+  protected readonly hub: ChangeHub;
   readonly #backoff: Backoff;
   readonly #unreachable: CondensedWarning;
   /** Bumped by every start and stop: callbacks of an earlier run see they are stale. */
@@ -59,6 +58,7 @@ export class CatalogChangeFeed {
   #installed = false;
 
   constructor(options: ChangeFeedOptions) {
+    super();
     this.#options = options;
     this.#usePolling = options.mode === 'poll';
     this.#backoff = options.backoff ?? new Backoff();
@@ -66,7 +66,7 @@ export class CatalogChangeFeed {
       options.logger,
       'postgres change feed cannot reach the database; retrying',
     );
-    this.#hub = new ChangeHub({
+    this.hub = new ChangeHub({
       sourceId: options.sourceId,
       logger: options.logger,
       uris: options.uris,
@@ -75,25 +75,10 @@ export class CatalogChangeFeed {
     });
   }
 
-  /** `Source.watch`: the feed starts with the first listener and stops after the last. */
-  watch(listener: (change: SourceChange) => void): () => void {
-    return this.#hub.watch(listener);
-  }
-
-  /** The same feed as change events (live notifications). */
-  subscribe(listener: ChangeListener): () => void {
-    return this.#hub.subscribe(listener);
-  }
-
-  /** Resolves once no attempt or comparison is in flight (tests). */
-  settled(): Promise<void> {
-    return this.#hub.settled();
-  }
-
   async stop(): Promise<void> {
     this.#running = false;
     this.#run += 1;
-    this.#hub.resetBaseline();
+    this.hub.resetBaseline();
     clearTimeout(this.#timer);
     this.#timer = undefined;
     const client = this.#client;
@@ -125,15 +110,20 @@ export class CatalogChangeFeed {
       if (!this.#current(run)) return;
       const fingerprint = await this.#options.fingerprint();
       if (!this.#current(run)) return;
-      this.#hub.compare(fingerprint);
-      this.#backoff.reset();
-      this.#unreachable.recovered();
-      if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
+      this.#compared(run, fingerprint);
     })().catch((error: unknown) => {
       if (!this.#current(run)) return;
       this.#retryLater(run, error, () => this.#attempt(run));
     });
-    void this.#hub.track(work);
+    void this.hub.track(work);
+  }
+
+  /** A fingerprint read in `run`: compared, the database counts as reachable again, the next poll is scheduled. */
+  #compared(run: number, fingerprint: CatalogFingerprint): void {
+    this.hub.compare(fingerprint);
+    this.#backoff.reset();
+    this.#unreachable.recovered();
+    if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
   }
 
   /** Logs (condensed) and schedules `again` after the next backoff delay. */
@@ -215,18 +205,15 @@ export class CatalogChangeFeed {
           this.#requestCheck(run, 0);
         }
       });
-    void this.#hub.track(work);
+    void this.hub.track(work);
   }
 
   async #check(run: number): Promise<void> {
-    if (!this.#current(run) || !this.#hub.hasBaseline) return;
+    if (!this.#current(run) || !this.hub.hasBaseline) return;
     try {
       const next = await this.#options.fingerprint();
       if (!this.#current(run)) return;
-      this.#hub.compare(next);
-      this.#backoff.reset();
-      this.#unreachable.recovered();
-      if (this.#usePolling) this.#schedulePoll(run, this.#options.pollIntervalMs);
+      this.#compared(run, next);
     } catch (error) {
       if (!this.#current(run)) return;
       // The baseline is kept so the eventual comparison still covers

@@ -1,6 +1,5 @@
 import {
   DEFAULT_SOURCE_TTL,
-  invalidPosition,
   type Logger,
   type Page,
   type PageRequest,
@@ -15,80 +14,21 @@ import {
 import pg from 'pg';
 import { CatalogChangeFeed } from './catalog-change-feed.js';
 import { catalogFingerprint, catalogFingerprintUris } from './catalog-fingerprint.js';
-import {
-  findRelation,
-  findSchemas,
-  listColumns,
-  listConstraints,
-  listIndexes,
-  listPartDependencies,
-  listReferencedBy,
-  listRelationNames,
-  listRelations,
-  viewDefinition,
-  type PartDependencyRow,
-  type RelationSummaryRow,
-  type SchemaRow,
-} from './catalog-queries.js';
+import { findRelation } from './catalog-queries.js';
+import { connectionConfig } from './connection-config.js';
 import { changeChannel, installEventTrigger } from './event-trigger.js';
+import { schemaDocument, tableDocument } from './postgres-documents.js';
+import { listPostgresResources } from './postgres-listing.js';
 import type { PostgresSourceOptions } from './postgres-source-options.js';
-import { displayIdent } from './quote-ident.js';
-import { narrowSchemas } from './listing-narrowing.js';
 import { inReadOnlyTransaction, type RunQuery } from './read-only-transaction.js';
 import { readRows } from './read-rows.js';
-import { relationSummary, relationTitle, renderSchemaOverview, renderTableDescription } from './render-markdown.js';
 import { parseResourceUri, schemaUri, tableUri, uriPrefix } from './resource-uri.js';
 import { parseRowsQuery } from './rows-query.js';
+import type { SourceScope } from './source-scope.js';
 import { sourceUnavailable } from './source-unavailable.js';
 
 const MARKDOWN = 'text/markdown';
 const JSON_TYPE = 'application/json';
-/** Relations shown in a schema overview; the rest are reached by listing or the template. */
-export const OVERVIEW_MAX_RELATIONS = 500;
-/** Incoming foreign keys shown on a table. */
-const REFERENCED_BY_MAX = 50;
-/** Incoming foreign keys looked at for those, before the caller's view filters them. */
-const REFERENCED_BY_SCAN = 1000;
-/** Relations per catalog query while an overview looks for the ones a caller may see. */
-const OVERVIEW_BATCH = 500;
-/** What a document says in place of a type or expression that names something the caller may not see. */
-const NOT_VISIBLE_TYPE = '(a type outside what you may see)';
-
-/**
- * Builds the `pg` connection settings. Sessions default to read-only as a
- * second line of defence behind the explicit READ ONLY transactions, and
- * carry an application_name so a DBA can tell the gateway's sessions apart.
- *
- * search_path is pinned to `pg_catalog, pg_temp` at connect: unqualified
- * names in the gateway's own SQL (operators, casts, functions) resolve to the
- * system catalog only, never to an object a database user created in a
- * schema on the role's default path. pg_temp is named last because when it
- * is left out it is searched first (for relations and types), which would
- * let a temporary table shadow a catalog one. Being a startup setting it is
- * also what `DISCARD ALL` resets the session to after every read.
- */
-export function connectionConfig(options: PostgresSourceOptions, sourceId: string): pg.ClientConfig {
-  const c = options.connection;
-  const base: pg.ClientConfig =
-    'url' in c
-      ? { connectionString: c.url }
-      : {
-          host: c.host,
-          port: c.port,
-          database: c.database,
-          user: c.user,
-          ...(c.password === undefined ? {} : { password: c.password }),
-        };
-  return {
-    ...base,
-    connectionTimeoutMillis: options.pool.connectionTimeoutMs,
-    // Client-side backstop for a server that stops answering mid-query,
-    // where the server-side statement_timeout cannot fire.
-    query_timeout: options.statementTimeoutMs + options.pool.connectionTimeoutMs,
-    application_name: `mcpgw:${sourceId}`.slice(0, 63),
-    options: '-c default_transaction_read_only=on -c search_path=pg_catalog,pg_temp',
-  };
-}
 
 /** A `postgres` source: see README.md for URIs, representations and safety. */
 export function createPostgresSource(options: PostgresSourceOptions, sourceId: string, logger: Logger): Source {
@@ -108,6 +48,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
   const rowsEnabled = options.rows.enabled;
   const toSchemaUri = (schema: string) => schemaUri(sourceId, schema);
   const toTableUri = (schema: string, table: string) => tableUri(sourceId, schema, table);
+  const scope: SourceScope = { sourceId, allowed, allowedSet, schemaUri: toSchemaUri, tableUri: toTableUri };
 
   async function run<T>(work: (query: RunQuery) => Promise<T>, signal?: AbortSignal): Promise<T> {
     try {
@@ -119,89 +60,9 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     }
   }
 
-  function schemaDescriptor(s: SchemaRow): ResourceDescriptor {
-    return {
-      uri: toSchemaUri(s.name),
-      name: s.name,
-      title: `Schema ${displayIdent(s.name)}`,
-      description:
-        s.comment ??
-        `Overview of schema ${displayIdent(s.name)}: its tables and views with comments and estimated row counts.`,
-      mimeType: MARKDOWN,
-    };
-  }
-
-  function relationDescriptor(schema: string, r: RelationSummaryRow): ResourceDescriptor {
-    return {
-      uri: toTableUri(schema, r.name),
-      name: `${schema}.${r.name}`,
-      title: relationTitle(schema, r),
-      description: r.comment ?? relationSummary(schema, r),
-      mimeType: MARKDOWN,
-    };
-  }
-
-  /** Position: JSON `[schema, lastRelationName]`; `''` = just after the schema's own entry. */
-  function parsePosition(position: string): [string, string] {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(position);
-    } catch (error) {
-      throw invalidPosition(error);
-    }
-    if (
-      !Array.isArray(parsed) ||
-      parsed.length !== 2 ||
-      typeof parsed[0] !== 'string' ||
-      typeof parsed[1] !== 'string' ||
-      !allowedSet.has(parsed[0]) ||
-      parsed[1].includes('\0') ||
-      Buffer.byteLength(parsed[1]) > 63
-    ) {
-      throw invalidPosition();
-    }
-    return [parsed[0], parsed[1]];
-  }
-
-  /**
-   * Schemas in name order, each followed by its relations in name order.
-   * With `page.prefixes` only the allowed schemas and the
-   * relation names the caller's grants can reach are asked of the catalog,
-   * so no query names or scans another schema; the order and positions are
-   * those of the full listing, of which this is the part the prefixes keep.
-   */
-  async function listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
-    const [fromSchema, fromName] = page.position === undefined ? ['', undefined] : parsePosition(page.position);
-    const limit = Math.max(1, Math.floor(page.limit));
-    const narrowing = page.prefixes === undefined ? undefined : narrowSchemas(sourceId, allowed, page.prefixes);
-    if (narrowing?.length === 0) return { items: [] };
-    const byName = new Map(narrowing?.map((n) => [n.schema, n]));
-    const schemas = narrowing === undefined ? allowed : narrowing.map((n) => n.schema);
-    return run(async (query) => {
-      const items: ResourceDescriptor[] = [];
-      let last: [string, string] | undefined;
-      for (const schema of await findSchemas(query, schemas, fromSchema)) {
-        const narrowed = byName.get(schema.name);
-        let after = schema.name === fromSchema ? fromName : undefined;
-        if (after === undefined) {
-          if (narrowed?.schemaEntry !== false) {
-            if (items.length === limit) return { items, nextPosition: JSON.stringify(last) };
-            items.push(schemaDescriptor(schema));
-            last = [schema.name, ''];
-          }
-          after = '';
-        }
-        const room = limit - items.length;
-        if (room === 0) return { items, nextPosition: JSON.stringify([schema.name, after]) };
-        const relations = await listRelations(query, schema.oid, after, room + 1, narrowed?.tables);
-        for (const r of relations.slice(0, room)) {
-          items.push(relationDescriptor(schema.name, r));
-          last = [schema.name, r.name];
-        }
-        if (relations.length > room) return { items, nextPosition: JSON.stringify(last) };
-      }
-      return { items };
-    }, signal);
+  /** Schemas in name order, each followed by its relations in name order (see listPostgresResources). */
+  function listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
+    return listPostgresResources(scope, page, (work) => run(work, signal));
   }
 
   function listTemplates(): Promise<ResourceTemplateDescriptor[]> {
@@ -229,64 +90,6 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     return Promise.resolve(templates);
   }
 
-  /** Whether the caller may see relation `schema.name` (a published kind) of this source. */
-  function relationVisible(visible: VisibleUri, schema: string, name: string): boolean {
-    return allowedSet.has(schema) && visible(toTableUri(schema, name));
-  }
-
-  /**
-   * Whether a part of a description whose expression depends on `dep` would
-   * name something the caller may not see: a relation outside the caller's
-   * view (or a partition, which is no resource), or any object in a schema
-   * outside the allowlist other than the system catalog. Indexes a foreign
-   * key uses are never named in its text.
-   */
-  function dependencyHidden(visible: VisibleUri, dep: PartDependencyRow): boolean {
-    if (dep.relation !== null) {
-      if (dep.relkind === 'i' || dep.relkind === 'I') return false;
-      if (dep.schema === null || !allowedSet.has(dep.schema)) return true;
-      if (dep.published === true) return !visible(toTableUri(dep.schema, dep.relation));
-      return dep.relkind !== 'S' && dep.relkind !== 'c';
-    }
-    return dep.schema !== null && dep.schema !== 'pg_catalog' && !allowedSet.has(dep.schema);
-  }
-
-  /**
-   * The schema overview as the caller may see it: only relations whose own
-   * resource is visible, and "N more" counts only those too. Relations are
-   * scanned in keyset batches until the overview is full.
-   */
-  async function overview(query: RunQuery, schema: SchemaRow, visible: VisibleUri): Promise<string> {
-    const shown: RelationSummaryRow[] = [];
-    let after = '';
-    let more = 0;
-    let exhausted = false;
-    while (!exhausted && shown.length < OVERVIEW_MAX_RELATIONS) {
-      const batch = await listRelations(query, schema.oid, after, OVERVIEW_BATCH);
-      exhausted = batch.length < OVERVIEW_BATCH;
-      for (const r of batch) {
-        after = r.name;
-        if (!visible(toTableUri(schema.name, r.name))) continue;
-        if (shown.length < OVERVIEW_MAX_RELATIONS) shown.push(r);
-        else more += 1;
-      }
-    }
-    while (!exhausted) {
-      const names = await listRelationNames(query, schema.oid, after, OVERVIEW_BATCH * 10);
-      exhausted = names.length < OVERVIEW_BATCH * 10;
-      for (const name of names) if (visible(toTableUri(schema.name, name))) more += 1;
-      after = names.at(-1) ?? after;
-    }
-    return renderSchemaOverview({
-      schema: schema.name,
-      comment: schema.comment,
-      relations: shown,
-      more,
-      tableUri: (table) => toTableUri(schema.name, table),
-      listHint: `List resources, or read ${uriPrefix(sourceId)}{schema}/{table} for any table by name.`,
-    });
-  }
-
   async function read(
     uri: string,
     signal?: AbortSignal,
@@ -296,45 +99,13 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
     if (parsed === undefined || !allowedSet.has(parsed.schema)) return undefined;
     if (parsed.kind === 'schema') {
       const schema = parsed.schema;
-      const text = await run(async (query) => {
-        const [found] = (await findSchemas(query, [schema])).filter((s) => s.name === schema);
-        return found === undefined ? undefined : overview(query, found, visible);
-      }, signal);
+      const text = await run((query) => schemaDocument(scope, query, schema, visible), signal);
       return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
     }
     if (parsed.kind === 'table') {
       const { schema, table } = parsed;
-      const text = await run(async (query) => {
-        const relation = await findRelation(query, schema, table);
-        if (relation === undefined) return undefined;
-        const hidden = new Set(
-          (await listPartDependencies(query, relation.oid))
-            .filter((dep) => dependencyHidden(visible, dep))
-            .map((dep) => `${dep.part}:${dep.key}`),
-        );
-        const incoming = await listReferencedBy(query, relation.oid, allowed, REFERENCED_BY_SCAN);
-        const referencedBy = incoming.filter(
-          (c) =>
-            c.otherSchema !== null && c.otherTable !== null && relationVisible(visible, c.otherSchema, c.otherTable),
-        );
-        const columns = (await listColumns(query, relation.oid)).map((c) =>
-          c.typeSchema === 'pg_catalog' || allowedSet.has(c.typeSchema) ? c : { ...c, type: NOT_VISIBLE_TYPE },
-        );
-        return renderTableDescription({
-          ...relation,
-          columns,
-          constraints: await listConstraints(query, relation.oid),
-          referencedBy: referencedBy.slice(0, REFERENCED_BY_MAX),
-          referencedByMore: referencedBy.length > REFERENCED_BY_MAX || incoming.length === REFERENCED_BY_SCAN,
-          indexes: await listIndexes(query, relation.oid),
-          viewDefinition:
-            relation.kind === 'v' || relation.kind === 'm' ? await viewDefinition(query, relation.oid) : undefined,
-          hidden,
-          schemaUri: toSchemaUri(schema),
-          relationUri: (s, t) => (relationVisible(visible, s, t) ? toTableUri(s, t) : undefined),
-          rowsUri: rowsEnabled ? `${toTableUri(schema, table)}/rows` : undefined,
-        });
-      }, signal);
+      const rowsUri = rowsEnabled ? `${toTableUri(schema, table)}/rows` : undefined;
+      const text = await run((query) => tableDocument(scope, query, { schema, table }, visible, rowsUri), signal);
       return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
     }
     if (!rowsEnabled) return undefined;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcpgw/core';
 import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
 import { createPostgresSource, postgresSourceOptionsSchema } from '../src/index.js';
-import { connectionConfig } from '../src/postgres-source.js';
+import { connectionConfig } from '../src/connection-config.js';
 import { inReadOnlyTransaction } from '../src/read-only-transaction.js';
 
 // A client that disconnects aborts its request's signal; the query it started must end on the

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ResourceContents } from '@mcpgw/core';
-import { OVERVIEW_MAX_RELATIONS } from '../src/postgres-source.js';
+import { OVERVIEW_MAX_RELATIONS } from '../src/postgres-documents.js';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
 import { postgresSourceOptionsSchema } from '../src/postgres-source-options.js';
-import { connectionConfig } from '../src/postgres-source.js';
+import { connectionConfig } from '../src/connection-config.js';
 import { inReadOnlyTransaction } from '../src/read-only-transaction.js';
 
 let db: TestDatabase;

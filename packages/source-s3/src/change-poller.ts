@@ -1,12 +1,4 @@
-import {
-  Backoff,
-  ChangeHub,
-  CondensedWarning,
-  errorSummary,
-  type ChangeListener,
-  type Logger,
-  type SourceChange,
-} from '@mcpgw/core';
+import { Backoff, ChangeDetector, ChangeHub, CondensedWarning, errorSummary, type Logger } from '@mcpgw/core';
 
 /** Relative key to ETag, for every listed object of the source. */
 export type ListingFingerprint = Map<string, string>;
@@ -35,9 +27,9 @@ export interface ChangePollerOptions {
  * jitter), logged once per doubling of the attempt count. The timer does not
  * keep the process alive.
  */
-export class ChangePoller {
+export class ChangePoller extends ChangeDetector {
   readonly #options: ChangePollerOptions;
-  readonly #hub: ChangeHub;
+  protected readonly hub: ChangeHub;
   readonly #backoff: Backoff;
   readonly #failing: CondensedWarning;
   #timer: NodeJS.Timeout | undefined;
@@ -45,6 +37,7 @@ export class ChangePoller {
   #running = false;
 
   constructor(options: ChangePollerOptions) {
+    super();
     this.#options = options;
     this.#backoff = options.backoff ?? new Backoff();
     this.#failing = new CondensedWarning(options.logger, 'S3 change detection scan failed; retrying');
@@ -52,7 +45,7 @@ export class ChangePoller {
       const trimmed = key.endsWith('/') ? key.slice(0, -1) : key;
       return trimmed.slice(0, trimmed.lastIndexOf('/') + 1);
     };
-    this.#hub = new ChangeHub({
+    this.hub = new ChangeHub({
       sourceId: options.sourceId,
       logger: options.logger,
       uris: { uri: (key) => options.toUri(key), containers: (key) => [options.toUri(parent(key))] },
@@ -61,31 +54,16 @@ export class ChangePoller {
     });
   }
 
-  /** `Source.watch`: polling starts with the first listener and stops after the last. */
-  watch(listener: (change: SourceChange) => void): () => void {
-    return this.#hub.watch(listener);
-  }
-
-  /** The same changes as change events (live notifications). */
-  subscribe(listener: ChangeListener): () => void {
-    return this.#hub.subscribe(listener);
-  }
-
-  /** Resolves once no scan is in flight (tests). */
-  settled(): Promise<void> {
-    return this.#hub.settled();
-  }
-
   /** Stops for good (`Source.close`). */
   close(): void {
-    this.#hub.close();
+    this.hub.close();
   }
 
   #start(): void {
     if (this.#running) return;
     this.#running = true;
     this.#backoff.reset();
-    void this.#hub.track(this.#tick());
+    void this.hub.track(this.#tick());
   }
 
   #stop(): void {
@@ -103,7 +81,7 @@ export class ChangePoller {
     try {
       const current = await this.#options.scan(controller.signal);
       if (!this.#running || controller.signal.aborted) return;
-      this.#hub.compare(current);
+      this.hub.compare(current);
       this.#backoff.reset();
       this.#failing.recovered();
     } catch (error) {
@@ -114,7 +92,7 @@ export class ChangePoller {
     } finally {
       if (this.#scan === controller) this.#scan = undefined;
       if (this.#running && !controller.signal.aborted) {
-        this.#timer = setTimeout(() => void this.#hub.track(this.#tick()), delay);
+        this.#timer = setTimeout(() => void this.hub.track(this.#tick()), delay);
         this.#timer.unref();
       }
     }

@@ -1,8 +1,8 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Logger } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { S3Source } from '../src/s3-source.js';
-import { s3SourceOptionsSchema } from '../src/options.js';
+import { createS3Source } from '../src/s3-source.js';
+import { s3SourceOptionsSchema } from '../src/s3-source-options.js';
 
 /**
  * Issue 9, item 13, for S3: a bucket that cannot be reached made the change
@@ -34,10 +34,10 @@ describe('S3 change detection against an unreachable endpoint', () => {
       },
       destroy: () => {},
     } as unknown as S3Client;
-    const source = new S3Source(
-      client,
+    const source = createS3Source(
       s3SourceOptionsSchema.parse({ bucket: 'b-1', changeDetection: { mode: 'poll', intervalMs: 100 } }),
       { sourceId: 'files', tenantId: 'acme', configDir: '/', logger },
+      client,
     );
     const stop = source.watch!(() => {});
     await vi.advanceTimersByTimeAsync(10 * 60_000);

@@ -1,7 +1,7 @@
 import { silentLogger, type ResourceContents, type Source } from '@mcpgw/core';
 import { afterAll, expect, it } from 'vitest';
-import { createS3Source } from '../src/factory.js';
-import { s3SourceOptionsSchema } from '../src/options.js';
+import { createS3Source } from '../src/s3-source.js';
+import { s3SourceOptionsSchema } from '../src/s3-source-options.js';
 import { answerObject, startFakeS3, type FakeS3 } from './fake-s3-server.js';
 
 // A folder read by a caller who can see one object of a folder that seems to

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { s3SourceFactory } from '../src/factory.js';
+import { s3SourceFactory } from '../src/s3-source-factory.js';
 
 async function validate(input: unknown) {
   return s3SourceFactory.optionsSchema['~standard'].validate(input);

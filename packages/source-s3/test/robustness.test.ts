@@ -2,8 +2,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createS3Source } from '../src/factory.js';
-import { s3SourceOptionsSchema } from '../src/options.js';
+import { createS3Source } from '../src/s3-source.js';
+import { s3SourceOptionsSchema } from '../src/s3-source-options.js';
 import { tenantInFlight } from '../src/tenant-slots.js';
 import { answerObject, startFakeS3, type FakeS3 } from './fake-s3-server.js';
 

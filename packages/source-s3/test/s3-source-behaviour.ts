@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { isGatewayError, silentLogger, type ResourceContents, type ResourceDescriptor, type Source } from '@mcpgw/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createS3Source } from '../src/factory.js';
-import { s3SourceOptionsSchema } from '../src/options.js';
+import { createS3Source } from '../src/s3-source.js';
+import { s3SourceOptionsSchema } from '../src/s3-source-options.js';
 
 /** A running S3-compatible server the suite may create buckets on. */
 export interface S3Backend {

@@ -1,0 +1,158 @@
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  type S3Client,
+  type _Object,
+  type CommonPrefix,
+} from '@aws-sdk/client-s3';
+import {
+  bytesToContents,
+  errorSummary,
+  formatBytes,
+  GatewayError,
+  isGatewayError,
+  type Logger,
+  type ResourceContents,
+  type SourceContext,
+} from '@mcpgw/core';
+import type { ListedObject } from './listing-walk.js';
+import { effectiveMimeType } from './mime.js';
+import type { S3SourceOptions } from './s3-source-options.js';
+import { readBounded } from './read-bounded.js';
+import { isNotFound } from './s3-errors.js';
+import { acquireTenantSlot, type ReleaseSlot } from './tenant-slots.js';
+import { keyToUri } from './uri.js';
+
+/** S3 returns at most 1,000 keys per ListObjectsV2 call. */
+export const MAX_LIST_KEYS = 1000;
+
+/** The parameters of one ListObjectsV2 call, less the bucket. */
+export interface ListParams {
+  Prefix: string;
+  StartAfter?: string;
+  MaxKeys: number;
+  Delimiter?: string;
+  ContinuationToken?: string;
+}
+
+/**
+ * One S3 source's calls to its bucket, each under the operation deadline and
+ * a tenant slot, shared by the listing, folder reads and change detection.
+ */
+export interface S3Access {
+  readonly sourceId: string;
+  readonly options: S3SourceOptions;
+  readonly logger: Logger;
+  /**
+   * Runs one S3 operation under the operation deadline (and, unless `slot`
+   * is false, a tenant slot). Backend failures become MCPGW_SOURCE_UNAVAILABLE
+   * naming only the source id; the cause goes to the log.
+   */
+  call<T>(
+    operation: string,
+    signal: AbortSignal | undefined,
+    slot: boolean,
+    run: (deadline: AbortSignal) => Promise<T>,
+  ): Promise<T>;
+  /** One ListObjectsV2 call through `call`. */
+  list(operation: string, signal: AbortSignal | undefined, params: ListParams): Promise<ListObjectsV2CommandOutput>;
+  /** The object's contents, or undefined when it does not exist. Call inside `call`. */
+  getObject(key: string, maxBytes: number, deadline: AbortSignal): Promise<ResourceContents | undefined>;
+  /** A listing's common prefixes, relative to the source prefix. */
+  relativePrefixes(prefixes: CommonPrefix[] | undefined): string[];
+  /** A listing's objects under the source prefix, with keys relative to it. */
+  relativeObjects(contents: _Object[] | undefined): ListedObject[];
+}
+
+/** The bucket access of one S3 source over `client`. */
+export function createS3Access(client: S3Client, options: S3SourceOptions, context: SourceContext): S3Access {
+  const sourceId = context.sourceId;
+  const logger = context.logger;
+  /** Deadline of one operation: every attempt, the wait for a tenant slot and the body. */
+  const operationBudgetMs = options.requestTimeoutMs * options.maxAttempts;
+
+  async function call<T>(
+    operation: string,
+    signal: AbortSignal | undefined,
+    slot: boolean,
+    run: (deadline: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const timeout = AbortSignal.timeout(operationBudgetMs);
+    const deadline = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    let release: ReleaseSlot | undefined;
+    try {
+      if (slot) release = await acquireTenantSlot(context.tenantId, options.maxInFlightPerTenant, deadline);
+      return await run(deadline);
+    } catch (error) {
+      if (isGatewayError(error)) throw error;
+      // The caller gave up (client cancelled): not a backend failure.
+      if (signal?.aborted === true) throw signal.reason;
+      logger.warn({ operation, err: errorSummary(error) }, 'S3 request failed');
+      const message = timeout.aborted
+        ? `S3 source "${sourceId}" did not answer within ${operationBudgetMs} ms`
+        : `S3 source "${sourceId}" is unavailable`;
+      throw new GatewayError('MCPGW_SOURCE_UNAVAILABLE', message, { cause: error });
+    } finally {
+      release?.();
+    }
+  }
+
+  function list(
+    operation: string,
+    signal: AbortSignal | undefined,
+    params: ListParams,
+  ): Promise<ListObjectsV2CommandOutput> {
+    return call(operation, signal, true, (deadline) =>
+      client.send(new ListObjectsV2Command({ Bucket: options.bucket, ...params }), { abortSignal: deadline }),
+    );
+  }
+
+  function tooLarge(): GatewayError {
+    return new GatewayError(
+      'MCPGW_RESOURCE_TOO_LARGE',
+      `The object exceeds the ${formatBytes(options.maxObjectBytes)} limit of S3 source "${sourceId}"`,
+    );
+  }
+
+  async function getObject(
+    key: string,
+    maxBytes: number,
+    deadline: AbortSignal,
+  ): Promise<ResourceContents | undefined> {
+    let output;
+    try {
+      output = await client.send(new GetObjectCommand({ Bucket: options.bucket, Key: options.prefix + key }), {
+        abortSignal: deadline,
+      });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    const body = output.Body as (AsyncIterable<Uint8Array> & { destroy?: () => void }) | undefined;
+    const bytes =
+      body === undefined
+        ? Buffer.alloc(0)
+        : await readBounded(body, maxBytes, output.ContentLength, tooLarge, deadline);
+    return bytesToContents(keyToUri(sourceId, key), effectiveMimeType(output.ContentType, key), bytes);
+  }
+
+  function relativePrefixes(prefixes: CommonPrefix[] | undefined): string[] {
+    const prefix = options.prefix;
+    return (prefixes ?? []).flatMap((entry) =>
+      entry.Prefix?.startsWith(prefix) === true ? [entry.Prefix.slice(prefix.length)] : [],
+    );
+  }
+
+  function relativeObjects(contents: _Object[] | undefined): ListedObject[] {
+    const prefix = options.prefix;
+    const objects: ListedObject[] = [];
+    for (const object of contents ?? []) {
+      if (object.Key === undefined || !object.Key.startsWith(prefix)) continue;
+      objects.push({ key: object.Key.slice(prefix.length), size: object.Size, lastModified: object.LastModified });
+    }
+    return objects;
+  }
+
+  return { sourceId, options, logger, call, list, getObject, relativePrefixes, relativeObjects };
+}

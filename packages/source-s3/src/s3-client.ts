@@ -1,0 +1,23 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import type { S3SourceOptions } from './s3-source-options.js';
+
+/** The SDK client an S3 source's options describe. No I/O happens here. */
+export function createS3Client(options: S3SourceOptions): S3Client {
+  return new S3Client({
+    region: options.region,
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    forcePathStyle: options.forcePathStyle,
+    // Absent: the SDK's default provider chain. A copy, because the SDK
+    // writes bookkeeping fields (`$source`) into the object it is given.
+    ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
+    // The SDK's standard retry strategy: exponential backoff with jitter on
+    // throttling, 5xx, connection errors and timeouts.
+    maxAttempts: options.maxAttempts,
+    requestHandler: {
+      connectionTimeout: options.requestTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      // Without this the SDK only logs a breached requestTimeout.
+      throwOnRequestTimeout: true,
+    },
+  });
+}
