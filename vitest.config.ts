@@ -39,6 +39,17 @@ export default defineConfig({
         },
       },
       {
+        // Fault tests (docs/operations.md, "Fault tests"): real processes on loopback, stopped
+        // and started under load. `npm run test:faults` runs them alone; `npm test` runs them too.
+        extends: true,
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 90_000,
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'e2e',
