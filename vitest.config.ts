@@ -45,6 +45,10 @@ export default defineConfig({
         test: {
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
+          // After every other project and one file at a time: a flood or a restart must not
+          // borrow another test's CPU, nor be slowed by it (timing is part of what they assert).
+          sequence: { groupOrder: 1 },
+          fileParallelism: false,
           testTimeout: 60_000,
           hookTimeout: 90_000,
         },
