@@ -39,6 +39,21 @@ export default defineConfig({
         },
       },
       {
+        // Fault tests (docs/operations.md, "Fault tests"): real processes on loopback, stopped
+        // and started under load. `npm run test:faults` runs them alone; `npm test` runs them too.
+        extends: true,
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          // After every other project and one file at a time: a flood or a restart must not
+          // borrow another test's CPU, nor be slowed by it (timing is part of what they assert).
+          sequence: { groupOrder: 1 },
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 90_000,
+        },
+      },
+      {
         extends: true,
         test: {
           name: 'e2e',
