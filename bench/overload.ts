@@ -15,11 +15,12 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type * as PostListModule from './support/post-resources-list.js';
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(name);
@@ -90,39 +91,21 @@ interface Answer {
   ms: number;
 }
 
+// Node 22 strips the types of a .ts file it is pointed at; tsc checks the module through the type import.
+const { postResourcesList } = (await import(
+  new URL('./support/post-resources-list.ts', import.meta.url).href
+)) as typeof PostListModule;
+
 function post(): Promise<Answer> {
   const at = performance.now();
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/t/acme/mcp',
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'resources/list',
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            retryAfter: res.headers['retry-after'] !== undefined,
-            ms: performance.now() - at,
-          }),
-        );
-        res.on('error', () => resolve({ status: 0, retryAfter: false, ms: performance.now() - at }));
-      },
-    );
-    req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: 0, retryAfter: false, ms: performance.now() - at }));
-    req.end(body);
-  });
+  return postResourcesList({ port, path: '/t/acme/mcp', body, agent, timeoutMs: 30_000 }).then(
+    (answer) => ({
+      status: answer.status,
+      retryAfter: answer.headers['retry-after'] !== undefined,
+      ms: performance.now() - at,
+    }),
+    () => ({ status: 0, retryAfter: false, ms: performance.now() - at }),
+  );
 }
 
 const answers: Answer[] = [];
