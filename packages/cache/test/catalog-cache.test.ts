@@ -87,8 +87,8 @@ describe('single flight', () => {
 
   it('does not cache a source whose list ttl is 0', async () => {
     const backend = countingSource('docs');
-    const onA = createCachingSource(backend, { tenantId: 'ttl-zero', cache: await replica(), ttl: { listMs: 0 } });
-    expect(onA.ttl).toEqual({ listMs: 0, readMs: 30_000 });
+    const onA = createCachingSource(backend, { tenantId: 'ttl-zero', cache: await replica(), ttlMs: { list: 0 } });
+    expect(onA.ttlMs).toEqual({ list: 0, read: 30_000 });
     await onA.listResources({ limit: 1 });
     await onA.listResources({ limit: 1 });
     expect(backend.calls.list).toBe(2);
@@ -148,13 +148,13 @@ describe('freshness', () => {
     const cache = createGatewayCache({ secret, namespace, now: () => clock });
     opened.push(cache);
     const backend = countingSource('docs');
-    const cached = createCachingSource(backend, { tenantId: 'fresh', cache, ttl: { listMs: 60_000 } });
+    const cached = createCachingSource(backend, { tenantId: 'fresh', cache, ttlMs: { list: 60_000 } });
     const first = await cached.listResources({ limit: 5 });
-    expect(first.freshForMs).toBeUndefined(); // straight from the backend
+    expect(first.ttlMs).toBeUndefined(); // straight from the backend
     clock += 45_000;
     const again = await cached.listResources({ limit: 5 });
     expect(backend.calls.list).toBe(1);
-    expect(again.freshForMs).toBe(15_000);
+    expect(again.ttlMs).toBe(15_000);
 
     const catalog = createCatalog({
       tenantId: 'fresh',
