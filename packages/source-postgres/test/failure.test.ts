@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresSource } from '../src/postgres-source.js';
 import { postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/postgres-source-options.js';
 import { createFixture, type Fixture } from './fixture.js';
@@ -189,7 +189,18 @@ describe('recovery', () => {
     // unheard 'error' on a checked-out pg client would crash the process).
     await fx.db.sql('CREATE VIEW public.sleepy AS SELECT pg_sleep(3)::text AS s');
     const inFlight = failure(s.read('db+postgres:///flaky/public/sleepy/rows'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // In the middle of the query: the server runs it (another process: polled, with a deadline).
+    await vi.waitFor(
+      async () => {
+        const { rows } = await fx.db.sql(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND state = 'active' AND query LIKE '%sleepy%'
+              AND pid <> pg_backend_pid()`,
+        );
+        expect(rows[0]).toEqual({ n: 1 });
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     await p.down();
     expectUnavailable((await inFlight).error, 'flaky', [String(p.port())]);
     const { error, ms } = await failure(s.listResources({ limit: 2 }));
