@@ -39,6 +39,20 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   throw new Error('expected a rejection');
 }
 
+/** `arrived` resolves once `count` has been called `times` times (a backend handler counts the requests it got). */
+function arrivals(times: number): { arrived: Promise<void>; count: () => void } {
+  let seen = 0;
+  let reached!: () => void;
+  const arrived = new Promise<void>((resolve) => (reached = resolve));
+  return {
+    arrived,
+    count: () => {
+      seen += 1;
+      if (seen === times) reached();
+    },
+  };
+}
+
 afterEach(async () => {
   await Promise.all(sources.splice(0).map((each) => each.close()));
 });
@@ -110,12 +124,15 @@ describe('S3 source timeouts and retries', () => {
   });
 
   it('pass a caller abort through instead of blaming the backend', async () => {
-    const hanging = await startFakeS3(() => {});
+    const { arrived, count } = arrivals(1);
+    const hanging = await startFakeS3(count);
     servers.push(hanging);
     const slow = source(hanging.endpoint, {}, { sourceId: 'slow', tenantId: 't-abort' });
     const controller = new AbortController();
     const pending = slow.read('s3:///slow/a.txt', controller.signal);
-    setTimeout(() => controller.abort(new Error('client went away')), 50);
+    // The request hangs at the backend; then the caller goes away.
+    await arrived;
+    controller.abort(new Error('client went away'));
     const error = await rejection(pending);
     expect(error.message).toBe('client went away');
   });
@@ -137,9 +154,12 @@ describe('S3 source timeouts and retries', () => {
 
 describe('S3 per-tenant in-flight cap', () => {
   it("holds one tenant's requests to its cap across its sources while another tenant reads at full speed", async () => {
-    const backend = await startFakeS3((_request, response, bucket) =>
-      bucket === 'slow-bucket' ? answerObject(response, 'slow', 300) : answerObject(response, 'fast'),
-    );
+    const saturated = arrivals(3);
+    const backend = await startFakeS3((_request, response, bucket) => {
+      if (bucket !== 'slow-bucket') return answerObject(response, 'fast');
+      saturated.count();
+      return answerObject(response, 'slow', 300);
+    });
     servers.push(backend);
     let slowMax = 0;
     const slowTenant = 'tenant-with-slow-bucket';
@@ -166,7 +186,7 @@ describe('S3 per-tenant in-flight cap', () => {
     const slowReads = Array.from({ length: 12 }, (_, i) =>
       (i % 2 === 0 ? one : two).read(`s3:///${i % 2 === 0 ? 'one' : 'two'}/k${i}.txt`).then(() => Date.now() - started),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await saturated.arrived;
     // The slow tenant is saturated; the other tenant is not queued behind it.
     const fastStarted = Date.now();
     const fast = await other.read('s3:///one/f.txt');
@@ -185,9 +205,12 @@ describe('S3 per-tenant in-flight cap', () => {
   });
 
   it('fails a request that waited for a tenant slot past its deadline', async () => {
-    const backend = await startFakeS3((_request, response, bucket) =>
-      bucket === 'slow-bucket' ? answerObject(response, 'slow', 1_000) : answerObject(response, 'fast'),
-    );
+    const hogging = arrivals(1);
+    const backend = await startFakeS3((_request, response, bucket) => {
+      if (bucket !== 'slow-bucket') return answerObject(response, 'fast');
+      hogging.count();
+      return answerObject(response, 'slow', 1_000);
+    });
     servers.push(backend);
     const tenantId = 'tenant-queued';
     const hog = source(
@@ -201,7 +224,7 @@ describe('S3 per-tenant in-flight cap', () => {
       { sourceId: 'waiter', tenantId },
     );
     const hogRead = hog.read('s3:///hog/a.txt');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await hogging.arrived; // the hog holds the tenant's one slot
     const started = Date.now();
     const error = await rejection(waiter.read('s3:///waiter/b.txt'));
     expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
