@@ -39,21 +39,25 @@ async function sleepingBackends(): Promise<number> {
   return (rows[0] as { n: number }).n;
 }
 
-/** Waits until the server runs the pg_sleep (another process: polled, with a deadline). */
-async function sleeping(): Promise<void> {
+/**
+ * Aborts `controller` once the server runs the pg_sleep (another process:
+ * polled, with a deadline); `work` must then fail with the abort within
+ * moments, leaving no backend sleeping.
+ */
+async function abortWhileSleeping(controller: AbortController, work: Promise<unknown>): Promise<void> {
   await vi.waitFor(async () => expect(await sleepingBackends()).toBe(1), { timeout: 10_000, interval: 20 });
+  const started = performance.now();
+  controller.abort();
+  await expect(work).rejects.toMatchObject({ name: 'AbortError' });
+  expect(performance.now() - started).toBeLessThan(2_000);
+  expect(await sleepingBackends()).toBe(0);
 }
 
 describe('a query whose request is aborted', () => {
   it('is cancelled on the server within moments of the abort', async () => {
     const controller = new AbortController();
     const outcome = inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT pg_sleep(30)', []), controller.signal);
-    await sleeping();
-    const started = performance.now();
-    controller.abort();
-    await expect(outcome).rejects.toMatchObject({ name: 'AbortError' });
-    expect(performance.now() - started).toBeLessThan(2_000);
-    expect(await sleepingBackends()).toBe(0);
+    await abortWhileSleeping(controller, outcome);
     // The pool (one connection) serves the next caller: the cancelled connection was replaced.
     expect(await inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT 1 AS one', []))).toEqual([{ one: 1 }]);
   });
@@ -87,12 +91,7 @@ describe('a query whose request is aborted', () => {
     try {
       const controller = new AbortController();
       const reading = source.read('db+postgres:///abort-src/public/slow/rows?limit=1', controller.signal);
-      await sleeping();
-      const started = performance.now();
-      controller.abort();
-      await expect(reading).rejects.toMatchObject({ name: 'AbortError' });
-      expect(performance.now() - started).toBeLessThan(2_000);
-      expect(await sleepingBackends()).toBe(0);
+      await abortWhileSleeping(controller, reading);
     } finally {
       await source.close?.();
     }

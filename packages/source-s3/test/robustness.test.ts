@@ -53,6 +53,24 @@ function arrivals(times: number): { arrived: Promise<void>; count: () => void } 
   };
 }
 
+/**
+ * A backend whose `slow-bucket` answers after `delayMs` and any other bucket
+ * at once; `arrived` resolves once `slowRequests` requests reached the slow one.
+ */
+async function slowBucketBackend(
+  delayMs: number,
+  slowRequests: number,
+): Promise<{ backend: FakeS3; arrived: Promise<void> }> {
+  const slow = arrivals(slowRequests);
+  const backend = await startFakeS3((_request, response, bucket) => {
+    if (bucket !== 'slow-bucket') return answerObject(response, 'fast');
+    slow.count();
+    return answerObject(response, 'slow', delayMs);
+  });
+  servers.push(backend);
+  return { backend, arrived: slow.arrived };
+}
+
 afterEach(async () => {
   await Promise.all(sources.splice(0).map((each) => each.close()));
 });
@@ -154,13 +172,7 @@ describe('S3 source timeouts and retries', () => {
 
 describe('S3 per-tenant in-flight cap', () => {
   it("holds one tenant's requests to its cap across its sources while another tenant reads at full speed", async () => {
-    const saturated = arrivals(3);
-    const backend = await startFakeS3((_request, response, bucket) => {
-      if (bucket !== 'slow-bucket') return answerObject(response, 'fast');
-      saturated.count();
-      return answerObject(response, 'slow', 300);
-    });
-    servers.push(backend);
+    const { backend, arrived: saturated } = await slowBucketBackend(300, 3);
     let slowMax = 0;
     const slowTenant = 'tenant-with-slow-bucket';
     const one = source(
@@ -186,7 +198,7 @@ describe('S3 per-tenant in-flight cap', () => {
     const slowReads = Array.from({ length: 12 }, (_, i) =>
       (i % 2 === 0 ? one : two).read(`s3:///${i % 2 === 0 ? 'one' : 'two'}/k${i}.txt`).then(() => Date.now() - started),
     );
-    await saturated.arrived;
+    await saturated;
     // The slow tenant is saturated; the other tenant is not queued behind it.
     const fastStarted = Date.now();
     const fast = await other.read('s3:///one/f.txt');
@@ -205,13 +217,7 @@ describe('S3 per-tenant in-flight cap', () => {
   });
 
   it('fails a request that waited for a tenant slot past its deadline', async () => {
-    const hogging = arrivals(1);
-    const backend = await startFakeS3((_request, response, bucket) => {
-      if (bucket !== 'slow-bucket') return answerObject(response, 'fast');
-      hogging.count();
-      return answerObject(response, 'slow', 1_000);
-    });
-    servers.push(backend);
+    const { backend, arrived: hogging } = await slowBucketBackend(1_000, 1);
     const tenantId = 'tenant-queued';
     const hog = source(
       backend.endpoint,
@@ -224,7 +230,7 @@ describe('S3 per-tenant in-flight cap', () => {
       { sourceId: 'waiter', tenantId },
     );
     const hogRead = hog.read('s3:///hog/a.txt');
-    await hogging.arrived; // the hog holds the tenant's one slot
+    await hogging; // the hog holds the tenant's one slot
     const started = Date.now();
     const error = await rejection(waiter.read('s3:///waiter/b.txt'));
     expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
