@@ -68,9 +68,13 @@ describe('single flight', () => {
   it('falls back to its own backend call when the replica holding the lock fails', async () => {
     const backend = countingSource('docs');
     const [a, b] = [await replica(), await replica()];
+    let called!: () => void;
+    const aHoldsLock = new Promise<void>((resolve) => (called = resolve));
     const failing = {
       ...backend,
+      // A slow backend that fails: B asks while A still holds the lock.
       listResources: async () => {
+        called();
         await new Promise((resolve) => setTimeout(resolve, 100));
         throw new Error('backend down');
       },
@@ -78,7 +82,7 @@ describe('single flight', () => {
     const onA = createCachingSource(failing, { tenantId: 'fallback', cache: a });
     const onB = createCachingSource(backend, { tenantId: 'fallback', cache: b });
     const first = onA.listResources({ limit: 2 });
-    await new Promise((resolve) => setTimeout(resolve, 30)); // A holds the lock now
+    await aHoldsLock; // A's backend is called only once A holds the lock
     const second = onB.listResources({ limit: 2 });
     await expect(first).rejects.toThrow('backend down');
     expect((await second).items.map((item) => item.uri)).toEqual(['test://docs/0', 'test://docs/1']);
