@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
+import type { DevClient, DevResource } from '@mcpgw/dev-authorization-server';
 import { publicBaseUrls, tenantResourceUri } from './public-url.js';
 
 /**
@@ -56,4 +57,35 @@ export function devTokenTarget(config: GatewayConfig): DevTokenTarget | undefine
       ]),
     ),
   };
+}
+
+/** OpenID Connect's own scopes: a sign-in asks for them, but no admin resource carries them. */
+const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
+
+/** The admin API's resource indicator for a tenant's sign-in: its own setting, else `${base}/admin/v1`. */
+export function adminResourceUri(base: string, tenant: TenantConfig): string | undefined {
+  if (tenant.adminSignIn === undefined) return undefined;
+  return tenant.adminSignIn.resource ?? `${base}/admin/v1`;
+}
+
+/**
+ * What the development issuer needs for the admin sign-in of the tenants
+ * that trust it (docs/admin-sign-in.md): the admin API as a resource granting
+ * the sign-in's non-OpenID scopes (the demo admin's `mcpgw:admin`), and each
+ * tenant's sign-in client, public, with its callback under every base URL.
+ */
+export function devAdminSignIn(config: GatewayConfig): { resources: DevResource[]; clients: DevClient[] } {
+  const bases = publicBaseUrls(config.env);
+  const resources: DevResource[] = [];
+  const clients: DevClient[] = [];
+  for (const tenant of tenantsTrustingDevAuthorizationServer(config)) {
+    const resource = adminResourceUri(bases[0] as string, tenant);
+    if (resource === undefined || tenant.adminSignIn === undefined) continue;
+    resources.push({ uri: resource, scopes: tenant.adminSignIn.scopes.filter((scope) => !OIDC_SCOPES.has(scope)) });
+    clients.push({
+      clientId: tenant.adminSignIn.clientId,
+      redirectUris: bases.map((base) => `${base}/admin/v1/tenants/${tenant.id}/callback`),
+    });
+  }
+  return { resources, clients };
 }

@@ -42,7 +42,7 @@ export interface SessionAuth {
    * Requests with an Authorization header, safe methods, and requests without
    * a session cookie pass untouched (authentication decides about them).
    */
-  csrfGuard(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  csrfGuard(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
   /** The session a request carries, for the sign-in routes: undefined without a cookie; throws as `authenticate` does. */
   sessionOf(request: FastifyRequest): AdminSession | undefined;
 }
@@ -85,17 +85,15 @@ export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
       },
     },
     async csrfGuard(request, reply) {
-      if (!isStateChanging(request.method)) return;
+      if (!isStateChanging(request.method)) return undefined;
       try {
         checked(request);
       } catch (error) {
         // Only the CSRF refusal is this guard's; a bad cookie is left to authentication to answer.
-        if (error instanceof SignInProblem && error.problem.code === 'csrf-refused') {
-          await sendProblem(reply, error);
-          return;
-        }
+        if (error instanceof SignInProblem && error.problem.code === 'csrf-refused') return sendProblem(reply, error);
         if (!(error instanceof SignInProblem)) throw error;
       }
+      return undefined;
     },
     sessionOf,
   };
