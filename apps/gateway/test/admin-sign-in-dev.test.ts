@@ -16,7 +16,14 @@ import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { demoBootstrap } from '../src/demo.js';
 import { devAuthorizationServerIssuer } from '../src/dev-authorization-server.js';
 import type { Jar, Writes } from './admin-sign-in-harness.js';
-import { ADMIN_SCOPE, SECRET, cookieHeader, scopeResolver, signInThroughBrowser, wireSignIn } from './admin-sign-in-harness.js';
+import {
+  ADMIN_SCOPE,
+  SECRET,
+  cookieHeader,
+  scopeResolver,
+  signInThroughBrowser,
+  wireSignIn,
+} from './admin-sign-in-harness.js';
 
 let built: TestApp;
 let baseUrl: string;
@@ -83,7 +90,9 @@ describe('admin sign-in through the development authorization server', () => {
   });
 
   it('answers GET .../session with the principal and the CSRF token', async () => {
-    const response = await fetch(`${baseUrl}/admin/v1/tenants/demo/session`, { headers: { cookie: cookieHeader(jar) } });
+    const response = await fetch(`${baseUrl}/admin/v1/tenants/demo/session`, {
+      headers: { cookie: cookieHeader(jar) },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
     const body = (await response.json()) as Record<string, unknown>;
@@ -100,16 +109,20 @@ describe('admin sign-in through the development authorization server', () => {
   });
 
   const probe = (headers: Record<string, string>) =>
-    fetch(`${baseUrl}/admin/v1/tenants/demo/probe`, { method: 'POST', headers: { cookie: cookieHeader(jar), ...headers } });
+    fetch(`${baseUrl}/admin/v1/tenants/demo/probe`, {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), ...headers },
+    });
 
   it('refuses a state-changing request without the CSRF token (403 problem), and changes nothing', async () => {
     const before = writes.entries.length;
-    for (const headers of [
+    const attempts: Array<Record<string, string>> = [
       { origin: baseUrl },
       { origin: baseUrl, 'x-csrf-token': 'A'.repeat(43) },
       { 'x-csrf-token': csrfToken },
       { origin: baseUrl, 'x-csrf-token': csrfToken, 'sec-fetch-site': 'cross-site' },
-    ]) {
+    ];
+    for (const headers of attempts) {
       const response = await probe(headers);
       expect(response.status).toBe(403);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);

@@ -105,7 +105,12 @@ export async function wireSignIn(
 /** A second, independent OpenID Connect issuer (oidc-provider) on a port of its own. */
 export async function startSecondIssuer(
   port: number,
-  options: { keystorePath: string; adminResource: string; clients: Array<{ clientId: string; clientSecret?: string; redirectUris: string[] }>; logger: Logger },
+  options: {
+    keystorePath: string;
+    adminResource: string;
+    clients: Array<{ clientId: string; clientSecret?: string; redirectUris: string[] }>;
+    logger: Logger;
+  },
 ): Promise<{ issuer: string; server: DevAuthorizationServer; close(): Promise<void> }> {
   const server = await createDevAuthorizationServer({
     issuer: `http://127.0.0.1:${port}/idp`,
@@ -163,7 +168,8 @@ export async function signInThroughBrowser(
   const login = await fetch(`${baseUrl}/admin/v1/tenants/${tenantId}/login`, { redirect: 'manual' });
   const loginCookies = store(jar, login);
   const authorize = login.headers.get('location');
-  if (login.status !== 302 || authorize === null) throw new Error(`login answered ${login.status}: ${await login.text()}`);
+  if (login.status !== 302 || authorize === null)
+    throw new Error(`login answered ${login.status}: ${await login.text()}`);
   const reached = await followToRedirectUri(new URL(authorize), `${baseUrl}/admin/v1/tenants/${tenantId}/callback`);
   const callback = await fetch(editCallback(reached), { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
   const callbackCookies = store(jar, callback);

@@ -64,7 +64,11 @@ beforeAll(async () => {
       configDir: keysDir,
       document: {
         tenants: [
-          tenant('acme', { clientId: 'acme-admin', clientSecret: { $env: 'ACME_ADMIN_SECRET' }, scopes: ['openid', ADMIN_SCOPE] }),
+          tenant('acme', {
+            clientId: 'acme-admin',
+            clientSecret: { $env: 'ACME_ADMIN_SECRET' },
+            scopes: ['openid', ADMIN_SCOPE],
+          }),
           tenant('globex', { clientId: 'globex-admin', scopes: ['openid', ADMIN_SCOPE] }),
           tenant('initech'),
         ],
@@ -142,7 +146,11 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     ] as const) {
       const response = await session('acme', `mcpgw-admin-session=${cookie}`);
       expect(response.status).toBe(401);
-      expect(await response.json()).toMatchObject({ code: 'session-invalid', status: 401, detail: expect.stringMatching(detail) });
+      expect(await response.json()).toMatchObject({
+        code: 'session-invalid',
+        status: 401,
+        detail: expect.stringMatching(detail),
+      });
       const write = await fetch(`${baseUrl}/admin/v1/tenants/acme/probe`, {
         method: 'POST',
         headers: { cookie: `mcpgw-admin-session=${cookie}`, origin: baseUrl, 'x-csrf-token': csrfToken },
@@ -177,7 +185,9 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
   it('signs a globex admin in (public client) with a session of its own tenant only', async () => {
     const globex: Jar = new Map();
     await signInThroughBrowser(baseUrl, 'globex', globex);
-    expect(((await (await session('globex', cookieHeader(globex))).json()) as { tenantId: string }).tenantId).toBe('globex');
+    expect(((await (await session('globex', cookieHeader(globex))).json()) as { tenantId: string }).tenantId).toBe(
+      'globex',
+    );
     expect((await session('acme', cookieHeader(globex))).status).toBe(404);
   });
 

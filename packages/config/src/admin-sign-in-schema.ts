@@ -51,7 +51,9 @@ export function adminSignInIssues(
 ): ConfigIssue[] {
   if (signIn === undefined) return [];
   if (issuers.length === 0) {
-    return [{ path: `${at}.adminSignIn`, message: 'browser sign-in needs the tenant to trust an issuer (auth.issuers)' }];
+    return [
+      { path: `${at}.adminSignIn`, message: 'browser sign-in needs the tenant to trust an issuer (auth.issuers)' },
+    ];
   }
   if (signIn.issuer === undefined) return [];
   const known = issuers.flatMap((entry) => ('issuer' in entry ? [entry.issuer] : []));

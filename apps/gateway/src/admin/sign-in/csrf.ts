@@ -26,7 +26,11 @@ export function isStateChanging(method: string): boolean {
  *   browser sends it (W3C Fetch Metadata Request Headers section 2.1), is
  *   `same-origin`.
  */
-export function csrfRefusal(request: FastifyRequest, session: AdminSession, ownOrigin: string): SignInProblem | undefined {
+export function csrfRefusal(
+  request: FastifyRequest,
+  session: AdminSession,
+  ownOrigin: string,
+): SignInProblem | undefined {
   const origin = request.headers.origin;
   if (origin === undefined || origin !== ownOrigin) {
     return new SignInProblem(
@@ -38,7 +42,10 @@ export function csrfRefusal(request: FastifyRequest, session: AdminSession, ownO
   }
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin') {
-    return new SignInProblem('csrf-refused', `Sec-Fetch-Site is ${String(site)}: only same-origin requests may change state.`);
+    return new SignInProblem(
+      'csrf-refused',
+      `Sec-Fetch-Site is ${String(site)}: only same-origin requests may change state.`,
+    );
   }
   const token = request.headers[CSRF_HEADER];
   if (typeof token !== 'string' || !sameSecret(token, session.csrfToken)) {

@@ -47,7 +47,10 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         } catch (error) {
           if (error instanceof SignInProblem) return sendProblem(reply, error);
           request.log.error({ err: error }, 'admin sign-in failed');
-          return sendProblem(reply, new SignInProblem('identity-provider-unavailable', 'Sign-in could not be completed: try again later.'));
+          return sendProblem(
+            reply,
+            new SignInProblem('identity-provider-unavailable', 'Sign-in could not be completed: try again later.'),
+          );
         }
       };
 
@@ -56,7 +59,10 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         return await context.clientOf(entry.tenant, entry.signIn);
       } catch (cause) {
         throw Object.assign(
-          new SignInProblem('identity-provider-unavailable', "The tenant's identity provider cannot be reached or its metadata is unusable."),
+          new SignInProblem(
+            'identity-provider-unavailable',
+            "The tenant's identity provider cannot be reached or its metadata is unusable.",
+          ),
           { cause },
         );
       }
@@ -78,7 +84,10 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         const { tenantId } = request.params;
         const query = request.query;
         if (query.error !== undefined) {
-          throw new SignInProblem('sign-in-failed', `The identity provider refused the sign-in: ${query.error.slice(0, 100)}.`);
+          throw new SignInProblem(
+            'sign-in-failed',
+            `The identity provider refused the sign-in: ${query.error.slice(0, 100)}.`,
+          );
         }
         // RFC 9207 section 2.4: an `iss` naming another server means a mix-up; the response is not used.
         if (query.iss !== undefined && query.iss !== context.issuerOf(entry)) {
@@ -126,7 +135,10 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       route(async (request, reply) => {
         const session = context.session.sessionOf(request);
         if (session === undefined) {
-          throw new SignInProblem('session-required', `Not signed in: open ${tenantAdminPath(request.params.tenantId)}/login.`);
+          throw new SignInProblem(
+            'session-required',
+            `Not signed in: open ${tenantAdminPath(request.params.tenantId)}/login.`,
+          );
         }
         return reply.header('cache-control', 'no-store').send({
           tenantId: session.tenantId,
