@@ -63,6 +63,7 @@ export interface Writes {
  */
 export async function wireSignIn(
   built: TestApp,
+  /** The canonical base URL: PUBLIC_URL when set. */
   baseUrl: string,
   resolveAdmin: ResolveAdmin,
   devIssuer?: string,
@@ -107,7 +108,7 @@ export async function startSecondIssuer(
   port: number,
   options: {
     keystorePath: string;
-    adminResource: string;
+    adminResources: string[];
     clients: Array<{ clientId: string; clientSecret?: string; redirectUris: string[] }>;
     logger: Logger;
   },
@@ -115,7 +116,7 @@ export async function startSecondIssuer(
   const server = await createDevAuthorizationServer({
     issuer: `http://127.0.0.1:${port}/idp`,
     keystorePath: options.keystorePath,
-    resources: [{ uri: options.adminResource, scopes: [ADMIN_SCOPE] }],
+    resources: options.adminResources.map((uri) => ({ uri, scopes: [ADMIN_SCOPE] })),
     clients: options.clients,
     logger: options.logger,
   });
@@ -164,14 +165,19 @@ export async function signInThroughBrowser(
   tenantId: string,
   jar: Jar,
   editCallback: (callback: URL) => URL = (url) => url,
+  /** The gateway's PUBLIC_URL when it differs from where the test reaches it (https in front of plain http). */
+  publicUrl: string = baseUrl,
 ): Promise<{ login: Response; loginCookies: string[]; callback: Response; callbackCookies: string[] }> {
   const login = await fetch(`${baseUrl}/admin/v1/tenants/${tenantId}/login`, { redirect: 'manual' });
   const loginCookies = store(jar, login);
   const authorize = login.headers.get('location');
-  if (login.status !== 302 || authorize === null)
+  if (login.status !== 302 || authorize === null) {
     throw new Error(`login answered ${login.status}: ${await login.text()}`);
-  const reached = await followToRedirectUri(new URL(authorize), `${baseUrl}/admin/v1/tenants/${tenantId}/callback`);
-  const callback = await fetch(editCallback(reached), { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
+  }
+  const reached = await followToRedirectUri(new URL(authorize), `${publicUrl}/admin/v1/tenants/${tenantId}/callback`);
+  // As a TLS-terminating proxy would: the browser's https request reaches the gateway as http.
+  const direct = new URL(`${reached.pathname}${reached.search}`, baseUrl);
+  const callback = await fetch(editCallback(direct), { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
   const callbackCookies = store(jar, callback);
   return { login, loginCookies, callback, callbackCookies };
 }

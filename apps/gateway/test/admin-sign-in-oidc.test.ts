@@ -29,6 +29,10 @@ import {
 
 const CLIENT_SECRET = 'acme-admin-client-secret-from-the-environment';
 let built: TestApp;
+/** A second gateway whose PUBLIC_URL is https, reached over plain http as behind a TLS-terminating proxy. */
+let behindTls: TestApp;
+let tlsPort: number;
+const publicTls = () => `https://localhost:${tlsPort}`;
 let idp: Awaited<ReturnType<typeof startSecondIssuer>>;
 let keysDir: string;
 let baseUrl: string;
@@ -38,6 +42,7 @@ const files = { type: 'static', resources: [{ uri: 'note://one', name: 'one', te
 
 beforeAll(async () => {
   const [port, idpPort] = [await freePort(), await freePort()];
+  tlsPort = await freePort();
   baseUrl = `http://127.0.0.1:${port}`;
   const issuer = `http://127.0.0.1:${idpPort}/idp`;
   const callback = (tenant: string) => `${baseUrl}/admin/v1/tenants/${tenant}/callback`;
@@ -45,10 +50,13 @@ beforeAll(async () => {
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResource: `${baseUrl}/admin/v1`,
+    adminResources: [`${baseUrl}/admin/v1`, `${publicTls()}/admin/v1`],
     clients: [
       { clientId: 'acme-admin', clientSecret: CLIENT_SECRET, redirectUris: [callback('acme')] },
-      { clientId: 'globex-admin', redirectUris: [callback('globex')] },
+      {
+        clientId: 'globex-admin',
+        redirectUris: [callback('globex'), `${publicTls()}/admin/v1/tenants/globex/callback`],
+      },
     ],
     logger: silent,
   });
@@ -79,9 +87,24 @@ beforeAll(async () => {
   const resolve = scopeResolver(issuer, `${baseUrl}/admin/v1`, built.app.log as unknown as Logger);
   ({ writes } = await wireSignIn(built, baseUrl, resolve));
   await built.app.listen({ host: '127.0.0.1', port });
+
+  behindTls = await buildTestApp({
+    bootstrap: {
+      configDir: keysDir,
+      document: { tenants: [tenant('globex', { clientId: 'globex-admin', scopes: ['openid', ADMIN_SCOPE] })] },
+    },
+    env: { HOST: '127.0.0.1', PORT: String(tlsPort), PUBLIC_URL: publicTls(), SECRETS_KEY: SECRET },
+  });
+  await wireSignIn(
+    behindTls,
+    publicTls(),
+    scopeResolver(issuer, `${publicTls()}/admin/v1`, behindTls.app.log as unknown as Logger),
+  );
+  await behindTls.app.listen({ host: '127.0.0.1', port: tlsPort });
 });
 afterAll(async () => {
   await built?.close();
+  await behindTls?.close();
   await idp?.close();
   await rm(keysDir, { recursive: true, force: true });
 });
@@ -206,5 +229,39 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
       code: 'session-required',
       detail: expect.stringContaining('/admin/v1/tenants/acme/login'),
     });
+  });
+});
+
+describe('admin sign-in behind https (PUBLIC_URL https)', () => {
+  it('marks every cookie Secure, names the session cookie __Secure-, and checks Origin against PUBLIC_URL', async () => {
+    const jar: Jar = new Map();
+    const direct = `http://localhost:${tlsPort}`;
+    const { loginCookies, callback, callbackCookies } = await signInThroughBrowser(
+      direct,
+      'globex',
+      jar,
+      (url) => url,
+      publicTls(),
+    );
+    expect(loginCookies).toHaveLength(2);
+    for (const cookie of loginCookies) expect(cookie).toMatch(/; Secure/);
+    expect(callback.status).toBe(303);
+    const session = callbackCookies.find((cookie) => cookie.startsWith('__Secure-mcpgw-admin-session='));
+    expect(session).toMatch(/; Secure/);
+    expect(session).toMatch(/; HttpOnly/);
+    expect(session).toMatch(/; SameSite=Lax/);
+    expect(session).toMatch(/; Path=\/admin\/v1\/tenants\/globex(;|$)/);
+    const response = await fetch(`${direct}/admin/v1/tenants/globex/session`, {
+      headers: { cookie: cookieHeader(jar) },
+    });
+    expect(response.status).toBe(200);
+    const { csrfToken } = (await response.json()) as { csrfToken: string };
+    const write = (origin: string) =>
+      fetch(`${direct}/admin/v1/tenants/globex/probe`, {
+        method: 'POST',
+        headers: { cookie: cookieHeader(jar), origin, 'x-csrf-token': csrfToken },
+      });
+    expect((await write(direct)).status).toBe(403);
+    expect((await write(publicTls())).status).toBe(204);
   });
 });
