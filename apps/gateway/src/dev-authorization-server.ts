@@ -40,7 +40,15 @@ export function devTokenScopes(tenant: TenantConfig): string[] {
  */
 export interface DevTokenTarget {
   issuer: string;
-  tenants: Record<string, { resources: string[]; scopes: string[] }>;
+  tenants: Record<
+    string,
+    {
+      resources: string[];
+      scopes: string[];
+      /** The admin API resource and scopes of the tenant's browser sign-in, when it has one (`--admin`). */
+      admin?: { resource: string; scopes: string[] };
+    }
+  >;
 }
 
 /** The development target of a configuration, or undefined when no tenant trusts the development issuer. */
@@ -51,10 +59,17 @@ export function devTokenTarget(config: GatewayConfig): DevTokenTarget | undefine
   return {
     issuer: devAuthorizationServerIssuer(bases[0] as string),
     tenants: Object.fromEntries(
-      trusting.map((tenant) => [
-        tenant.id,
-        { resources: bases.map((base) => tenantResourceUri(base, tenant.id)), scopes: devTokenScopes(tenant) },
-      ]),
+      trusting.map((tenant) => {
+        const admin = devAdminResource(bases[0] as string, tenant);
+        return [
+          tenant.id,
+          {
+            resources: bases.map((base) => tenantResourceUri(base, tenant.id)),
+            scopes: devTokenScopes(tenant),
+            ...(admin === undefined ? {} : { admin: { resource: admin.uri, scopes: admin.scopes } }),
+          },
+        ];
+      }),
     ),
   };
 }
@@ -62,10 +77,17 @@ export function devTokenTarget(config: GatewayConfig): DevTokenTarget | undefine
 /** OpenID Connect's own scopes: a sign-in asks for them, but no admin resource carries them. */
 const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
 
-/** The admin API's resource indicator for a tenant's sign-in: its own setting, else `${base}/admin/v1`. */
-export function adminResourceUri(base: string, tenant: TenantConfig): string | undefined {
+/**
+ * The admin API as a resource of a tenant's sign-in: its `resource` setting,
+ * else `${base}/admin/v1`, granting the sign-in's scopes other than OpenID
+ * Connect's (the demo admin's `mcpgw:admin`).
+ */
+function devAdminResource(base: string, tenant: TenantConfig): DevResource | undefined {
   if (tenant.adminSignIn === undefined) return undefined;
-  return tenant.adminSignIn.resource ?? `${base}/admin/v1`;
+  return {
+    uri: tenant.adminSignIn.resource ?? `${base}/admin/v1`,
+    scopes: tenant.adminSignIn.scopes.filter((scope) => !OIDC_SCOPES.has(scope)),
+  };
 }
 
 /**
@@ -79,9 +101,9 @@ export function devAdminSignIn(config: GatewayConfig): { resources: DevResource[
   const resources: DevResource[] = [];
   const clients: DevClient[] = [];
   for (const tenant of tenantsTrustingDevAuthorizationServer(config)) {
-    const resource = adminResourceUri(bases[0] as string, tenant);
+    const resource = devAdminResource(bases[0] as string, tenant);
     if (resource === undefined || tenant.adminSignIn === undefined) continue;
-    resources.push({ uri: resource, scopes: tenant.adminSignIn.scopes.filter((scope) => !OIDC_SCOPES.has(scope)) });
+    resources.push(resource);
     clients.push({
       clientId: tenant.adminSignIn.clientId,
       redirectUris: bases.map((base) => `${base}/admin/v1/tenants/${tenant.id}/callback`),

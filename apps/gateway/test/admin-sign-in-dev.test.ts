@@ -6,15 +6,14 @@
  * and a state-changing request needs that token and the gateway's Origin;
  * a bearer-token request needs neither.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '@mcpgw/core';
-import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { demoBootstrap } from '../src/demo.js';
 import { devAuthorizationServerIssuer } from '../src/dev-authorization-server.js';
+import { mintTenantToken, UsageError } from '../src/token-cli.js';
 import type { Jar, Writes } from './admin-sign-in-harness.js';
 import {
   ADMIN_SCOPE,
@@ -143,18 +142,30 @@ describe('admin sign-in through the development authorization server', () => {
   });
 
   it('needs no CSRF token from a bearer-token caller', async () => {
-    const token = await mintDevAccessToken({
-      issuer: devIssuer,
-      keystorePath: join(built.config.env.DATA_DIR, 'dev-authorization-server', 'keys.json'),
-      resource: `${baseUrl}/admin/v1`,
-      scope: ADMIN_SCOPE,
-    });
+    // What `npm run token -- --tenant demo --admin` prints.
+    const { token, resource, scope } = await mintTenantToken(built.config, { tenant: 'demo', admin: true });
+    expect(resource).toBe(`${baseUrl}/admin/v1`);
+    expect(scope).toBe(ADMIN_SCOPE);
     const response = await fetch(`${baseUrl}/admin/v1/tenants/demo/probe`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, cookie: cookieHeader(jar) },
     });
     expect(response.status).toBe(204);
     expect(writes.entries.at(-1)?.principal.via).toBe('bearer');
+  });
+
+  it('mints no admin token for a tenant without browser sign-in', async () => {
+    const { document, configDir } = demoBootstrap();
+    const tenants = (document as { tenants: Array<Record<string, unknown>> }).tenants;
+    const without = await buildTestApp({
+      bootstrap: { configDir, document: { tenants: tenants.map(({ adminSignIn: _, ...rest }) => rest) } },
+      env: { HOST: '127.0.0.1', PORT: '8080' },
+    });
+    try {
+      await expect(mintTenantToken(without.config, { tenant: 'demo', admin: true })).rejects.toThrow(UsageError);
+    } finally {
+      await without.close();
+    }
   });
 
   it('logs out (a write like any other: CSRF token required) and the cookie is cleared', async () => {
