@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyCookie } from '@fastify/cookie';
 import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
+import { errorSummary } from '@mcpgw/core';
 import type { ResolveAdmin } from './admin-sign-in.js';
 import type { SessionSealer } from './admin-session.js';
 import { newCsrfToken } from './admin-session.js';
@@ -46,7 +47,8 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
           return await handler(request, reply, entry);
         } catch (error) {
           if (error instanceof SignInProblem) return sendProblem(reply, error);
-          request.log.error({ err: error }, 'admin sign-in failed');
+          // A summary only: a token endpoint's error carries the request it answered (client credentials included).
+          request.log.error({ err: errorSummary(error) }, 'admin sign-in failed');
           return sendProblem(
             reply,
             new SignInProblem('identity-provider-unavailable', 'Sign-in could not be completed: try again later.'),
@@ -54,16 +56,17 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         }
       };
 
-    const client = async (entry: SignInEntry): Promise<SignInClient> => {
+    const client = async (request: FastifyRequest, entry: SignInEntry): Promise<SignInClient> => {
       try {
         return await context.clientOf(entry.tenant, entry.signIn);
       } catch (cause) {
-        throw Object.assign(
-          new SignInProblem(
-            'identity-provider-unavailable',
-            "The tenant's identity provider cannot be reached or its metadata is unusable.",
-          ),
-          { cause },
+        request.log.warn(
+          { tenant: entry.tenant.id, issuer: context.issuerOf(entry), err: errorSummary(cause) },
+          "admin sign-in: the identity provider's metadata cannot be used",
+        );
+        throw new SignInProblem(
+          'identity-provider-unavailable',
+          "The tenant's identity provider cannot be reached or its metadata is unusable.",
         );
       }
     };
@@ -72,7 +75,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     scope.get(
       `${base}/login`,
       route(async (request, reply, entry) => {
-        const url = await (await client(entry)).authorizationUrl(request, reply);
+        const url = await (await client(request, entry)).authorizationUrl(request, reply);
         return reply.header('cache-control', 'no-store').redirect(url, 302);
       }),
     );
@@ -96,12 +99,12 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         if (typeof query.code !== 'string' || query.code === '') {
           throw new SignInProblem('sign-in-failed', 'The callback carries no authorization code.');
         }
-        const signInClient = await client(entry);
+        const signInClient = await client(request, entry);
         let redeemed;
         try {
           redeemed = await signInClient.redeem(request, reply);
         } catch (cause) {
-          request.log.info({ tenant: tenantId, err: cause }, 'admin sign-in: state or code refused');
+          request.log.info({ tenant: tenantId, err: errorSummary(cause) }, 'admin sign-in: state or code refused');
           throw new SignInProblem(
             'sign-in-failed',
             'The sign-in response does not match the sign-in this browser started (state), or the code was refused: start again.',
