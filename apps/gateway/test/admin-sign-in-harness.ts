@@ -61,6 +61,14 @@ export interface Writes {
  * CSRF guard, authenticated by the session then by bearer token, recording
  * what it admits.
  */
+/** The stand-in admin API's answer for a tenant that does not exist; the sign-in is told to answer the same. */
+export function adminTenantNotFound(): Error & { statusCode: number; problem: object } {
+  return Object.assign(new Error('no such tenant'), {
+    statusCode: 404,
+    problem: { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No tenant by that id.' },
+  });
+}
+
 export async function wireSignIn(
   built: TestApp,
   /** The canonical base URL: PUBLIC_URL when set. */
@@ -76,6 +84,7 @@ export async function wireSignIn(
     secrets: [Buffer.from(SECRET, 'utf8')],
     resolveAdmin,
     devIssuer,
+    tenantNotFound: adminTenantNotFound,
   });
   await signIn.register(app);
   const writes: Writes = { entries: [] };
@@ -88,14 +97,18 @@ export async function wireSignIn(
     scope.addHook('onRequest', signIn.session.csrfGuard);
     scope.post('/admin/v1/tenants/:tenantId/probe', async (request, reply) => {
       const { tenantId } = request.params as { tenantId: string };
+      const refuse = (refusal: { statusCode: number; problem: unknown }) =>
+        reply.code(refusal.statusCode).type('application/problem+json').send(refusal.problem);
       let principal: AdminPrincipal | undefined;
       try {
         principal = (await signIn.session.authenticator.authenticate(request)) ?? (await bearer(request));
       } catch (error) {
-        const refusal = error as { statusCode: number; problem: unknown };
-        return reply.code(refusal.statusCode).type('application/problem+json').send(refusal.problem);
+        return refuse(error as { statusCode: number; problem: unknown });
       }
       if (principal === undefined) return reply.code(401).send({ title: 'Unauthorized' });
+      // As the admin API: a tenant admin of another tenant, or a missing tenant, gets the same 404.
+      const foreign = principal.kind === 'tenant-admin' && principal.tenantId !== tenantId;
+      if (foreign || !app.tenants.serving.has(tenantId)) return refuse(adminTenantNotFound());
       writes.entries.push({ tenantId, principal });
       return reply.code(204).send();
     });

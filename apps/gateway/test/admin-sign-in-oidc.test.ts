@@ -13,6 +13,7 @@ import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '@mcpgw/core';
+import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
@@ -20,6 +21,7 @@ import { createSessionSealer } from '../src/admin/sign-in/admin-session.js';
 import type { Jar, Writes } from './admin-sign-in-harness.js';
 import {
   ADMIN_SCOPE,
+  adminTenantNotFound,
   SECRET,
   cookieHeader,
   scopeResolver,
@@ -138,21 +140,35 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
   });
 
   it('refuses the acme cookie on globex with the 404 of a missing tenant, and writes nothing there', async () => {
-    const missing = await session('no-such-tenant', cookieHeader(acme));
+    // What the admin API answers for a tenant that does not exist (its bearer caller, another tenant's admin).
+    const adminToken = await mintDevAccessToken({
+      issuer: idp.issuer,
+      keystorePath: join(keysDir, 'keys.json'),
+      resource: `${baseUrl}/admin/v1`,
+      scope: ADMIN_SCOPE,
+    });
+    const missing = await fetch(`${baseUrl}/admin/v1/tenants/no-such-tenant/probe`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(missing.status).toBe(404);
     const missingBody = await missing.text();
-    const replayed = await session('globex', cookieHeader(acme));
-    expect(replayed.status).toBe(404);
-    expect(await replayed.text()).toBe(missingBody);
-    expect(replayed.headers.get('content-type')).toBe(missing.headers.get('content-type'));
+    expect(JSON.parse(missingBody)).toMatchObject({ status: 404, detail: 'No tenant by that id.' });
 
     const before = writes.entries.length;
-    const write = await fetch(`${baseUrl}/admin/v1/tenants/globex/probe`, {
-      method: 'POST',
-      headers: { cookie: cookieHeader(acme), origin: baseUrl, 'x-csrf-token': csrfToken },
-    });
-    expect(write.status).toBe(404);
-    expect(await write.text()).toBe(missingBody);
+    const replays = [
+      fetch(`${baseUrl}/admin/v1/tenants/globex/session`, { headers: { cookie: cookieHeader(acme) } }),
+      fetch(`${baseUrl}/admin/v1/tenants/globex/probe`, {
+        method: 'POST',
+        headers: { cookie: cookieHeader(acme), origin: baseUrl, 'x-csrf-token': csrfToken },
+      }),
+      fetch(`${baseUrl}/admin/v1/tenants/no-such-tenant/session`, { headers: { cookie: cookieHeader(acme) } }),
+    ];
+    for (const replayed of await Promise.all(replays)) {
+      expect(replayed.status).toBe(404);
+      expect(replayed.headers.get('content-type')).toBe(missing.headers.get('content-type'));
+      expect(await replayed.text()).toBe(missingBody);
+    }
     expect(writes.entries.length).toBe(before);
   });
 
@@ -227,7 +243,9 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     const without = await fetch(`${baseUrl}/admin/v1/tenants/initech/login`, { redirect: 'manual' });
     expect(missing.status).toBe(404);
     expect(without.status).toBe(404);
-    expect(await without.text()).toBe(await missing.text());
+    const body = await missing.text();
+    expect(await without.text()).toBe(body);
+    expect(JSON.parse(body)).toEqual(adminTenantNotFound().problem);
   });
 
   it('answers 401 with the login URL when GET .../session has no cookie', async () => {

@@ -3,7 +3,8 @@ import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
 import type { AdminPrincipal } from '../admin-principal.js';
 import { createSessionSealer } from './admin-session.js';
 import type { SessionAuth } from './session-authenticator.js';
-import { createSessionAuth } from './session-authenticator.js';
+import { createSessionAuth, tenantNotFound } from './session-authenticator.js';
+import type { ProblemError } from './sign-in-problem.js';
 import type { SignInClient } from './sign-in-client.js';
 import { createSignInClient } from './sign-in-client.js';
 import { registerSignInRoutes } from './sign-in-routes.js';
@@ -25,6 +26,13 @@ export interface AdminSignInOptions {
   resolveAdmin: ResolveAdmin;
   /** The built-in development issuer's URL, for tenants that trust `{ "development": true }`. */
   devIssuer?: string | undefined;
+  /**
+   * The admin API's refusal for a tenant that does not exist, so that a
+   * session of another tenant, and the sign-in routes of a missing tenant or
+   * one without sign-in, answer byte for byte as the admin API does for a
+   * missing tenant. Default: the sign-in's own `not-found` problem.
+   */
+  tenantNotFound?: () => ProblemError;
   /** For discovery (tests record it); default global fetch. */
   fetch?: typeof fetch;
   /** Clock for session expiry; default Date.now. */
@@ -48,6 +56,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
   const now = options.now ?? Date.now;
   const secure = new URL(options.publicBaseUrl).protocol === 'https:';
   const sealer = createSessionSealer(options.secrets, now);
+  const notFound = options.tenantNotFound ?? tenantNotFound;
   const signInOf = (tenantId: string): { tenant: TenantConfig; signIn: AdminSignIn } | undefined => {
     const tenant = options.tenants.get(tenantId)?.config;
     return tenant?.adminSignIn === undefined ? undefined : { tenant, signIn: tenant.adminSignIn };
@@ -58,6 +67,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
     secure,
     signInEnabled: (tenantId) => signInOf(tenantId) !== undefined,
     originOf,
+    notFound,
   });
 
   // One client per tenant configuration: a changed tenant is a new object, so its next sign-in discovers again.
@@ -93,6 +103,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
         sealer,
         secure,
         resolveAdmin: options.resolveAdmin,
+        notFound,
         now,
       }),
   };

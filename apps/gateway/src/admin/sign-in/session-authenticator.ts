@@ -3,7 +3,8 @@ import type { AdminAuthenticator, AdminPrincipal } from '../admin-principal.js';
 import type { AdminSession, SessionSealer } from './admin-session.js';
 import { csrfRefusal, isStateChanging } from './csrf.js';
 import { readCookie, sessionCookieName, tenantOfAdminPath } from './session-cookie.js';
-import { SignInProblem, sendProblem } from './sign-in-problem.js';
+import type { ProblemError } from './sign-in-problem.js';
+import { isProblemError, SignInProblem, sendProblem } from './sign-in-problem.js';
 
 export interface SessionAuthOptions {
   sealer: SessionSealer;
@@ -13,9 +14,11 @@ export interface SessionAuthOptions {
   signInEnabled(tenantId: string): boolean;
   /** The gateway's own origin as this request addressed it (its Host names one of the gateway's base URLs). */
   originOf(request: FastifyRequest): string;
+  /** The refusal of a tenant that does not exist, thrown for a session of another tenant too. */
+  notFound(): ProblemError;
 }
 
-/** The same 404 as for a tenant that does not exist: nothing tells the caller which tenants do. */
+/** The sign-in's own 404 for a tenant that does not exist or has no browser sign-in. */
 export function tenantNotFound(): SignInProblem {
   return new SignInProblem('not-found', 'No such tenant, or it has no browser sign-in.');
 }
@@ -29,10 +32,11 @@ export interface SessionAuth {
    * Recognises the session cookie on `/admin/v1/tenants/{tenantId}/...`.
    * `undefined` ("not mine") when the request has an Authorization header
    * (bearer callers are the bearer authenticator's) or no session cookie.
-   * Throws a SignInProblem: 401 for a cookie that does not open or has
-   * expired; 404, exactly as for a missing tenant, for a session of another
-   * tenant or of a tenant without sign-in; 403 for a state-changing request
-   * without its CSRF token or from another origin.
+   * Throws a ProblemError (`statusCode`, `problem`): 401 for a cookie that
+   * does not open or has expired; the `notFound` refusal, exactly as for a
+   * missing tenant, for a session of another tenant or of a tenant without
+   * sign-in; 403 for a state-changing request without its CSRF token or
+   * from another origin.
    */
   readonly authenticator: AdminAuthenticator;
   /**
@@ -65,7 +69,7 @@ export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
       );
     }
     // A cookie copied or replayed onto another tenant's path names its own tenant inside the sealed value.
-    if (opened.session.tenantId !== tenantId || !options.signInEnabled(tenantId)) throw tenantNotFound();
+    if (opened.session.tenantId !== tenantId || !options.signInEnabled(tenantId)) throw options.notFound();
     return opened.session;
   };
 
@@ -91,7 +95,7 @@ export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
       } catch (error) {
         // Only the CSRF refusal is this guard's; a bad cookie is left to authentication to answer.
         if (error instanceof SignInProblem && error.problem.code === 'csrf-refused') return sendProblem(reply, error);
-        if (!(error instanceof SignInProblem)) throw error;
+        if (!isProblemError(error)) throw error;
       }
       return undefined;
     },

@@ -29,11 +29,25 @@ export interface ProblemDetails {
   code: SignInProblemType;
 }
 
+/** Any refusal that knows its status and RFC 9457 body: ours, or the admin API's missing-tenant one. */
+export interface ProblemError extends Error {
+  readonly statusCode: number;
+  readonly problem: object;
+}
+
+export function isProblemError(error: unknown): error is ProblemError {
+  return (
+    error instanceof Error &&
+    typeof (error as { statusCode?: unknown }).statusCode === 'number' &&
+    typeof (error as { problem?: unknown }).problem === 'object'
+  );
+}
+
 /**
  * A refusal of the session authenticator or the CSRF guard: thrown, with
  * `statusCode` (what Fastify and the admin API read) and the problem to send.
  */
-export class SignInProblem extends Error {
+export class SignInProblem extends Error implements ProblemError {
   readonly statusCode: number;
   readonly problem: ProblemDetails;
 
@@ -48,7 +62,7 @@ export class SignInProblem extends Error {
 }
 
 /** Sends a problem as `application/problem+json` (RFC 9457 section 3), never cached. */
-export function sendProblem(reply: FastifyReply, problem: SignInProblem): FastifyReply {
+export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {
   return reply
     .code(problem.statusCode)
     .header('cache-control', 'no-store')

@@ -7,10 +7,10 @@ import type { SessionSealer } from './admin-session.js';
 import { newCsrfToken } from './admin-session.js';
 import { CSRF_HEADER } from './csrf.js';
 import type { SessionAuth } from './session-authenticator.js';
-import { tenantNotFound } from './session-authenticator.js';
 import type { SignInClient } from './sign-in-client.js';
 import { sessionCookieName, sessionCookieOptions, tenantAdminPath } from './session-cookie.js';
-import { SignInProblem, sendProblem } from './sign-in-problem.js';
+import type { ProblemError } from './sign-in-problem.js';
+import { isProblemError, SignInProblem, sendProblem } from './sign-in-problem.js';
 
 interface SignInEntry {
   tenant: TenantConfig;
@@ -25,6 +25,7 @@ export interface SignInRouteContext {
   sealer: SessionSealer;
   secure: boolean;
   resolveAdmin: ResolveAdmin;
+  notFound(): ProblemError;
   now: () => number;
 }
 
@@ -43,10 +44,10 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       async (request: TenantRequest, reply: FastifyReply) => {
         try {
           const entry = context.signInOf(request.params.tenantId);
-          if (entry === undefined) throw tenantNotFound();
+          if (entry === undefined) throw context.notFound();
           return await handler(request, reply, entry);
         } catch (error) {
-          if (error instanceof SignInProblem) return sendProblem(reply, error);
+          if (isProblemError(error)) return sendProblem(reply, error);
           // A summary only: a token endpoint's error carries the request it answered (client credentials included).
           request.log.error({ err: errorSummary(error) }, 'admin sign-in failed');
           return sendProblem(
@@ -61,7 +62,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         return await context.clientOf(entry.tenant, entry.signIn);
       } catch (cause) {
         request.log.warn(
-          { tenant: entry.tenant.id, issuer: context.issuerOf(entry), err: errorSummary(cause) },
+          { tenant: entry.tenant.id, err: errorSummary(cause) },
           "admin sign-in: the identity provider's metadata cannot be used",
         );
         throw new SignInProblem(
