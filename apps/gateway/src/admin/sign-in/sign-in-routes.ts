@@ -73,8 +73,10 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     };
 
     // Starts the flow: sets the `state` and PKCE verifier cookies and sends the browser to the identity provider.
+    // No HEAD twin (Fastify adds one to every GET by default): a HEAD must neither start nor finish a sign-in.
     scope.get(
       `${base}/login`,
+      { exposeHeadRoute: false },
       route(async (request, reply, entry) => {
         const url = await (await client(request, entry)).authorizationUrl(request, reply);
         return reply.header('cache-control', 'no-store').redirect(url, 302);
@@ -84,6 +86,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // The identity provider's redirect back (RFC 6749 section 4.1.2).
     scope.get(
       `${base}/callback`,
+      { exposeHeadRoute: false },
       route(async (request, reply, entry) => {
         const { tenantId } = request.params;
         const query = request.query;
