@@ -5,6 +5,7 @@
  * browser's cookies and the session is sealed with SECRETS_KEY, so each step
  * works wherever it lands. Two apps, one configuration, one PUBLIC_URL, as
  * behind a load balancer; the identity provider is a local oidc-provider.
+ * Also here: a person the identity provider signs in who is not an admin.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -39,20 +40,21 @@ beforeAll(async () => {
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
     adminResources: [`${publicUrl}/admin/v1`],
-    clients: [{ clientId: 'acme-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/acme/callback`] }],
+    clients: [
+      { clientId: 'acme-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/acme/callback`] },
+      { clientId: 'umbrella-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/umbrella/callback`] },
+    ],
     logger: silent,
   });
-  const document = {
-    tenants: [
-      {
-        id: 'acme',
-        auth: { issuers: [{ issuer, discovery: true }] },
-        grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
-        sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] }],
-        adminSignIn: { clientId: 'acme-admin', scopes: ['openid', ADMIN_SCOPE] },
-      },
-    ],
-  };
+  const tenant = (id: string, scopes: string[]) => ({
+    id,
+    auth: { issuers: [{ issuer, discovery: true }] },
+    grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
+    sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] }],
+    adminSignIn: { clientId: `${id}-admin`, scopes },
+  });
+  // umbrella's sign-in does not ask for the admin scope: its people sign in, but not as admins.
+  const document = { tenants: [tenant('acme', ['openid', ADMIN_SCOPE]), tenant('umbrella', ['openid'])] };
   for (const port of [first, second]) {
     const built = await buildTestApp({
       bootstrap: { configDir: keysDir, document },
@@ -96,5 +98,19 @@ describe('admin sign-in across replicas', () => {
       expect(write.status).toBe(204);
       expect(replica.writes.entries).toHaveLength(1);
     }
+  });
+});
+
+describe('a person who signs in but is not an admin', () => {
+  it('gets 403 not-an-admin and no session cookie', async () => {
+    const jar: Jar = new Map();
+    const { callback, callbackCookies } = await signInThroughBrowser(replicas[0]!.url, 'umbrella', jar);
+    expect(callback.status).toBe(403);
+    expect(await callback.json()).toMatchObject({ code: 'not-an-admin', status: 403 });
+    expect(callbackCookies.some((cookie) => cookie.startsWith('mcpgw-admin-session='))).toBe(false);
+    const session = await fetch(`${replicas[0]!.url}/admin/v1/tenants/umbrella/session`, {
+      headers: { cookie: cookieHeader(jar) },
+    });
+    expect(session.status).toBe(401);
   });
 });
