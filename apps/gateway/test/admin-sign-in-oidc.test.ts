@@ -246,6 +246,10 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     const body = await missing.text();
     expect(await without.text()).toBe(body);
     expect(JSON.parse(body)).toEqual(adminTenantNotFound().problem);
+    // Nor does a HEAD start one (no cookies, no redirect).
+    const head = await fetch(`${baseUrl}/admin/v1/tenants/acme/login`, { method: 'HEAD', redirect: 'manual' });
+    expect(head.status).toBe(404);
+    expect(head.headers.getSetCookie()).toEqual([]);
   });
 
   it('answers 401 with the login URL when GET .../session has no cookie', async () => {
