@@ -34,8 +34,9 @@ type TenantRequest = FastifyRequest<{ Params: { tenantId: string }; Querystring:
 /** Routes of the sign-in, each answering its refusals as RFC 9457 problems (the app's error handler speaks JSON-RPC). */
 export async function registerSignInRoutes(app: FastifyInstance, context: SignInRouteContext): Promise<void> {
   await app.register(async (scope) => {
-    // setCookie and request.cookies for the flow's `state` and verifier cookies and the session cookie.
-    await scope.register(fastifyCookie);
+    // setCookie and request.cookies for the flow's `state` and verifier cookies and the session cookie,
+    // unless an enclosing scope (the admin API's) registered the plugin already.
+    if (!scope.hasReplyDecorator('setCookie')) await scope.register(fastifyCookie);
     const base = '/admin/v1/tenants/:tenantId';
     const cookieName = sessionCookieName(context.secure);
 
