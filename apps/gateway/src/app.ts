@@ -21,7 +21,7 @@ import { createSourceRegistry } from './source-registry.js';
 import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
-import { devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
+import { devAdminSignIn, devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
 import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import type { ControlPlane } from './control-plane/open-control-plane.js';
 import { openControlPlane } from './control-plane/open-control-plane.js';
@@ -275,12 +275,17 @@ async function startDevAuthorizationServer(
 ): Promise<DevAuthorizationServer | undefined> {
   const target = devTokenTarget(config);
   if (target === undefined) return undefined;
+  const adminSignIn = devAdminSignIn(config);
   return createDevAuthorizationServer({
     issuer: target.issuer,
     keystorePath: devKeystorePath(config),
-    resources: Object.values(target.tenants).flatMap((tenant) =>
-      tenant.resources.map((uri) => ({ uri, scopes: tenant.scopes })),
-    ),
+    resources: [
+      ...Object.values(target.tenants).flatMap((tenant) =>
+        tenant.resources.map((uri) => ({ uri, scopes: tenant.scopes })),
+      ),
+      ...adminSignIn.resources,
+    ],
+    clients: adminSignIn.clients,
     logger: logger.child({ component: 'dev-authorization-server' }),
   });
 }

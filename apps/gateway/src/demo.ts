@@ -21,6 +21,9 @@ export function demoBootstrap(): { document: unknown; configDir: string } {
           auth: { issuers: [{ development: true }], requiredScopes: ['mcp:read'] },
           grants: [{ name: 'handbook-readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'handbook' }] }],
           sources: [{ id: 'handbook', type: 'files', root: 'demo/handbook' }],
+          // Browser sign-in of the demo admin (docs/admin-sign-in.md): open
+          // http://127.0.0.1:8080/admin/v1/tenants/demo/login.
+          adminSignIn: { clientId: 'mcpgw-admin-demo', scopes: ['openid', 'mcpgw:admin'] },
         },
       ],
     },

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
+import type { DevClient, DevResource } from '@mcpgw/dev-authorization-server';
 import { publicBaseUrls, tenantResourceUri } from './public-url.js';
 
 /**
@@ -39,7 +40,15 @@ export function devTokenScopes(tenant: TenantConfig): string[] {
  */
 export interface DevTokenTarget {
   issuer: string;
-  tenants: Record<string, { resources: string[]; scopes: string[] }>;
+  tenants: Record<
+    string,
+    {
+      resources: string[];
+      scopes: string[];
+      /** The admin API resource and scopes of the tenant's browser sign-in, when it has one (`--admin`). */
+      admin?: { resource: string; scopes: string[] };
+    }
+  >;
 }
 
 /** The development target of a configuration, or undefined when no tenant trusts the development issuer. */
@@ -50,10 +59,55 @@ export function devTokenTarget(config: GatewayConfig): DevTokenTarget | undefine
   return {
     issuer: devAuthorizationServerIssuer(bases[0] as string),
     tenants: Object.fromEntries(
-      trusting.map((tenant) => [
-        tenant.id,
-        { resources: bases.map((base) => tenantResourceUri(base, tenant.id)), scopes: devTokenScopes(tenant) },
-      ]),
+      trusting.map((tenant) => {
+        const admin = devAdminResource(bases[0] as string, tenant);
+        return [
+          tenant.id,
+          {
+            resources: bases.map((base) => tenantResourceUri(base, tenant.id)),
+            scopes: devTokenScopes(tenant),
+            ...(admin === undefined ? {} : { admin: { resource: admin.uri, scopes: admin.scopes } }),
+          },
+        ];
+      }),
     ),
   };
+}
+
+/** OpenID Connect's own scopes: a sign-in asks for them, but no admin resource carries them. */
+const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
+
+/**
+ * The admin API as a resource of a tenant's sign-in: its `resource` setting,
+ * else `${base}/admin/v1`, granting the sign-in's scopes other than OpenID
+ * Connect's (the demo admin's `mcpgw:admin`).
+ */
+function devAdminResource(base: string, tenant: TenantConfig): DevResource | undefined {
+  if (tenant.adminSignIn === undefined) return undefined;
+  return {
+    uri: tenant.adminSignIn.resource ?? `${base}/admin/v1`,
+    scopes: tenant.adminSignIn.scopes.filter((scope) => !OIDC_SCOPES.has(scope)),
+  };
+}
+
+/**
+ * What the development issuer needs for the admin sign-in of the tenants
+ * that trust it (docs/admin-sign-in.md): the admin API as a resource granting
+ * the sign-in's non-OpenID scopes (the demo admin's `mcpgw:admin`), and each
+ * tenant's sign-in client, public, with its callback under every base URL.
+ */
+export function devAdminSignIn(config: GatewayConfig): { resources: DevResource[]; clients: DevClient[] } {
+  const bases = publicBaseUrls(config.env);
+  const resources: DevResource[] = [];
+  const clients: DevClient[] = [];
+  for (const tenant of tenantsTrustingDevAuthorizationServer(config)) {
+    const resource = devAdminResource(bases[0] as string, tenant);
+    if (resource === undefined || tenant.adminSignIn === undefined) continue;
+    resources.push(resource);
+    clients.push({
+      clientId: tenant.adminSignIn.clientId,
+      redirectUris: bases.map((base) => `${base}/admin/v1/tenants/${tenant.id}/callback`),
+    });
+  }
+  return { resources, clients };
 }

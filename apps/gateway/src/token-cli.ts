@@ -26,10 +26,12 @@ import type { RunningGateway } from './running-gateway.js';
 import { findRunningGateways } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
 
-const USAGE = `usage: npm run token -- --tenant ID [--scope "a b"] [--sub SUBJECT]
+const USAGE = `usage: npm run token -- --tenant ID [--admin] [--scope "a b"] [--sub SUBJECT]
 
   --tenant  a tenant whose auth.issuers include { "development": true }
-  --scope   space-separated scopes (default: every scope the tenant's grants and requiredScopes name)
+  --admin   a token for the admin API (its adminSignIn resource and scopes) instead of the MCP endpoint
+  --scope   space-separated scopes (default: every scope the tenant's grants and requiredScopes name,
+            or with --admin its adminSignIn scopes other than OpenID Connect's)
   --sub     the token's subject (default: demo-user)
 
 It mints for the gateway running from the same DATA_DIR (default .data in this folder);
@@ -57,7 +59,7 @@ export interface TenantToken {
  */
 export async function mintTenantToken(
   config: GatewayConfig,
-  request: { tenant: string; scope?: string | undefined; sub?: string | undefined },
+  request: { tenant: string; scope?: string | undefined; sub?: string | undefined; admin?: boolean | undefined },
   target: (DevTokenTarget & { describe?: string }) | undefined = devTokenTarget(config),
 ): Promise<TenantToken> {
   const where = target?.describe ?? config.origin;
@@ -72,8 +74,11 @@ export async function mintTenantToken(
     const which = trusting.length === 0 ? 'no tenant does' : `tenants that do: ${trusting.join(', ')}`;
     throw new UsageError(`${why} in ${where} (${which})`);
   }
-  const resource = entry.resources[0] as string;
-  const scope = request.scope ?? entry.scopes.join(' ');
+  if (request.admin === true && entry.admin === undefined) {
+    throw new UsageError(`tenant '${request.tenant}' has no adminSignIn in ${where}: it has no admin API resource`);
+  }
+  const resource = request.admin === true ? entry.admin!.resource : (entry.resources[0] as string);
+  const scope = request.scope ?? (request.admin === true ? entry.admin!.scopes : entry.scopes).join(' ');
   const token = await mintDevAccessToken({
     issuer: target.issuer,
     keystorePath: devKeystorePath(config),
@@ -117,7 +122,7 @@ export function chooseTarget(
 }
 
 async function main(argv: string[]): Promise<void> {
-  let values: { tenant?: string; scope?: string; sub?: string; help?: boolean };
+  let values: { tenant?: string; scope?: string; sub?: string; admin?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -125,6 +130,7 @@ async function main(argv: string[]): Promise<void> {
         tenant: { type: 'string' },
         scope: { type: 'string' },
         sub: { type: 'string' },
+        admin: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -143,7 +149,11 @@ async function main(argv: string[]): Promise<void> {
   const config = await loadConfig({ registry: createSourceRegistry(), defaultBootstrap: demoBootstrap() });
   const { target, note } = chooseTarget(config, await findRunningGateways(config));
   process.stderr.write(`# ${note}\n`);
-  const minted = await mintTenantToken(config, { tenant: values.tenant, scope: values.scope, sub: values.sub }, target);
+  const minted = await mintTenantToken(
+    config,
+    { tenant: values.tenant, scope: values.scope, sub: values.sub, admin: values.admin },
+    target,
+  );
   process.stderr.write(
     `# tenant ${values.tenant}: aud ${minted.resource}, scope "${minted.scope}", issuer ${minted.issuer}, ` +
       `valid ${ACCESS_TOKEN_TTL_SECONDS / 60} minutes\n`,

@@ -17,13 +17,19 @@ export function discoveryUrls(issuer: string): [string, string] {
 }
 
 /**
- * The `jwks_uri` from an issuer's discovery metadata. The document's `issuer`
- * must equal the configured one exactly (RFC 8414 section 3.3: otherwise
- * "the data contained in the response MUST NOT be used"), and the key URL must
- * be https (http only on loopback, for local development and tests), so a
- * tampered document cannot point key fetches at an attacker.
+ * An issuer's discovery metadata, from the first of its well-known URLs that
+ * answers. The document's `issuer` must equal the configured one exactly
+ * (RFC 8414 section 3.3, OpenID Connect Discovery 1.0 section 4.3: otherwise
+ * "the data contained in the response MUST NOT be used"), and every endpoint
+ * URL named in `endpoints` must be https (http only on loopback, for local
+ * development and tests), so a tampered document cannot point key fetches or
+ * sign-ins at an attacker.
  */
-export async function discoverJwksUri(issuer: string, options: Omit<BoundedFetchOptions, 'maxBytes'>): Promise<string> {
+export async function discoverIssuerMetadata<K extends string>(
+  issuer: string,
+  endpoints: readonly K[],
+  options: Omit<BoundedFetchOptions, 'maxBytes'>,
+): Promise<Record<string, unknown> & Record<K, string>> {
   const failures: string[] = [];
   for (const url of discoveryUrls(issuer)) {
     try {
@@ -32,16 +38,23 @@ export async function discoverJwksUri(issuer: string, options: Omit<BoundedFetch
       if (typeof body !== 'object' || body === null) throw new UpstreamError('metadata is not a JSON object');
       const metadata = body as Record<string, unknown>;
       if (metadata.issuer !== issuer) throw new UpstreamError('metadata "issuer" differs from the configured issuer');
-      const jwksUri = metadata.jwks_uri;
-      if (typeof jwksUri !== 'string' || !isHttpsOrLoopback(jwksUri)) {
-        throw new UpstreamError('metadata "jwks_uri" is missing or not an https URL');
+      for (const name of endpoints) {
+        const value = metadata[name];
+        if (typeof value !== 'string' || !isHttpsOrLoopback(value)) {
+          throw new UpstreamError(`metadata "${name}" is missing or not an https URL`);
+        }
       }
-      return jwksUri;
+      return metadata as Record<string, unknown> & Record<K, string>;
     } catch (error) {
       failures.push(`${url}: ${error instanceof Error ? error.message : 'failed'}`);
     }
   }
   throw new UpstreamError(`discovery failed (${failures.join('; ')})`);
+}
+
+/** The `jwks_uri` from an issuer's discovery metadata (see discoverIssuerMetadata). */
+export async function discoverJwksUri(issuer: string, options: Omit<BoundedFetchOptions, 'maxBytes'>): Promise<string> {
+  return (await discoverIssuerMetadata(issuer, ['jwks_uri'], options)).jwks_uri;
 }
 
 function isHttpsOrLoopback(value: string): boolean {

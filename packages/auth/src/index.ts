@@ -15,3 +15,5 @@ export type { IssuerSettings } from './issuer-settings.js';
 export { createTokenVerifier, type TokenVerifier } from './token-verifier.js';
 /** Hooks the app counts JWKS fetches and introspection requests through (metrics, traces). */
 export type { IntrospectionOutcome, JwksFetchOutcome, VerifierObserver } from './verifier-observer.js';
+/** An issuer's validated RFC 8414 / OpenID Connect discovery metadata (the admin sign-in reads its endpoints). */
+export { discoverIssuerMetadata } from './discovery.js';

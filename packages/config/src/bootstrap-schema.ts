@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { adminSignInSchema } from './admin-sign-in-schema.js';
 import { grantSchema, tenantAuthSchema } from './auth-schema.js';
 
 /** Tenant and source ids appear in URLs and URIs: lower-case slugs. */
@@ -58,6 +59,7 @@ export const tenantSchema = z.strictObject({
   sources: z.array(sourceEntry).min(1, 'a tenant needs at least one source'),
   /** Rate limits and the in-flight cap; omitted keys take the gateway-wide defaults. */
   limits: tenantLimitsSchema.optional(),
+  adminSignIn: adminSignInSchema.optional(),
 });
 
 /** The bootstrap file (docs/configuration.md). */

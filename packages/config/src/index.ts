@@ -13,3 +13,5 @@ export type { TenantConfig } from './tenant-config.js';
 export type { IssuerEntry } from './auth-schema.js';
 /** A tenant's own rate and concurrency limits (bootstrap file `limits`). */
 export type { TenantLimits } from './bootstrap-schema.js';
+/** How a tenant's admins sign in from a browser (bootstrap file `adminSignIn`). */
+export type { AdminSignIn } from './admin-sign-in-schema.js';

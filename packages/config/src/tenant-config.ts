@@ -1,3 +1,4 @@
+import type { AdminSignIn } from './admin-sign-in-schema.js';
 import type { GrantEntry, TenantAuth } from './auth-schema.js';
 import type { TenantLimits } from './bootstrap-schema.js';
 
@@ -22,4 +23,6 @@ export interface TenantConfig {
   sources: SourceConfig[];
   /** The tenant's own limits; absent keys take the gateway-wide defaults (env RATE_LIMIT_*, TENANT_MAX_IN_FLIGHT). */
   limits?: TenantLimits | undefined;
+  /** How the tenant's admins sign in from a browser; absent: no browser sign-in. */
+  adminSignIn?: AdminSignIn | undefined;
 }

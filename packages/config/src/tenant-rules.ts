@@ -1,5 +1,6 @@
 import type { SourceFactory, UriSpace } from '@mcpgw/core';
 import { grantPatternProblem } from '@mcpgw/policy';
+import { adminSignInIssues } from './admin-sign-in-schema.js';
 import type { GrantEntry } from './auth-schema.js';
 import type { TenantEntry } from './bootstrap-schema.js';
 import type { ConfigIssue } from './config-error.js';
@@ -166,6 +167,7 @@ export async function checkTenant(
   issues: ConfigIssue[],
 ): Promise<TenantConfig> {
   issues.push(...accessIssues(tenant, at, context.env), ...grantIssues(tenant, at));
+  issues.push(...adminSignInIssues(tenant.adminSignIn, tenant.auth?.issuers ?? [], at));
   const sources = await validateSources(tenant, at, context.registry, issues);
   issues.push(...grantPatternIssues(tenant.grants, sources, context.registry, at));
   return {
@@ -176,5 +178,6 @@ export async function checkTenant(
     grants: tenant.grants,
     sources,
     ...(tenant.limits === undefined ? {} : { limits: tenant.limits }),
+    ...(tenant.adminSignIn === undefined ? {} : { adminSignIn: tenant.adminSignIn }),
   };
 }

@@ -33,8 +33,8 @@ interface DerivedKey {
   readonly key: Buffer;
 }
 
-function derive(secret: Uint8Array): DerivedKey {
-  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), HKDF_INFO, 32));
+function derive(secret: Uint8Array, info: string): DerivedKey {
+  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32));
   // The id reveals nothing useful about the key: a truncated hash of it.
   const id = createHash('sha256').update(key).digest('base64url').slice(0, 8);
   return { id, key };
@@ -43,9 +43,14 @@ function derive(secret: Uint8Array): DerivedKey {
 /**
  * `secrets[0]` seals; every listed secret opens (rotation: put the new
  * SECRETS_KEY first and keep the previous one until every value is resealed).
+ * `purpose` names another use of the same sealing (the admin session cookie):
+ * it becomes the HKDF info label, so each purpose seals with a key of its own
+ * and a value sealed for one never opens for another. Default: source
+ * credentials at rest.
  */
-export function createSecretBox(secrets: readonly Uint8Array[]): SecretBox {
-  const keys = secrets.map(derive);
+export function createSecretBox(secrets: readonly Uint8Array[], purpose?: string): SecretBox {
+  const info = purpose === undefined ? HKDF_INFO : `mcpgw sealed ${purpose} v1`;
+  const keys = secrets.map((secret) => derive(secret, info));
   const current = keys[0];
   if (current === undefined) throw new Error('createSecretBox needs at least one secret');
   const byId = new Map(keys.map((entry) => [entry.id, entry.key]));

@@ -25,6 +25,15 @@ describe('secret box', () => {
     expect(() => box.open(sealed, 'acme/other')).toThrow(SealedSecretError);
   });
 
+  it('keeps purposes apart: a value sealed for one never opens for another, though the server secret is the same', () => {
+    const credentials = createSecretBox([NEW]);
+    const sessions = createSecretBox([NEW], 'admin session');
+    expect(sessions.keyId).not.toBe(credentials.keyId);
+    expect(() => credentials.open(sessions.seal('x', 'a/b'), 'a/b')).toThrow(SealedSecretError);
+    expect(() => sessions.open(credentials.seal('x', 'a/b'), 'a/b')).toThrow(SealedSecretError);
+    expect(createSecretBox([OLD, NEW], 'admin session').open(sessions.seal('x', 'a/b'), 'a/b')).toBe('x');
+  });
+
   it('refuses a tampered value', () => {
     const box = createSecretBox([NEW]);
     const [format, kid, iv, body] = box.seal('password', 'a/b').split('.') as [string, string, string, string];

@@ -9,7 +9,7 @@ import { assertLoopbackIssuer } from './loopback-issuer.js';
 import { importOidcProvider, routeProviderNotices } from './provider-notices.js';
 import { knownScopes, providerConfiguration } from './provider-configuration.js';
 import { routeDevRequest } from './request-routing.js';
-import type { DevResource } from './resource-servers.js';
+import type { DevClient, DevResource } from './resource-servers.js';
 import { indexResources } from './resource-servers.js';
 
 export interface DevAuthorizationServerOptions {
@@ -29,6 +29,8 @@ export interface DevAuthorizationServerOptions {
   keystorePath: string;
   /** The resources tokens may be issued for (each tenant that trusts this server); any other `resource` → invalid_target. */
   resources: DevResource[];
+  /** Clients registered from the start, such as the gateway's admin sign-in (public clients: PKCE, no secret). */
+  clients?: DevClient[];
   logger: Logger;
 }
 
@@ -87,6 +89,7 @@ export async function createDevAuthorizationServer(
     resources,
     scopes,
     privateJwks: keystore.privateJwks,
+    clients: options.clients ?? [],
     adapter: adapter.factory,
     InvalidTarget: errors.InvalidTarget,
     InvalidClientMetadata: errors.InvalidClientMetadata,

@@ -7,3 +7,5 @@ export { createDevAuthorizationServer, type DevAuthorizationServer } from './cre
 export { mintDevAccessToken } from './mint-dev-access-token.js';
 /** How long a minted access token lives, which the token CLI prints. */
 export { ACCESS_TOKEN_TTL_SECONDS } from './provider-configuration.js';
+/** A resource tokens may be issued for, and a client registered from the start. */
+export type { DevClient, DevResource } from './resource-servers.js';

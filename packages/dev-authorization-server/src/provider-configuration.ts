@@ -3,7 +3,7 @@ import type { Adapter, Configuration, KoaContextWithOIDC, errors as OidcErrors }
 import type { JWK } from 'jose';
 import { findDemoAccount } from './demo-account.js';
 import { SIGNING_ALGORITHM } from './keystore.js';
-import type { ResourceIndex } from './resource-servers.js';
+import type { DevClient, ResourceIndex } from './resource-servers.js';
 import { normalizeResource } from './resource-servers.js';
 import { refusedRedirectUri } from './redirect-uri-policy.js';
 
@@ -22,6 +22,8 @@ export interface ProviderConfigurationInput {
   /** Every scope a client may register and request: see knownScopes(). */
   scopes: string[];
   privateJwks: { keys: JWK[] };
+  /** Clients registered from the start (the admin sign-in's). */
+  clients: readonly DevClient[];
   adapter: (model: string) => Adapter;
   InvalidTarget: typeof OidcErrors.InvalidTarget;
   InvalidClientMetadata: typeof OidcErrors.InvalidClientMetadata;
@@ -51,6 +53,15 @@ export function providerConfiguration(input: ProviderConfigurationInput): Config
   return {
     adapter: input.adapter,
     jwks: input.privateJwks,
+    clients: input.clients.map((client) => ({
+      client_id: client.clientId,
+      redirect_uris: client.redirectUris,
+      ...(client.clientSecret === undefined
+        ? { token_endpoint_auth_method: 'none' }
+        : { client_secret: client.clientSecret, token_endpoint_auth_method: 'client_secret_basic' }),
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    })),
     // Signs the short-lived interaction and session cookies only; a restart
     // ends sessions, which costs a redirect (sign-in is automatic).
     cookies: { keys: [randomBytes(32).toString('base64url')] },

@@ -6,6 +6,18 @@ export interface DevResource {
   scopes: string[];
 }
 
+/**
+ * A client known from the start, such as the gateway's admin sign-in for a
+ * tenant: public (RFC 6749 section 2.1, `token_endpoint_auth_method` "none",
+ * codes bound by PKCE alone) unless it has a secret, then confidential with
+ * HTTP Basic (section 2.3.1).
+ */
+export interface DevClient {
+  clientId: string;
+  clientSecret?: string;
+  redirectUris: string[];
+}
+
 /** The configured resources by normalized URI, so `HTTP://127.0.0.1:8080/...` finds `http://127.0.0.1:8080/...`. */
 export type ResourceIndex = ReadonlyMap<string, DevResource>;
 

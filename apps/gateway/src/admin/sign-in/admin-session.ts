@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { createSecretBox } from '@mcpgw/control-plane';
+import type { AdminPrincipal } from '../admin-principal.js';
+
+/** A tenant admin signed in from a browser, as the sealed cookie carries it. */
+export interface AdminSession {
+  readonly tenantId: string;
+  readonly principal: Extract<AdminPrincipal, { kind: 'tenant-admin' }>;
+  /** When the session ends, in ms since the epoch: the access token's expiry or the tenant's maximum, whichever is first. */
+  readonly expiresAt: number;
+  /** The synchronizer token's secret: state-changing requests must echo it in `x-csrf-token`. */
+  readonly csrfToken: string;
+}
+
+/** Why a cookie gave no session. */
+export type OpenedSession = { ok: true; session: AdminSession } | { ok: false; reason: 'invalid' | 'expired' };
+
+export interface SessionSealer {
+  seal(session: AdminSession): string;
+  open(cookie: string): OpenedSession;
+}
+
+/** The admin session cookie's own sealing purpose: its key is derived apart from every other key of SECRETS_KEY. */
+const PURPOSE = 'admin session';
+/** Associated data of every session; the tenant is checked from inside the sealed value. */
+const BOUND_TO = 'mcpgw admin session cookie';
+/** A cookie holds at most 4096 bytes (RFC 6265bis section 5.6); anything longer is not ours. */
+const MAX_COOKIE_LENGTH = 4096;
+
+/**
+ * Seals sessions into cookie values with AES-256-GCM under a key HKDF-derived
+ * from SECRETS_KEY (the control plane's secret box, under a purpose of its
+ * own), so any replica opens what another sealed and no replica keeps
+ * session state. `secrets[0]` seals; every listed secret opens (rotation).
+ * Holds the principal, tenant, expiry and CSRF secret; never the identity
+ * provider's tokens, which nothing after sign-in needs.
+ */
+export function createSessionSealer(secrets: readonly Uint8Array[], now: () => number = Date.now): SessionSealer {
+  const box = createSecretBox(secrets, PURPOSE);
+  return {
+    seal: (session) =>
+      box.seal(
+        JSON.stringify({
+          t: session.tenantId,
+          i: session.principal.issuer,
+          s: session.principal.subject,
+          x: session.expiresAt,
+          c: session.csrfToken,
+        }),
+        BOUND_TO,
+      ),
+    open(cookie) {
+      if (cookie.length > MAX_COOKIE_LENGTH) return { ok: false, reason: 'invalid' };
+      let fields: unknown;
+      try {
+        fields = JSON.parse(box.open(cookie, BOUND_TO));
+      } catch {
+        return { ok: false, reason: 'invalid' };
+      }
+      const { t, i, s, x, c } = (fields ?? {}) as Record<string, unknown>;
+      if (typeof t !== 'string' || typeof i !== 'string' || typeof s !== 'string' || typeof c !== 'string') {
+        return { ok: false, reason: 'invalid' };
+      }
+      if (typeof x !== 'number' || x <= now()) return { ok: false, reason: 'expired' };
+      return {
+        ok: true,
+        session: {
+          tenantId: t,
+          principal: { kind: 'tenant-admin', tenantId: t, issuer: i, subject: s, via: 'session' },
+          expiresAt: x,
+          csrfToken: c,
+        },
+      };
+    },
+  };
+}
+
+/** A fresh CSRF secret: 256 random bits (RFC 4086 section 8), base64url. */
+export function newCsrfToken(): string {
+  return randomBytes(32).toString('base64url');
+}

@@ -1,0 +1,122 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
+import type { AdminPrincipal } from '../admin-principal.js';
+import { createSessionSealer } from './admin-session.js';
+import type { SessionAuth } from './session-authenticator.js';
+import { createSessionAuth, tenantNotFound } from './session-authenticator.js';
+import type { ProblemError } from './sign-in-problem.js';
+import type { SignInClient } from './sign-in-client.js';
+import { createSignInClient } from './sign-in-client.js';
+import { registerSignInRoutes } from './sign-in-routes.js';
+import { tenantAdminPath } from './session-cookie.js';
+
+/** Turns an access token of the tenant's identity provider into an admin principal, or undefined when it is not an admin's. */
+export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<AdminPrincipal | undefined>;
+
+export interface AdminSignInOptions {
+  /** The tenants served now, by id (the tenant registry's `serving` map); read on every request. */
+  tenants: { get(tenantId: string): { readonly config: TenantConfig } | undefined };
+  /** The canonical base URL (PUBLIC_URL, else http://HOST:PORT): https makes cookies `Secure`, and it names the default admin resource. */
+  publicBaseUrl: string;
+  /** The base URL a request's Host names (one of the gateway's own, else the canonical one). */
+  baseUrlOf(host: string | undefined): string;
+  /** SECRETS_KEY, then SECRETS_KEY_PREVIOUS if set: the first seals sessions, each opens them. */
+  secrets: readonly Uint8Array[];
+  /** The admin API's resolver: checks the access token (issuer, audience, expiry) and the tenant's admin scope or group. */
+  resolveAdmin: ResolveAdmin;
+  /** The built-in development issuer's URL, for tenants that trust `{ "development": true }`. */
+  devIssuer?: string | undefined;
+  /**
+   * The admin API's refusal for a tenant that does not exist, so that a
+   * session of another tenant, and the sign-in routes of a missing tenant or
+   * one without sign-in, answer byte for byte as the admin API does for a
+   * missing tenant. Default: the sign-in's own `not-found` problem.
+   */
+  tenantNotFound?: () => ProblemError;
+  /** For discovery (tests record it); default global fetch. */
+  fetch?: typeof fetch;
+  /** Clock for session expiry; default Date.now. */
+  now?: () => number;
+}
+
+export interface AdminSignInPlugin {
+  /** The session authenticator and CSRF guard the admin API runs. */
+  readonly session: SessionAuth;
+  /** Registers login, callback, logout and session under `/admin/v1/tenants/:tenantId/`. */
+  register(app: FastifyInstance): Promise<void>;
+}
+
+/**
+ * Browser sign-in for tenant admins (docs/admin-sign-in.md): the routes that
+ * run the OpenID Connect authorization code flow with PKCE against the
+ * tenant's identity provider and set the sealed session cookie, plus the
+ * session's authenticator and CSRF guard for the admin API.
+ */
+export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugin {
+  const now = options.now ?? Date.now;
+  const secure = new URL(options.publicBaseUrl).protocol === 'https:';
+  const sealer = createSessionSealer(options.secrets, now);
+  const notFound = options.tenantNotFound ?? tenantNotFound;
+  const signInOf = (tenantId: string): { tenant: TenantConfig; signIn: AdminSignIn } | undefined => {
+    const tenant = options.tenants.get(tenantId)?.config;
+    return tenant?.adminSignIn === undefined ? undefined : { tenant, signIn: tenant.adminSignIn };
+  };
+  const originOf = (request: FastifyRequest) => new URL(options.baseUrlOf(request.headers.host)).origin;
+  const session = createSessionAuth({
+    sealer,
+    secure,
+    signInEnabled: (tenantId) => signInOf(tenantId) !== undefined,
+    originOf,
+    notFound,
+  });
+
+  // One client per tenant configuration: a changed tenant is a new object, so its next sign-in discovers again.
+  const clients = new WeakMap<TenantConfig, Promise<SignInClient>>();
+  const clientOf = (tenant: TenantConfig, signIn: AdminSignIn): Promise<SignInClient> => {
+    let client = clients.get(tenant);
+    if (client === undefined) {
+      const issuer = signInIssuer(tenant, signIn, options.devIssuer);
+      client = createSignInClient({
+        tenantId: tenant.id,
+        signIn,
+        issuer,
+        resource: signIn.resource ?? `${options.publicBaseUrl}/admin/v1`,
+        secure,
+        callbackUri: (request) => `${options.baseUrlOf(request.headers.host)}${tenantAdminPath(tenant.id)}/callback`,
+        fetch: options.fetch ?? fetch,
+      });
+      clients.set(tenant, client);
+      // A failed discovery is not remembered: the next sign-in tries again.
+      client.catch(() => clients.delete(tenant));
+    }
+    return client;
+  };
+
+  return {
+    session,
+    register: (app) =>
+      registerSignInRoutes(app, {
+        signInOf,
+        clientOf,
+        issuerOf: ({ tenant, signIn }) => signInIssuer(tenant, signIn, options.devIssuer),
+        session,
+        sealer,
+        secure,
+        resolveAdmin: options.resolveAdmin,
+        notFound,
+        now,
+      }),
+  };
+}
+
+/** The issuer a tenant's admins sign in with: the configured one, else the tenant's first. */
+function signInIssuer(tenant: TenantConfig, signIn: AdminSignIn, devIssuer: string | undefined): string {
+  if (signIn.issuer !== undefined) return signIn.issuer;
+  const first = tenant.auth?.issuers[0];
+  if (first === undefined) throw new Error(`tenant '${tenant.id}' trusts no issuer`);
+  if ('development' in first) {
+    if (devIssuer === undefined) throw new Error('the development issuer is not running');
+    return devIssuer;
+  }
+  return first.issuer;
+}

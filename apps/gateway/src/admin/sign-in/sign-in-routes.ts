@@ -1,0 +1,176 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyCookie } from '@fastify/cookie';
+import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
+import { errorSummary } from '@mcpgw/core';
+import type { ResolveAdmin } from './admin-sign-in.js';
+import type { SessionSealer } from './admin-session.js';
+import { newCsrfToken } from './admin-session.js';
+import { CSRF_HEADER } from './csrf.js';
+import type { SessionAuth } from './session-authenticator.js';
+import type { SignInClient } from './sign-in-client.js';
+import { sessionCookieName, sessionCookieOptions, tenantAdminPath } from './session-cookie.js';
+import type { ProblemError } from './sign-in-problem.js';
+import { isProblemError, SignInProblem, sendProblem } from './sign-in-problem.js';
+
+interface SignInEntry {
+  tenant: TenantConfig;
+  signIn: AdminSignIn;
+}
+
+export interface SignInRouteContext {
+  signInOf(tenantId: string): SignInEntry | undefined;
+  clientOf(tenant: TenantConfig, signIn: AdminSignIn): Promise<SignInClient>;
+  issuerOf(entry: SignInEntry): string;
+  session: SessionAuth;
+  sealer: SessionSealer;
+  secure: boolean;
+  resolveAdmin: ResolveAdmin;
+  notFound(): ProblemError;
+  now: () => number;
+}
+
+type TenantRequest = FastifyRequest<{ Params: { tenantId: string }; Querystring: Record<string, string | undefined> }>;
+
+/** Routes of the sign-in, each answering its refusals as RFC 9457 problems (the app's error handler speaks JSON-RPC). */
+export async function registerSignInRoutes(app: FastifyInstance, context: SignInRouteContext): Promise<void> {
+  await app.register(async (scope) => {
+    // setCookie and request.cookies for the flow's `state` and verifier cookies and the session cookie,
+    // unless an enclosing scope (the admin API's) registered the plugin already.
+    if (!scope.hasReplyDecorator('setCookie')) await scope.register(fastifyCookie);
+    const base = '/admin/v1/tenants/:tenantId';
+    const cookieName = sessionCookieName(context.secure);
+
+    const route =
+      (handler: (request: TenantRequest, reply: FastifyReply, entry: SignInEntry) => Promise<FastifyReply>) =>
+      async (request: TenantRequest, reply: FastifyReply) => {
+        try {
+          const entry = context.signInOf(request.params.tenantId);
+          if (entry === undefined) throw context.notFound();
+          return await handler(request, reply, entry);
+        } catch (error) {
+          if (isProblemError(error)) return sendProblem(reply, error);
+          // A summary only: a token endpoint's error carries the request it answered (client credentials included).
+          request.log.error({ err: errorSummary(error) }, 'admin sign-in failed');
+          return sendProblem(
+            reply,
+            new SignInProblem('identity-provider-unavailable', 'Sign-in could not be completed: try again later.'),
+          );
+        }
+      };
+
+    const client = async (request: FastifyRequest, entry: SignInEntry): Promise<SignInClient> => {
+      try {
+        return await context.clientOf(entry.tenant, entry.signIn);
+      } catch (cause) {
+        request.log.warn(
+          { tenant: entry.tenant.id, err: errorSummary(cause) },
+          "admin sign-in: the identity provider's metadata cannot be used",
+        );
+        throw new SignInProblem(
+          'identity-provider-unavailable',
+          "The tenant's identity provider cannot be reached or its metadata is unusable.",
+        );
+      }
+    };
+
+    // Starts the flow: sets the `state` and PKCE verifier cookies and sends the browser to the identity provider.
+    // No HEAD twin (Fastify adds one to every GET by default): a HEAD must neither start nor finish a sign-in.
+    scope.get(
+      `${base}/login`,
+      { exposeHeadRoute: false },
+      route(async (request, reply, entry) => {
+        const url = await (await client(request, entry)).authorizationUrl(request, reply);
+        return reply.header('cache-control', 'no-store').redirect(url, 302);
+      }),
+    );
+
+    // The identity provider's redirect back (RFC 6749 section 4.1.2).
+    scope.get(
+      `${base}/callback`,
+      { exposeHeadRoute: false },
+      route(async (request, reply, entry) => {
+        const { tenantId } = request.params;
+        const query = request.query;
+        if (query.error !== undefined) {
+          throw new SignInProblem(
+            'sign-in-failed',
+            `The identity provider refused the sign-in: ${query.error.slice(0, 100)}.`,
+          );
+        }
+        // RFC 9207 section 2.4: an `iss` naming another server means a mix-up; the response is not used.
+        if (query.iss !== undefined && query.iss !== context.issuerOf(entry)) {
+          throw new SignInProblem('sign-in-failed', 'The authorization response comes from another issuer.');
+        }
+        if (typeof query.code !== 'string' || query.code === '') {
+          throw new SignInProblem('sign-in-failed', 'The callback carries no authorization code.');
+        }
+        const signInClient = await client(request, entry);
+        let redeemed;
+        try {
+          redeemed = await signInClient.redeem(request, reply);
+        } catch (cause) {
+          request.log.info({ tenant: tenantId, err: errorSummary(cause) }, 'admin sign-in: state or code refused');
+          throw new SignInProblem(
+            'sign-in-failed',
+            'The sign-in response does not match the sign-in this browser started (state), or the code was refused: start again.',
+          );
+        }
+        const principal = await context.resolveAdmin(tenantId, redeemed.accessToken);
+        if (principal?.kind !== 'tenant-admin' || principal.tenantId !== tenantId) {
+          throw new SignInProblem('not-an-admin', 'You signed in, but your account is not an admin of this tenant.');
+        }
+        const now = context.now();
+        const expiresAt = Math.min(redeemed.expiresAt ?? Infinity, now + entry.signIn.maxSessionSeconds * 1000);
+        const maxAge = Math.floor((expiresAt - now) / 1000);
+        if (maxAge <= 0) throw new SignInProblem('sign-in-failed', 'The access token has already expired.');
+        const sealed = context.sealer.seal({
+          tenantId,
+          principal: { ...principal, via: 'session' },
+          expiresAt,
+          csrfToken: newCsrfToken(),
+        });
+        request.log.info({ tenant: tenantId, subject: principal.subject }, 'admin signed in');
+        return reply
+          .setCookie(cookieName, sealed, sessionCookieOptions(tenantId, context.secure, maxAge))
+          .header('cache-control', 'no-store')
+          .redirect(`${tenantAdminPath(tenantId)}/session`, 303);
+      }),
+    );
+
+    // Who am I, and the CSRF token a page sends back on state-changing requests.
+    scope.get(
+      `${base}/session`,
+      route(async (request, reply) => {
+        const session = context.session.sessionOf(request);
+        if (session === undefined) {
+          throw new SignInProblem(
+            'session-required',
+            `Not signed in: open ${tenantAdminPath(request.params.tenantId)}/login.`,
+          );
+        }
+        return reply.header('cache-control', 'no-store').send({
+          tenantId: session.tenantId,
+          principal: session.principal,
+          expiresAt: new Date(session.expiresAt).toISOString(),
+          csrfToken: session.csrfToken,
+          csrfHeader: CSRF_HEADER,
+        });
+      }),
+    );
+
+    // Ends the session in this browser. It changes state, so it takes the CSRF token like any other write.
+    scope.post(
+      `${base}/logout`,
+      route(async (request, reply) => {
+        try {
+          await context.session.authenticator.authenticate(request);
+        } catch (error) {
+          // An expired or broken cookie is cleared all the same; a cross-site logout is refused.
+          if (!(error instanceof SignInProblem) || error.problem.code !== 'session-invalid') throw error;
+        }
+        const { path, secure, httpOnly, sameSite } = sessionCookieOptions(request.params.tenantId, context.secure, 0);
+        return reply.clearCookie(cookieName, { path, secure, httpOnly, sameSite }).code(204).send();
+      }),
+    );
+  });
+}
