@@ -8,6 +8,9 @@ import { TenantListeners } from './tenant-listeners.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
 import { decodeEnvelope, encodeEnvelope, tenantChannel } from './tenant-event-wire.js';
 
+/** A first connection within this long of creating the bus is a normal start, not an outage. */
+const FIRST_CONNECTION_GRACE_MS = 1000;
+
 export interface RedisTenantEventBusOptions {
   /** REDIS_URL (one node, or `redis+cluster://` seeds). */
   url: string;
@@ -43,6 +46,8 @@ export interface RedisTenantEventBus extends TenantEventBus {
   /** CLIENT SETNAME of the subscriber connection (operators find it in CLIENT LIST; tests kill it by it). */
   readonly subscriberName: string;
   stats(): RedisTenantEventBusStats;
+  /** Resolves true once both connections are up, false after `timeoutMs` (events then flow once Redis answers). */
+  ready(timeoutMs: number): Promise<boolean>;
 }
 
 /**
@@ -117,14 +122,19 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
     listeners.deliver(decoded.event);
   });
 
-  // 'ready' fires on the first connection and after every reconnection.
+  // 'ready' fires on the first connection and after every reconnection. Listeners that were
+  // listening without a subscription may have missed events: after a reconnection, or when the
+  // first connection took longer than a start normally does (Redis was away at start).
+  const createdAt = Date.now();
   let subscriberWasUp = false;
   subscriber.on('ready', () => {
-    const tenants = listeners.tenants();
+    const missed = subscriberWasUp || Date.now() - createdAt > FIRST_CONNECTION_GRACE_MS;
+    const tenants = missed ? listeners.tenants() : [];
+    const subscribing = listeners.tenants();
     const resubscribed =
-      tenants.length === 0
+      subscribing.length === 0
         ? Promise.resolve()
-        : command(subscriber.subscribe(...tenants.map((id) => tenantChannel(prefix, id))));
+        : command(subscriber.subscribe(...subscribing.map((id) => tenantChannel(prefix, id))));
     void resubscribed.then(() => {
       if (closed) return;
       // Whoever listened while the subscription did not hold may have missed events.
@@ -193,6 +203,7 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
       return listeners.add(tenantId, listener);
     },
     stats: () => ({ ...stats }),
+    ready: (timeoutMs) => bothReady(publisher, subscriber, timeoutMs),
     async close() {
       if (closed) return;
       closed = true;
@@ -205,4 +216,22 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
 async function quit(connection: Redis | Cluster): Promise<void> {
   if (connection.status === 'ready') await connection.quit().catch(() => undefined);
   connection.disconnect();
+}
+
+/** Waits for 'ready' on both connections, up to `timeoutMs`. */
+function bothReady(a: Redis | Cluster, b: Redis | Cluster, timeoutMs: number): Promise<boolean> {
+  const one = (connection: Redis | Cluster) =>
+    connection.status === 'ready'
+      ? Promise.resolve(true)
+      : new Promise<boolean>((resolve) => {
+          const done = (ok: boolean) => {
+            clearTimeout(timer);
+            connection.off('ready', onReady);
+            resolve(ok);
+          };
+          const onReady = () => done(true);
+          const timer = setTimeout(() => done(false), timeoutMs);
+          connection.once('ready', onReady);
+        });
+  return Promise.all([one(a), one(b)]).then(([x, y]) => x && y);
 }
