@@ -183,7 +183,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
   built.tenants = tenants;
-  const gatewayEvents = openGatewayEvents({
+  const gatewayEvents = await openGatewayEvents({
     given: options.events,
     redisUrl: config.env.REDIS_URL,
     tenants,

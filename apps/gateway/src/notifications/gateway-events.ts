@@ -29,13 +29,23 @@ export interface GatewayEvents {
   close(): Promise<void>;
 }
 
-/** The app's tenant events: the configured bus, the producers on it, and the flush that announces itself. */
-export function openGatewayEvents(options: GatewayEventsOptions): GatewayEvents {
+/**
+ * The app's tenant events: the configured bus, the producers on it, and the
+ * flush that announces itself. A Redis bus the app opens gets two seconds to
+ * connect, as the cache does; the app starts anyway if Redis does not answer.
+ */
+export async function openGatewayEvents(options: GatewayEventsOptions): Promise<GatewayEvents> {
   const { tenants, cache } = options;
   const logger = options.logger.child({ component: 'tenant-events' });
-  const bus =
-    options.given?.bus ??
-    openTenantEventBus({ redisUrl: options.redisUrl, namespace: options.given?.namespace, logger });
+  let bus = options.given?.bus;
+  if (bus === undefined) {
+    const opened = openTenantEventBus({ redisUrl: options.redisUrl, namespace: options.given?.namespace, logger });
+    if (opened.ready !== undefined && !(await opened.ready(2000))) {
+      logger.warn({}, 'Redis does not answer yet: live change events stay on this replica until it does');
+    }
+    bus = opened.bus;
+  }
+  const owned = options.given?.bus === undefined;
   const events = createTenantEventProducers({
     bus,
     sourcesOf: (tenantId) => {
@@ -58,7 +68,7 @@ export function openGatewayEvents(options: GatewayEventsOptions): GatewayEvents 
     },
     async close() {
       await events.close();
-      if (options.given?.bus === undefined) await bus.close();
+      if (owned) await bus.close();
     },
   };
 }

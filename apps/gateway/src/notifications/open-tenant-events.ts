@@ -11,12 +11,19 @@ export interface OpenTenantEventBusOptions {
   readonly logger: Logger;
 }
 
+export interface OpenedTenantEventBus {
+  readonly bus: TenantEventBus;
+  /** For a Redis bus: resolves true once connected, false after `timeoutMs`. */
+  readonly ready?: (timeoutMs: number) => Promise<boolean>;
+}
+
 /** The bus the configuration asks for: Redis pub/sub when REDIS_URL is set, else in-process. */
-export function openTenantEventBus(options: OpenTenantEventBusOptions): TenantEventBus {
-  if (options.redisUrl === undefined) return createLocalTenantEventBus(options.logger);
-  return createRedisTenantEventBus({
+export function openTenantEventBus(options: OpenTenantEventBusOptions): OpenedTenantEventBus {
+  if (options.redisUrl === undefined) return { bus: createLocalTenantEventBus(options.logger) };
+  const bus = createRedisTenantEventBus({
     url: options.redisUrl,
     logger: options.logger,
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
   });
+  return { bus, ready: (timeoutMs) => bus.ready(timeoutMs) };
 }
