@@ -81,8 +81,8 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
 
 /**
  * The source's change feed, watched for the cache's sake from creation on:
- * each burst of changes invalidates the tenant once (changes arriving while
- * an invalidation is in flight wait for the next one), then is handed to the
+ * each burst of changes invalidates the tenant once (what arrives while an
+ * invalidation is in flight waits for the next one), then is handed to the
  * listeners in the order the source reported it.
  */
 function invalidatingFeed(inner: Source, context: SourceCacheContext, logger: Logger) {
@@ -108,12 +108,18 @@ function invalidatingFeed(inner: Source, context: SourceCacheContext, logger: Lo
     }
     flushing = undefined;
   };
-  const stop = inner.watch!((change) => {
+  const stopInner = inner.watch!((change) => {
     batch.push(change);
-    flushing ??= flush();
+    // Started once the source's current callback returns: what it reports in one go is one invalidation.
+    flushing ??= Promise.resolve().then(flush);
   });
   return {
-    stop,
+    /** Stops watching; changes not handed on yet are dropped with the listeners (the source is closing). */
+    stop() {
+      stopInner();
+      listeners.clear();
+      batch = [];
+    },
     watch(listener: (change: SourceChange) => void): () => void {
       // A wrapper per subscription, so the same function subscribed twice is two subscriptions.
       const entry = (change: SourceChange) => listener(change);
