@@ -40,6 +40,14 @@ async function channelsBecome(namespace: string, expected: string[]): Promise<vo
   }
 }
 
+/** The id of the one connection named `name` (CLIENT LIST), to kill it alone. */
+async function clientId(name: string): Promise<string> {
+  const lines = String(await redis.client('LIST')).split('\n');
+  const ids = lines.filter((line) => line.includes(` name=${name} `)).map((line) => /^id=(\d+) /.exec(line)?.[1]);
+  expect(ids).toHaveLength(1);
+  return ids[0]!;
+}
+
 const updated = (tenantId: string, uri: string, sourceId = 'docs'): TenantEvent => ({
   type: 'source',
   tenantId,
@@ -151,11 +159,7 @@ describe('the Redis tenant event bus', () => {
     one.subscribe('beta', beta.listener);
     await channelsBecome(namespace, [`${namespace}:events:acme`, `${namespace}:events:beta`]);
 
-    const list = await redis.client('LIST');
-    const id = /id=(\d+) [^\n]* name=(\S+)/g;
-    const ids = [...String(list).matchAll(id)].filter((match) => match[2] === one.subscriberName).map((m) => m[1]!);
-    expect(ids).toHaveLength(1);
-    await redis.client('KILL', 'ID', ids[0]!);
+    await redis.client('KILL', 'ID', await clientId(one.subscriberName));
 
     await acme.next((event) => event.type === 'stale', 10_000);
     await beta.next((event) => event.type === 'stale', 10_000);
@@ -163,6 +167,22 @@ describe('the Redis tenant event bus', () => {
     // Subscribed again: the other replica's events arrive as before.
     two.publish({ type: 'configuration', tenantId: 'acme' });
     await acme.next((event) => event.type === 'configuration');
+  });
+
+  it('owes the other replicas `stale` for a publish it could not send, and pays once its connection is back', async () => {
+    const namespace = testNamespace('events');
+    const [one, two] = [await open(namespace), await open(namespace)];
+    const theirs = collectEvents<TenantEvent>();
+    two.subscribe('acme', theirs.listener);
+    await channelsBecome(namespace, [`${namespace}:events:acme`]);
+
+    await redis.client('KILL', 'ID', await clientId(one.publisherName));
+    one.publish(updated('acme', 'docs://lost'));
+    await theirs.next((event) => event.type === 'stale', 10_000);
+    expect(theirs.events).toEqual([{ type: 'stale', tenantId: 'acme' }]);
+    expect(one.stats().publishFailed).toBe(1);
+    // Two's own connections were never lost: the stale came from one.
+    expect(two.stats().received).toBe(1);
   });
 
   it('delivers identical source events of two replicas once, and repeated ones of one replica each time', async () => {

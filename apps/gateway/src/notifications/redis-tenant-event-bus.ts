@@ -45,6 +45,8 @@ export interface RedisTenantEventBus extends TenantEventBus {
   readonly replicaId: string;
   /** CLIENT SETNAME of the subscriber connection (operators find it in CLIENT LIST; tests kill it by it). */
   readonly subscriberName: string;
+  /** CLIENT SETNAME of the publishing connection. */
+  readonly publisherName: string;
   stats(): RedisTenantEventBusStats;
   /** Resolves true once both connections are up, false after `timeoutMs` (events then flow once Redis answers). */
   ready(timeoutMs: number): Promise<boolean>;
@@ -66,6 +68,7 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
   const prefix = `${options.namespace ?? 'mcpgw'}:events:`;
   const replicaId = randomBytes(9).toString('base64url');
   const subscriberName = `mcpgw-events-${replicaId}`;
+  const publisherName = `mcpgw-events-pub-${replicaId}`;
   const publishTimeoutMs = options.publishTimeoutMs ?? 1000;
   const maxOwed = options.maxOwedTenants ?? 10_000;
   const recent = new RecentSourceEvents(options.duplicateWindowMs ?? 2000);
@@ -77,7 +80,11 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
     enableOfflineQueue: false,
     retryStrategy: (times) => Math.min(times * 100, 1000),
   };
-  const publisher = connectRedis(options.url, { ...common, commandTimeout: publishTimeoutMs });
+  const publisher = connectRedis(options.url, {
+    ...common,
+    commandTimeout: publishTimeoutMs,
+    connectionName: publisherName,
+  });
   // Subscriptions are restored by this module on 'ready' (not by ioredis), so it knows when they hold again.
   const subscriber = connectRedis(options.url, { ...common, autoResubscribe: false, connectionName: subscriberName });
   const owed = new Set<string>();
@@ -192,6 +199,7 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
   return {
     replicaId,
     subscriberName,
+    publisherName,
     publish(event) {
       if (closed) return;
       // This replica's listeners now, never from the echo.
