@@ -41,9 +41,7 @@ import { createRequestTracing } from './observability/request-tracing.js';
 import { traceCache } from './observability/traced-cache.js';
 import { createRuntimeObservers } from './observability/runtime-observers.js';
 import { cacheOperations } from './observability/cache-operations.js';
-import type { TenantEventBus } from './notifications/tenant-events.js';
-import type { TenantEvents } from './notifications/tenant-event-producers.js';
-import { openGatewayEvents } from './notifications/gateway-events.js';
+import { type EventsOption, type TenantEvents, openGatewayEvents } from './notifications/gateway-events.js';
 import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
 
 declare module 'fastify' {
@@ -89,11 +87,8 @@ export interface BuildAppOptions {
    * OTEL_EXPORTER_OTLP_ENDPOINT is set; tests an in-memory one). Absent: no tracing.
    */
   tracerProvider?: TracerProvider;
-  /**
-   * Tenant events: `bus` is the caller's to close; otherwise Redis pub/sub when REDIS_URL
-   * is set (channels `<namespace>:events:<tenant>`, default `mcpgw`), else in-process.
-   */
-  events?: { bus?: TenantEventBus; namespace?: string };
+  /** Where tenant change events travel (EventsOption); default: Redis pub/sub with REDIS_URL, else in-process. */
+  events?: EventsOption;
 }
 
 /**
@@ -183,15 +178,9 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
   built.tenants = tenants;
-  const gatewayEvents = await openGatewayEvents({
-    given: options.events,
-    redisUrl: config.env.REDIS_URL,
-    tenants,
-    cache,
-    logger,
-  });
-  const events = gatewayEvents.events;
-  app.decorate('cache', gatewayEvents.cache);
+  const live = await openGatewayEvents(options.events, { redisUrl: config.env.REDIS_URL, tenants, cache, logger });
+  const events = live.events;
+  app.decorate('cache', live.cache);
   let tenantSync: TenantSync | undefined;
   let controlPlane: ControlPlane | undefined;
   try {
@@ -222,7 +211,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     }
   } catch (error) {
     await tenantSync?.stop();
-    await gatewayEvents.close();
+    await live.close();
     await tenants.close();
     if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();
@@ -243,7 +232,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   app.addHook('onClose', async () => {
     monitor.stop();
     await tenantSync?.stop();
-    await gatewayEvents.close();
+    await live.close();
     await tenants.close();
     if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();

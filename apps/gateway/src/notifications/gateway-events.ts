@@ -7,9 +7,20 @@ import type { TenantEvents } from './tenant-event-producers.js';
 import { createTenantEventProducers } from './tenant-event-producers.js';
 import type { TenantEventBus } from './tenant-events.js';
 
+export type { TenantEvents } from './tenant-event-producers.js';
+
+/**
+ * BuildAppOptions.events. `bus`: one the caller owns and closes (tests pass
+ * their own, one per replica). Otherwise the app opens Redis pub/sub when
+ * REDIS_URL is set (channels `<namespace>:events:<tenant>`, `namespace`
+ * default `mcpgw`), else the in-process bus, and closes it with itself.
+ */
+export interface EventsOption {
+  readonly bus?: TenantEventBus;
+  readonly namespace?: string;
+}
+
 export interface GatewayEventsOptions {
-  /** BuildAppOptions.events. */
-  readonly given: { bus?: TenantEventBus; namespace?: string } | undefined;
   readonly redisUrl: string | undefined;
   readonly tenants: TenantRegistry<TenantRuntime>;
   readonly cache: GatewayCache;
@@ -34,18 +45,21 @@ export interface GatewayEvents {
  * flush that announces itself. A Redis bus the app opens gets two seconds to
  * connect, as the cache does; the app starts anyway if Redis does not answer.
  */
-export async function openGatewayEvents(options: GatewayEventsOptions): Promise<GatewayEvents> {
+export async function openGatewayEvents(
+  given: EventsOption | undefined,
+  options: GatewayEventsOptions,
+): Promise<GatewayEvents> {
   const { tenants, cache } = options;
   const logger = options.logger.child({ component: 'tenant-events' });
-  let bus = options.given?.bus;
+  let bus = given?.bus;
   if (bus === undefined) {
-    const opened = openTenantEventBus({ redisUrl: options.redisUrl, namespace: options.given?.namespace, logger });
+    const opened = openTenantEventBus({ redisUrl: options.redisUrl, namespace: given?.namespace, logger });
     if (opened.ready !== undefined && !(await opened.ready(2000))) {
       logger.warn({}, 'Redis does not answer yet: live change events stay on this replica until it does');
     }
     bus = opened.bus;
   }
-  const owned = options.given?.bus === undefined;
+  const owned = given?.bus === undefined;
   const events = createTenantEventProducers({
     bus,
     sourcesOf: (tenantId) => {
