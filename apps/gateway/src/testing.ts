@@ -15,3 +15,5 @@ export { startOtlpTracing } from './observability/otlp-tracing.js';
 /** Tenant events over Redis pub/sub: tests and benchmarks give each replica its own, sharing a namespace. */
 export { createRedisTenantEventBus, type RedisTenantEventBus } from './notifications/redis-tenant-event-bus.js';
 export type { TenantEvent, TenantEventBus } from './notifications/tenant-events.js';
+/** `app.events`: the bus as streams use it, plus what the producers add (watched sources, runtime changes). */
+export type { EventsOption, TenantEvents } from './notifications/gateway-events.js';
