@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Source } from '@mcpgw/core';
-import { ChangeHub, DEFAULT_SOURCE_TTL, silentLogger } from '@mcpgw/core';
+import { ChangeHub, DEFAULT_SOURCE_TTL_MS, silentLogger } from '@mcpgw/core';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
 import { createTenantEventProducers } from '../src/notifications/tenant-event-producers.js';
@@ -15,7 +15,7 @@ function hubSource(id: string): Source & { hub: ChangeHub } {
   return {
     id,
     kind: 'test',
-    ttl: DEFAULT_SOURCE_TTL,
+    ttlMs: DEFAULT_SOURCE_TTL_MS,
     hub,
     listResources: async () => ({ items: [] }),
     listTemplates: async () => [],
