@@ -178,7 +178,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
   built.tenants = tenants;
-  const live = await openGatewayEvents(options.events, { redisUrl: config.env.REDIS_URL, tenants, cache, logger });
+  const live = openGatewayEvents(options.events, { redisUrl: config.env.REDIS_URL, tenants, cache, logger });
   const events = live.events;
   app.decorate('cache', live.cache);
   let tenantSync: TenantSync | undefined;

@@ -40,25 +40,11 @@ export interface GatewayEvents {
   close(): Promise<void>;
 }
 
-/**
- * The app's tenant events: the configured bus, the producers on it, and the
- * flush that announces itself. A Redis bus the app opens gets two seconds to
- * connect, as the cache does; the app starts anyway if Redis does not answer.
- */
-export async function openGatewayEvents(
-  given: EventsOption | undefined,
-  options: GatewayEventsOptions,
-): Promise<GatewayEvents> {
+/** The app's tenant events: the configured bus, the producers on it, and the flush that announces itself. */
+export function openGatewayEvents(given: EventsOption | undefined, options: GatewayEventsOptions): GatewayEvents {
   const { tenants, cache } = options;
   const logger = options.logger.child({ component: 'tenant-events' });
-  let bus = given?.bus;
-  if (bus === undefined) {
-    const opened = openTenantEventBus({ redisUrl: options.redisUrl, namespace: given?.namespace, logger });
-    if (opened.ready !== undefined && !(await opened.ready(2000))) {
-      logger.warn({}, 'Redis does not answer yet: live change events stay on this replica until it does');
-    }
-    bus = opened.bus;
-  }
+  const bus = given?.bus ?? openTenantEventBus({ redisUrl: options.redisUrl, namespace: given?.namespace, logger });
   const owned = given?.bus === undefined;
   const events = createTenantEventProducers({
     bus,

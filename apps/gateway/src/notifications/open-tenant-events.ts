@@ -11,19 +11,17 @@ export interface OpenTenantEventBusOptions {
   readonly logger: Logger;
 }
 
-export interface OpenedTenantEventBus {
-  readonly bus: TenantEventBus;
-  /** For a Redis bus: resolves true once connected, false after `timeoutMs`. */
-  readonly ready?: (timeoutMs: number) => Promise<boolean>;
-}
-
-/** The bus the configuration asks for: Redis pub/sub when REDIS_URL is set, else in-process. */
-export function openTenantEventBus(options: OpenTenantEventBusOptions): OpenedTenantEventBus {
-  if (options.redisUrl === undefined) return { bus: createLocalTenantEventBus(options.logger) };
-  const bus = createRedisTenantEventBus({
+/**
+ * The bus the configuration asks for: Redis pub/sub when REDIS_URL is set,
+ * else in-process. Nothing waits for Redis here: until it answers, publishes
+ * are owed to the other replicas as `stale`, and listeners that were already
+ * listening are told `stale` once it does.
+ */
+export function openTenantEventBus(options: OpenTenantEventBusOptions): TenantEventBus {
+  if (options.redisUrl === undefined) return createLocalTenantEventBus(options.logger);
+  return createRedisTenantEventBus({
     url: options.redisUrl,
     logger: options.logger,
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
   });
-  return { bus, ready: (timeoutMs) => bus.ready(timeoutMs) };
 }
