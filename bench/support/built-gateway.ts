@@ -5,7 +5,7 @@
  * export condition); tsc types it from the sources (`@mcpgw/source`).
  */
 import { loadConfig } from '@mcpgw/config';
-import { buildApp, createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
+import { buildApp, createSourceRegistry, demoBootstrap, type BuildAppOptions } from '@mcpgw/gateway/testing';
 import type { FastifyInstance } from 'fastify';
 
 export interface BuiltGateway {
@@ -14,14 +14,17 @@ export interface BuiltGateway {
 }
 
 /** Loads configuration from `env` (GATEWAY_CONFIG, ...) and listens on a free loopback port. */
-export async function startBuiltGateway(env: Record<string, string>): Promise<BuiltGateway> {
+export async function startBuiltGateway(
+  env: Record<string, string>,
+  options: Omit<BuildAppOptions, 'registry'> = {},
+): Promise<BuiltGateway> {
   const registry = createSourceRegistry();
   const config = await loadConfig({
     registry,
     defaultBootstrap: demoBootstrap(),
     env: { PORT: '0', LOG_LEVEL: 'silent', ...env },
   });
-  const app = await buildApp(config, { registry });
+  const app = await buildApp(config, { ...options, registry });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   return { app, port: typeof address === 'object' && address !== null ? address.port : 0 };

@@ -41,6 +41,7 @@ import { createRequestTracing } from './observability/request-tracing.js';
 import { traceCache } from './observability/traced-cache.js';
 import { createRuntimeObservers } from './observability/runtime-observers.js';
 import { cacheOperations } from './observability/cache-operations.js';
+import { type EventsOption, type TenantEvents, openGatewayEvents } from './notifications/gateway-events.js';
 import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
 
 declare module 'fastify' {
@@ -53,6 +54,8 @@ declare module 'fastify' {
     tenantSync: TenantSync | undefined;
     /** The control-plane store served from; absent when tenants come from the configuration alone. */
     controlPlane: ControlPlane | undefined;
+    /** Tenant change events on this replica; live notifications subscribe here (docs/adr/0006-tenant-events.md). */
+    events: TenantEvents;
     /** Prometheus metrics (docs/operations.md, "Metric contract"); plugins count rate limiting and shedding here. */
     metrics: GatewayMetrics;
   }
@@ -84,6 +87,8 @@ export interface BuildAppOptions {
    * OTEL_EXPORTER_OTLP_ENDPOINT is set; tests an in-memory one). Absent: no tracing.
    */
   tracerProvider?: TracerProvider;
+  /** Where tenant change events travel (EventsOption); default: Redis pub/sub with REDIS_URL, else in-process. */
+  events?: EventsOption;
 }
 
 /**
@@ -156,7 +161,6 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   if (config.env.REDIS_URL !== undefined && !(await cache.ready(2000))) {
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
   }
-  app.decorate('cache', cache);
   built.cache = cache;
   const runtimeOptions = {
     registry,
@@ -174,6 +178,9 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
   built.tenants = tenants;
+  const live = openGatewayEvents(options.events, { redisUrl: config.env.REDIS_URL, tenants, cache, logger });
+  const events = live.events;
+  app.decorate('cache', live.cache);
   let tenantSync: TenantSync | undefined;
   let controlPlane: ControlPlane | undefined;
   try {
@@ -198,11 +205,13 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
         validate: (entry) => config.validateTenant(entry, 'control plane'),
         build,
         invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+        changed: (tenantId) => events.tenantChanged(tenantId),
         logger: logger.child({ component: 'control-plane' }),
       });
     }
   } catch (error) {
     await tenantSync?.stop();
+    await live.close();
     await tenants.close();
     if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();
@@ -211,6 +220,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   app.decorate('controlPlane', controlPlane);
   app.decorate('tenants', tenants);
   app.decorate('tenantSync', tenantSync);
+  app.decorate('events', events);
   const monitor = createHealthMonitor({
     tenants: tenants.serving,
     cache,
@@ -222,6 +232,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   app.addHook('onClose', async () => {
     monitor.stop();
     await tenantSync?.stop();
+    await live.close();
     await tenants.close();
     if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();

@@ -1,4 +1,4 @@
-import type { Logger, Source, SourceTtlMs } from '@mcpgw/core';
+import type { Logger, Source, SourceChange, SourceTtlMs } from '@mcpgw/core';
 import { errorSummary, silentLogger } from '@mcpgw/core';
 import type { GatewayCache } from './gateway-cache.js';
 
@@ -20,18 +20,16 @@ export interface SourceCacheContext {
  *
  * Reads are not cached here (the per-credential layer caches finished read
  * results). A change reported by the source's `watch` invalidates the
- * tenant's entries on every replica.
+ * tenant's entries on every replica, and reaches this source's own `watch`
+ * listeners only once that invalidation is done: whoever is told "changed"
+ * (a live notification) and asks again gets the new answer, not the cached one.
  */
 export function createCachingSource(inner: Source, context: SourceCacheContext): Source {
   const { tenantId, cache } = context;
   const logger = context.logger ?? silentLogger;
   const ttlMs: SourceTtlMs = { ...inner.ttlMs, ...context.ttlMs };
   const key = (method: string, params: unknown) => ({ layer: 'source' as const, who: inner.id, method, params });
-  const stopWatching = inner.watch?.(() => {
-    cache.invalidateTenant(tenantId).catch((error: unknown) => {
-      logger.warn({ err: errorSummary(error) }, 'cache invalidation after a source change failed');
-    });
-  });
+  const changes = inner.watch === undefined ? undefined : invalidatingFeed(inner, context, logger);
 
   return {
     id: inner.id,
@@ -72,11 +70,68 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
     },
     owns: (uri) => inner.owns(uri),
     read: (uri, signal, visible) => inner.read(uri, signal, visible),
-    ...(inner.watch === undefined ? {} : { watch: (listener) => inner.watch!(listener) }),
+    ...(changes === undefined ? {} : { watch: changes.watch, settled: changes.settled }),
     health: (signal) => inner.health(signal),
     async close() {
-      stopWatching?.();
+      changes?.stop();
       await inner.close();
+    },
+  };
+}
+
+/**
+ * The source's change feed, watched for the cache's sake from creation on:
+ * each burst of changes invalidates the tenant once (what arrives while an
+ * invalidation is in flight waits for the next one), then is handed to the
+ * listeners in the order the source reported it.
+ */
+function invalidatingFeed(inner: Source, context: SourceCacheContext, logger: Logger) {
+  const listeners = new Set<(change: SourceChange) => void>();
+  let batch: SourceChange[] = [];
+  let flushing: Promise<void> | undefined;
+  const flush = async () => {
+    while (batch.length > 0) {
+      const changes = batch;
+      batch = [];
+      await context.cache.invalidateTenant(context.tenantId).catch((error: unknown) => {
+        logger.warn({ err: errorSummary(error) }, 'cache invalidation after a source change failed');
+      });
+      for (const change of changes) {
+        for (const listener of [...listeners]) {
+          try {
+            listener(change);
+          } catch (error) {
+            logger.error({ err: errorSummary(error), sourceId: inner.id }, 'change listener threw');
+          }
+        }
+      }
+    }
+    flushing = undefined;
+  };
+  const stopInner = inner.watch!((change) => {
+    batch.push(change);
+    // Started once the source's current callback returns: what it reports in one go is one invalidation.
+    flushing ??= Promise.resolve().then(flush);
+  });
+  return {
+    /** Stops watching; changes not handed on yet are dropped with the listeners (the source is closing). */
+    stop() {
+      stopInner();
+      listeners.clear();
+      batch = [];
+    },
+    watch(listener: (change: SourceChange) => void): () => void {
+      // A wrapper per subscription, so the same function subscribed twice is two subscriptions.
+      const entry = (change: SourceChange) => listener(change);
+      listeners.add(entry);
+      return () => void listeners.delete(entry);
+    },
+    /** Detection settled, and every change it reported handed on. */
+    async settled(): Promise<void> {
+      do {
+        await inner.settled?.();
+        await flushing;
+      } while (flushing !== undefined);
     },
   };
 }

@@ -128,6 +128,14 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
   };
 }
 
+/**
+ * A connection for other Redis users of the gateway (the tenant event bus):
+ * one node or a cluster, as the URL says, with the caller's options.
+ */
+export function connectRedis(url: string, options: RedisOptions): Redis | Cluster {
+  return isClusterUrl(url) ? createCluster(url, options, options.enableOfflineQueue ?? true) : new Redis(url, options);
+}
+
 /** A Redis Cluster client for a `redis+cluster://` URL (see RedisStoreOptions.url). */
 export function createCluster(url: string, common: RedisOptions, offlineQueue: boolean): Cluster {
   const tls = /^rediss/i.test(url);

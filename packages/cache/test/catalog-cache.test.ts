@@ -146,6 +146,41 @@ describe('invalidation', () => {
   });
 });
 
+describe('changes handed on', () => {
+  it('tells its own watchers of a change only once the tenant is invalidated, so asking again gets the new answer', async () => {
+    const backend = countingSource('docs');
+    const cache = await replica();
+    const cached = createCachingSource(backend, { tenantId: 'handed-on', cache });
+    expect((await cached.listTemplates())[0]?.name).toBe('docs v1');
+    const answers: Promise<string>[] = [];
+    const stop = cached.watch!(() => answers.push(cached.listTemplates().then((page) => page[0]?.name ?? '')));
+    backend.version = 2;
+    backend.emit({ type: 'list-changed' });
+    await cached.settled!();
+    expect(await Promise.all(answers)).toEqual(['docs v2']);
+    stop();
+    await cached.close();
+  });
+
+  it('hands a burst on in order after one invalidation, and settles after the last', async () => {
+    const backend = countingSource('docs');
+    const inner = await replica();
+    let invalidations = 0;
+    const cache = { ...inner, invalidateTenant: (id: string) => (invalidations++, inner.invalidateTenant(id)) };
+    const cached = createCachingSource(backend, { tenantId: 'burst', cache });
+    const seen: string[] = [];
+    cached.watch!((change) => seen.push(change.type === 'list-changed' ? 'list' : change.uri));
+    backend.emit({ type: 'list-changed' });
+    backend.emit({ type: 'resource-updated', uri: 'test://docs/1' });
+    backend.emit({ type: 'resource-updated', uri: 'test://docs/2' });
+    expect(seen).toEqual([]);
+    await cached.settled!();
+    expect(seen).toEqual(['list', 'test://docs/1', 'test://docs/2']);
+    expect(invalidations).toBe(1);
+    await cached.close();
+  });
+});
+
 describe('freshness', () => {
   it('a cached source page carries only the freshness it has left, and the merged page honours it', async () => {
     let clock = 1_000_000;

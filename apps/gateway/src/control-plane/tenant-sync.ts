@@ -19,6 +19,12 @@ export interface TenantSyncOptions {
   readonly build: (tenant: TenantConfig) => Promise<TenantRuntime>;
   /** Drops the tenant's cached listings and results after its runtime changed. */
   readonly invalidate: (tenantId: string) => Promise<void>;
+  /**
+   * Told after a runtime was swapped in or removed and its caches were
+   * dropped (even if dropping failed): live notifications tell this replica's
+   * listeners then, once what they would ask again is served.
+   */
+  readonly changed?: (tenantId: string) => void;
   readonly logger: Logger;
   readonly reconcileIntervalMs?: number;
 }
@@ -42,12 +48,20 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   const pending = new Set<Promise<void>>();
   let stopped = false;
 
+  const invalidated = async (tenantId: string): Promise<void> => {
+    try {
+      await options.invalidate(tenantId);
+    } finally {
+      options.changed?.(tenantId);
+    }
+  };
+
   const refresh = async (tenantId: string): Promise<void> => {
     const loaded = await loadTenantEntry(store, tenantId);
     if (loaded === undefined) {
       if (registry.serving.has(tenantId)) {
         await registry.remove(tenantId);
-        await options.invalidate(tenantId);
+        await invalidated(tenantId);
         logger.info({ tenant: tenantId }, 'tenant no longer served (deleted or suspended)');
       }
       return;
@@ -59,7 +73,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
       loaded.revision,
     );
     if (outcome.ok) {
-      await options.invalidate(tenantId);
+      await invalidated(tenantId);
       logger.info({ tenant: tenantId, revision: loaded.revision }, 'tenant configuration applied');
     } else {
       logger.error(

@@ -1,0 +1,74 @@
+import type { GatewayCache } from '@mcpgw/cache';
+import type { Logger } from '@mcpgw/core';
+import type { TenantRegistry } from '../tenant-registry.js';
+import type { TenantRuntime } from '../tenant-runtime.js';
+import { openTenantEventBus } from './open-tenant-events.js';
+import type { TenantEvents } from './tenant-event-producers.js';
+import { createTenantEventProducers } from './tenant-event-producers.js';
+import type { TenantEventBus } from './tenant-events.js';
+
+export type { TenantEvents } from './tenant-event-producers.js';
+
+/**
+ * BuildAppOptions.events. `bus`: one the caller owns and closes (tests pass
+ * their own, one per replica). Otherwise the app opens Redis pub/sub when
+ * REDIS_URL is set (channels `<namespace>:events:<tenant>`, `namespace`
+ * default `mcpgw`), else the in-process bus, and closes it with itself.
+ */
+export interface EventsOption {
+  readonly bus?: TenantEventBus;
+  readonly namespace?: string;
+}
+
+export interface GatewayEventsOptions {
+  readonly redisUrl: string | undefined;
+  readonly tenants: TenantRegistry<TenantRuntime>;
+  readonly cache: GatewayCache;
+  readonly logger: Logger;
+}
+
+export interface GatewayEvents {
+  readonly events: TenantEvents;
+  /**
+   * The cache as the rest of the app sees it (`app.cache`): a flush
+   * (`invalidateTenant`) is a `configuration` event on every replica, since
+   * any caller's set may read differently afterwards. Source changes
+   * invalidate through the runtimes' own handle and are `source` events.
+   */
+  readonly cache: GatewayCache;
+  /** Stops the producers, then closes the bus if the app opened it. */
+  close(): Promise<void>;
+}
+
+/** The app's tenant events: the configured bus, the producers on it, and the flush that announces itself. */
+export function openGatewayEvents(given: EventsOption | undefined, options: GatewayEventsOptions): GatewayEvents {
+  const { tenants, cache } = options;
+  const logger = options.logger.child({ component: 'tenant-events' });
+  const bus = given?.bus ?? openTenantEventBus({ redisUrl: options.redisUrl, namespace: given?.namespace, logger });
+  const owned = given?.bus === undefined;
+  const events = createTenantEventProducers({
+    bus,
+    sourcesOf: (tenantId) => {
+      const runtime = tenants.serving.get(tenantId);
+      return runtime === undefined ? undefined : { runtime, sources: runtime.catalog.sources };
+    },
+    logger,
+  });
+  return {
+    events,
+    cache: {
+      ...cache,
+      async invalidateTenant(tenantId: string) {
+        try {
+          await cache.invalidateTenant(tenantId);
+        } finally {
+          events.publish({ type: 'configuration', tenantId });
+        }
+      },
+    },
+    async close() {
+      await events.close();
+      if (owned) await bus.close();
+    },
+  };
+}

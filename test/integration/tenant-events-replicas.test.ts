@@ -1,0 +1,214 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WriteContext } from '@mcpgw/control-plane';
+import { silentLogger } from '@mcpgw/core';
+import { createRedisTenantEventBus, type RedisTenantEventBus, type TenantEvent } from '@mcpgw/gateway/testing';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
+import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
+import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
+
+// Two gateway replicas sharing the test Redis (their own channel namespace)
+// and one control plane on the real Postgres. Replica 2 has a listener, so it
+// watches the tenant's sources; replica 1's listener sits on its bus alone,
+// so replica 1 watches nothing and whatever `source` event reaches it came
+// from replica 2 over Redis. Configuration changes are each replica's own
+// (it hears the control plane itself) and reach replica 1's app listeners.
+
+const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '127.0.0.1' };
+const namespace = testNamespace('tenant-events');
+const SECRETS_KEY = randomBytes(32).toString('base64url');
+
+let controlDb: TestDatabase;
+let sourceDb: TestDatabase;
+let s3: S3rverHandle;
+let issuer: LocalIssuer;
+let redis: Redis;
+const buses: RedisTenantEventBus[] = [];
+const replicas: StartedGateway[] = [];
+
+const isSource = (sourceId: string, type: string) => (event: TenantEvent) =>
+  event.type === 'source' && event.sourceId === sourceId && event.change.type === type;
+const updatedUri = (event: TenantEvent) =>
+  event.type === 'source' && event.change.type === 'resource-updated' ? event.change.uri : undefined;
+
+/** Resolves once the change detection of the replica's `acme` sources has a baseline and nothing in flight. */
+async function sourcesSettled(app: FastifyInstance): Promise<void> {
+  await Promise.all(app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
+}
+
+async function startReplica(bus: RedisTenantEventBus, configPath: string): Promise<StartedGateway> {
+  return startGateway({
+    configPath,
+    controlPlane: 'open-from-env',
+    events: { bus },
+    env: {
+      DATABASE_URL: controlDb.url,
+      REDIS_URL: redisUrl(),
+      SECRETS_KEY,
+      S3_KEY_ID: s3.credentials.accessKeyId,
+      S3_SECRET: s3.credentials.secretAccessKey,
+    },
+  });
+}
+
+beforeAll(async () => {
+  await requireRedis();
+  redis = inspector();
+  await redis.connect();
+  [controlDb, sourceDb, s3, issuer] = await Promise.all([
+    createTestDatabase('events_control'),
+    createTestDatabase('events_source'),
+    startS3rver({ buckets: ['reports'] }),
+    startLocalIssuer({ path: '/acme-idp' }),
+  ]);
+  await sourceDb.sql('CREATE TABLE public.customers (id int PRIMARY KEY)');
+  const auth = { issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri }] };
+  const configPath = join(await mkdtemp(join(tmpdir(), 'gw-events-')), 'gateway.json');
+  await writeFile(
+    configPath,
+    JSON.stringify({
+      tenants: [
+        {
+          id: 'acme',
+          auth,
+          grants: [{ name: 'staff', match: { scopes: ['staff'] }, allow: [{ source: 'tables' }] }],
+          sources: [
+            {
+              id: 'tables',
+              type: 'postgres',
+              connection: { url: sourceDb.url },
+              schemas: ['public'],
+              changeDetection: { mode: 'event-trigger' },
+            },
+            {
+              id: 'reports',
+              type: 's3',
+              endpoint: s3.endpoint,
+              forcePathStyle: true,
+              bucket: 'reports',
+              credentials: { accessKeyId: { $env: 'S3_KEY_ID' }, secretAccessKey: { $env: 'S3_SECRET' } },
+              changeDetection: { mode: 'poll', intervalMs: 200 },
+            },
+            { id: 'notes', type: 'static', resources: [{ uri: 'note://a', name: 'a', text: 'A' }] },
+          ],
+        },
+        {
+          id: 'beta',
+          auth,
+          grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
+          sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://b', name: 'b', text: 'B' }] }],
+        },
+      ],
+    }),
+  );
+  for (let i = 0; i < 2; i += 1) {
+    const bus = createRedisTenantEventBus({ url: redisUrl(), namespace, logger: silentLogger });
+    buses.push(bus);
+    expect(await bus.ready(5000)).toBe(true);
+  }
+  // One after the other: the first applies the bootstrap file to the empty control plane.
+  replicas.push(await startReplica(buses[0]!, configPath));
+  replicas.push(await startReplica(buses[1]!, configPath));
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(replicas.map((replica) => replica.close()));
+  await Promise.all(buses.map((bus) => bus.close()));
+  redis?.disconnect();
+  await s3?.close();
+  await issuer?.close();
+  await Promise.all([controlDb?.drop(), sourceDb?.drop()]);
+});
+
+describe('tenant events across two replicas', () => {
+  const [one, two] = [() => replicas[0]!.app, () => replicas[1]!.app];
+  const onOne = collectEvents<TenantEvent>();
+  const betaOnOne = collectEvents<TenantEvent>();
+  const stops: (() => void)[] = [];
+
+  it('watches a tenant’s sources only on the replica that has a listener for it', async () => {
+    stops.push(buses[0]!.subscribe('acme', onOne.listener), buses[0]!.subscribe('beta', betaOnOne.listener));
+    expect(two().events.watchedSources('acme')).toEqual([]);
+    stops.push(two().events.subscribe('acme', () => undefined));
+    // The static source has no change feed.
+    expect(two().events.watchedSources('acme')).toEqual(['tables', 'reports']);
+    expect(one().events.watchedSources('acme')).toEqual([]);
+  });
+
+  it('carries a table created in the tenant’s Postgres to a listener on the other replica', async () => {
+    const from = onOne.events.length;
+    await sourcesSettled(two());
+    await sourceDb.sql('CREATE TABLE public.invoices (id int PRIMARY KEY)');
+    await onOne.next(isSource('tables', 'list-changed'), 10_000, from);
+    const uri = await onOne.next((event) => updatedUri(event)?.endsWith('/public/invoices') === true, 10_000, from);
+    expect(updatedUri(uri)).toBe('db+postgres:///tables/public/invoices');
+  });
+
+  it('carries an S3 object written to a listener on the other replica', async () => {
+    const from = onOne.events.length;
+    await sourcesSettled(two());
+    await s3.client.send(new PutObjectCommand({ Bucket: 'reports', Key: 'q4.md', Body: '# Q4' }));
+    await onOne.next(isSource('reports', 'list-changed'), 10_000, from);
+    await onOne.next((event) => updatedUri(event) === 's3:///reports/q4.md', 10_000, from);
+  });
+
+  it('tells the other replica’s listeners `configuration` when a grant changes through the control plane', async () => {
+    const onOneApp = collectEvents<TenantEvent>();
+    const stop = one().events.subscribe('acme', onOneApp.listener);
+    const servedBefore = one().tenants.serving.get('acme');
+    await two().controlPlane!.store.putEntity(admin, 'acme', 'grant', 'readers', {
+      match: {},
+      allow: [{ source: 'reports' }],
+    });
+    await onOneApp.next((event) => event.type === 'configuration', 5000);
+    // Told once the new runtime serves, not before.
+    expect(one().tenants.serving.get('acme')).not.toBe(servedBefore);
+    expect(onOneApp.events.filter((event) => event.type === 'configuration')).toHaveLength(1);
+    stop();
+    expect(one().events.watchedSources('acme')).toEqual([]);
+  });
+
+  it('watches the new runtime’s sources after a change, on the replica that listens', async () => {
+    await two().tenantSync!.settled();
+    expect(two().events.watchedSources('acme')).toEqual(['tables', 'reports']);
+    // Replica 1 watches nothing, and replica 2's previous runtime has closed its sources (no
+    // request holds it): the event can only come from replica 2's new runtime.
+    expect(one().events.watchedSources('acme')).toEqual([]);
+    const from = onOne.events.length;
+    await sourcesSettled(two());
+    await s3.client.send(new PutObjectCommand({ Bucket: 'reports', Key: 'q5.md', Body: '# Q5' }));
+    await onOne.next((event) => updatedUri(event) === 's3:///reports/q5.md', 10_000, from);
+  });
+
+  it('tells every replica `configuration` when a tenant’s caches are flushed', async () => {
+    const from = onOne.events.length;
+    await two().cache.invalidateTenant('acme');
+    await onOne.next((event) => event.type === 'configuration', 5000, from);
+  });
+
+  it('never tells a listener of one tenant about another', async () => {
+    await two().cache.invalidateTenant('beta');
+    await betaOnOne.next((event) => event.type === 'configuration', 5000);
+    expect(betaOnOne.events).toEqual([{ type: 'configuration', tenantId: 'beta' }]);
+    expect(onOne.events.every((event) => event.tenantId === 'acme')).toBe(true);
+  });
+
+  it('stops watching and releases the channels once the last listeners leave', async () => {
+    for (const stop of stops.splice(0)) stop();
+    expect(two().events.watchedSources('acme')).toEqual([]);
+    const deadline = Date.now() + 5000;
+    while ((await redis.pubsub('CHANNELS', `${namespace}:events:*`)).length > 0) {
+      if (Date.now() > deadline) throw new Error('channels still subscribed after the last listener left');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+});
