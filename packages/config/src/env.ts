@@ -106,12 +106,17 @@ export const envSchema = z.object({
   /**
    * Bearer token Prometheus sends to scrape `/metrics`. Unset: `/metrics` is
    * served without a token on a loopback HOST and not at all (404) otherwise.
+   * Empty counts as unset: what a compose file's `${METRICS_TOKEN:-}` gives
+   * when the operator has none.
    */
-  METRICS_TOKEN: z
-    .string()
-    .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
-    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an Authorization header)')
-    .optional(),
+  METRICS_TOKEN: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z
+      .string()
+      .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an Authorization header)')
+      .optional(),
+  ),
   /**
    * OTLP/HTTP collector base URL (`http://collector:4318`); spans go to
    * `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Unset: no tracing.
