@@ -152,7 +152,7 @@ describe('infra/compose.yaml', () => {
     expect(readEnv(env).METRICS_TOKEN).toBeUndefined();
     const token = 'compose-scrape-token-compose-scrape-token';
     const withToken = interpolateDeep(raw, { ...HOST_ENV, METRICS_TOKEN: token });
-    for (const [name, service] of gateways) {
+    for (const [name] of gateways) {
       const replica = withToken.services[name]?.environment as Record<string, string>;
       expect(replica.METRICS_TOKEN, name).toBe(token);
       expect(readEnv(replica).METRICS_TOKEN, name).toBe(token);
