@@ -186,13 +186,13 @@ describe('infra/helm/mcp-gateway', async () => {
     );
     expect(inSecret.Secret?.stringData).toEqual({ SECRETS_KEY, METRICS_TOKEN: token });
     expect(JSON.stringify(inSecret.Deployment)).not.toContain(token);
-    expect(tokenRef(inSecret.Deployment as Manifest).valueFrom.secretKeyRef.name).toBe(inSecret.Secret?.metadata.name);
+    expect(tokenRef(inSecret.Deployment as Manifest)?.valueFrom.secretKeyRef.name).toBe(inSecret.Secret?.metadata.name);
 
     const elsewhere = await renderChart(CHART, RELEASE, {
       metricsToken: { existingSecret: 'prometheus-scrape', key: 'token', optional: false },
     });
     validate(elsewhere);
-    expect(tokenRef(byKind(elsewhere).Deployment as Manifest).valueFrom.secretKeyRef).toEqual({
+    expect(tokenRef(byKind(elsewhere).Deployment as Manifest)?.valueFrom.secretKeyRef).toEqual({
       name: 'prometheus-scrape',
       key: 'token',
       optional: false,
