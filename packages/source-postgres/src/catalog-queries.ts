@@ -47,6 +47,7 @@ export async function listRelations(
   after: string,
   limit: number,
   namePrefixes?: readonly string[],
+  names: readonly string[] = [],
 ): Promise<RelationSummaryRow[]> {
   const columns = `c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
               pg_catalog.obj_description(c.oid, 'pg_class') AS comment`;
@@ -54,14 +55,16 @@ export async function listRelations(
     return query<RelationSummaryRow>(relationKeysetSql(columns), [schemaOid, after, limit]);
   }
   // A listing narrowed to the caller's grants (issue 15): only names that
-  // start with one of the prefixes, compared as bytes like the ORDER BY.
+  // start with one of the prefixes, compared as bytes like the ORDER BY, or
+  // that equal one of the names.
   return query<RelationSummaryRow>(
     relationKeysetSql(
       columns,
       `EXISTS (SELECT 1 FROM pg_catalog.unnest($4::text[]) AS p(prefix)
-                WHERE pg_catalog.starts_with(c.relname::text, p.prefix))`,
+                WHERE pg_catalog.starts_with(c.relname::text, p.prefix))
+       OR c.relname::text = ANY ($5::text[])`,
     ),
-    [schemaOid, after, limit, namePrefixes],
+    [schemaOid, after, limit, namePrefixes, names],
   );
 }
 
