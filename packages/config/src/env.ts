@@ -93,6 +93,13 @@ export const envSchema = z.object({
    */
   SHED_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200),
   /**
+   * Load shedding, per request: refuse a new request with 503 when the event
+   * loop is this many milliseconds behind at the moment it is read (the
+   * current turn so far, or the last one). Reacts within a turn where the
+   * delay above reacts within a second. 0 is off.
+   */
+  SHED_EVENT_LOOP_STALL_MS: z.coerce.number().int().min(0).default(0),
+  /**
    * Load shedding: refuse new requests while event-loop utilization is above
    * this fraction. 0 (the default) is off: a replica at full throughput is
    * busy, not late; the delay above is what tracks queueing.
