@@ -47,10 +47,12 @@ beforeAll(async () => {
           {
             name: 'shared-only',
             match: {},
-            // The second pattern has no literal start below the source (issue 15),
-            // so the listing scans the whole folder and pages end inside the
-            // hidden one; `shared/**` alone would be listed narrowed, in one page.
-            allow: [{ source: 'handbook', uris: ['file:///handbook/shared/**', 'file:///handbook/*/rules.txt'] }],
+            // The second pattern has no literal start at all (issue 15), so the
+            // listing scans the whole folder and pages end inside the hidden one;
+            // `shared/**` alone, or `file:///handbook/*/rules.txt` (one level
+            // below the root, walked in one page that passes over what the
+            // caller may not see), would be listed narrowed, in one page.
+            allow: [{ source: 'handbook', uris: ['file:///handbook/shared/**', '**/rules.txt'] }],
           },
         ],
         sources: [

@@ -140,6 +140,26 @@ describe('infra/compose.yaml', () => {
     expect(config.tenants.map((t) => t.id)).toEqual(['demo']);
   });
 
+  it('takes METRICS_TOKEN from the operator’s environment, never from the file', () => {
+    for (const [name, service] of Object.entries(raw.services)) {
+      const value = service.environment?.METRICS_TOKEN;
+      if (service.build?.dockerfile === 'infra/Dockerfile')
+        expect(value, name).toMatch(/^\$\{METRICS_TOKEN(:?[-?][^}]*)?\}$/);
+      else expect(value, name).toBeUndefined();
+    }
+    // Not set by the operator: no token, and the environment still loads (no /metrics route).
+    expect(env.METRICS_TOKEN ?? '').toBe('');
+    expect(readEnv(env).METRICS_TOKEN).toBeUndefined();
+    const token = 'compose-scrape-token-compose-scrape-token';
+    const withToken = interpolateDeep(raw, { ...HOST_ENV, METRICS_TOKEN: token });
+    for (const [name] of gateways) {
+      const replica = withToken.services[name]?.environment as Record<string, string>;
+      expect(replica.METRICS_TOKEN, name).toBe(token);
+      expect(readEnv(replica).METRICS_TOKEN, name).toBe(token);
+    }
+    expect(read('compose.yaml')).not.toMatch(/METRICS_TOKEN:\s*['"]?[\x21-\x7e]{32,}/);
+  });
+
   it('keeps the root filesystem read-only with DATA_DIR on a per-replica volume and /tmp in memory', () => {
     const dataVolumes = gateways.map(([, service]) => mounts(service).find((m) => m.target === env.DATA_DIR)?.source);
     expect(new Set(dataVolumes).size).toBe(gateways.length);

@@ -168,6 +168,37 @@ describe('infra/helm/mcp-gateway', async () => {
     expect(k.Secret?.stringData).toEqual({ SECRETS_KEY });
   });
 
+  it('reads METRICS_TOKEN from a Secret key, never from a plain value', async () => {
+    const tokenRef = (manifest: Manifest) =>
+      (manifest.spec.template.spec.containers[0].env as Manifest[]).find((e) => e.name === 'METRICS_TOKEN');
+    const fromDefaults = byKind(defaults);
+    expect(tokenRef(fromDefaults.Deployment as Manifest)).toEqual({
+      name: 'METRICS_TOKEN',
+      valueFrom: { secretKeyRef: { name: fromDefaults.Secret?.metadata.name, key: 'METRICS_TOKEN', optional: true } },
+    });
+    // By default no token is written anywhere in the manifests: not as a variable, not in the Secret.
+    for (const template of defaults) expect(template.text, template.template).not.toMatch(/METRICS_TOKEN\s*:/);
+    expect(fromDefaults.Secret?.stringData).toBeUndefined();
+
+    const token = 'scrape-token-scrape-token-scrape-token';
+    const inSecret = byKind(
+      await renderChart(CHART, RELEASE, { secret: { values: { SECRETS_KEY, METRICS_TOKEN: token } } }),
+    );
+    expect(inSecret.Secret?.stringData).toEqual({ SECRETS_KEY, METRICS_TOKEN: token });
+    expect(JSON.stringify(inSecret.Deployment)).not.toContain(token);
+    expect(tokenRef(inSecret.Deployment as Manifest)?.valueFrom.secretKeyRef.name).toBe(inSecret.Secret?.metadata.name);
+
+    const elsewhere = await renderChart(CHART, RELEASE, {
+      metricsToken: { existingSecret: 'prometheus-scrape', key: 'token', optional: false },
+    });
+    validate(elsewhere);
+    expect(tokenRef(byKind(elsewhere).Deployment as Manifest)?.valueFrom.secretKeyRef).toEqual({
+      name: 'prometheus-scrape',
+      key: 'token',
+      optional: false,
+    });
+  });
+
   it('ships a bootstrap file that loads with the pod’s environment', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'gw-helm-'));
     try {

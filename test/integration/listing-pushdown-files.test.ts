@@ -85,6 +85,57 @@ describe('files listing of a large tree', () => {
     expect(page.nextCursor).toBeUndefined();
   });
 
+  /** The catalog over the files source for `patterns`, counting the source's listing calls per page. */
+  async function listGranted(patterns: string[]) {
+    const scope = resolveAccess('acme', caller, [
+      { name: 'g', match: {}, allow: [{ source: 'docs', uris: patterns }] },
+    ]);
+    let calls = 0;
+    const counting: Source = {
+      ...source,
+      listResources: (page, pageSignal) => {
+        calls += 1;
+        return source.listResources(page, pageSignal);
+      },
+    };
+    const service = createCatalog({ tenantId: 'acme', sources: [counting], cursors }).forScope(scope);
+    const pages: string[][] = [];
+    const callsPerPage: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const before = calls;
+      const page = await service.listResources(cursor, signal);
+      pages.push(page.resources.map((r) => r.uri));
+      callsPerPage.push(calls - before);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && pages.length < 100);
+    return { pages, callsPerPage };
+  }
+
+  it('lists one level and one file of large folders in one request, one source call', async () => {
+    const { pages, callsPerPage } = await listGranted(['file:///docs/granted/*', 'file:///docs/f07/n0999.txt']);
+    expect(pages).toEqual([
+      [
+        `file:///docs/f07/${fileName(999)}`,
+        'file:///docs/granted/',
+        ...Array.from({ length: 5 }, (_, i) => `file:///docs/granted/${fileName(i)}`),
+      ],
+    ]);
+    expect(callsPerPage).toEqual([1]);
+  });
+
+  it('passes over what a wildcard inside a level does not grant: one source call per page', async () => {
+    const { pages, callsPerPage } = await listGranted(['file:///docs/*/n0001.txt']);
+    const expected = [
+      ...Array.from({ length: FOLDERS }, (_, f) => `file:///docs/${folderName(f)}/${fileName(1)}`),
+      `file:///docs/granted/${fileName(1)}`,
+    ];
+    expect(pages.flat()).toEqual(expected);
+    expect(callsPerPage.every((calls) => calls === 1)).toBe(true);
+    // Each page examines up to 10,000 entries of the 51,000 the range reaches.
+    expect(pages.length).toBeLessThanOrEqual(Math.ceil((FOLDERS * (PER_FOLDER + 1) + 6) / 10_000));
+  }, 60_000);
+
   it('keeps the unrestricted first page to one page of work', async () => {
     const service = createCatalog({ tenantId: 'acme', sources: [source], cursors }).forScope(unrestrictedScope);
     const page = await service.listResources(undefined, signal);

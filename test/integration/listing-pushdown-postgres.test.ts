@@ -139,6 +139,29 @@ describe('Postgres listing narrowed to the caller grants', () => {
     expect(uris).toHaveLength(10 * (1 + TABLES));
   });
 
+  it('asks for a named schema and a named table only, one relation query for the table', async () => {
+    // Neighbours that a prefix would keep: s03/t05 also starts t05x; s07 also starts s07x (not allowed).
+    await db.sql('CREATE TABLE s03.t05x (id int)');
+    try {
+      const scope = scopeOf(['db+postgres:///wh/s07', 'db+postgres:///wh/s03/t05', 'db+postgres:///wh/s1*']);
+      const { result: pages, queries } = await recordQueries(() => pagesOf(scope));
+      expect(pages).toEqual([
+        [
+          'db+postgres:///wh/s03/t05',
+          'db+postgres:///wh/s07',
+          ...Array.from({ length: 10 }, (_, i) => `db+postgres:///wh/s1${i}`),
+        ],
+      ]);
+      // One relation query (s03's, for t05 by name); the schema entries need none.
+      const relationQueries = queries.filter(([text]) => text.includes('pg_class') && text.includes('LIMIT'));
+      expect(relationQueries).toHaveLength(1);
+      expect(relationQueries[0]?.[1]).toContainEqual(['t05']);
+      expect(otherSchemasIn(queries, ['s03', 's07', ...SCHEMAS.filter((x) => x.startsWith('s1'))])).toEqual([]);
+    } finally {
+      await db.sql('DROP TABLE s03.t05x');
+    }
+  });
+
   it('records other schemas when the listing is not narrowed (the check can fail)', async () => {
     const scope = scopeOf(['db+postgres:///wh/s07', 'db+postgres:///wh/s07/*']);
     const { queries } = await recordQueries(() =>

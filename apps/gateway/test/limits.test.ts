@@ -249,6 +249,32 @@ describe('load shedding', () => {
   });
 });
 
+describe('load shedding on a stalled loop turn (SHED_EVENT_LOOP_STALL_MS)', () => {
+  let app: FastifyInstance;
+
+  beforeAll(async () => {
+    app = await build(
+      { tenants: [{ id: 'calm', anonymous: true, sources: [docs('docs')] }] },
+      { SHED_EVENT_LOOP_DELAY_MS: '0', SHED_EVENT_LOOP_STALL_MS: '50' },
+    );
+  });
+  afterAll(() => app?.close());
+
+  it('refuses a request read after the loop has been busy past the threshold, not the next calm one', async () => {
+    const calm = async () => expect((await post(app, 'calm')).statusCode).toBe(200);
+    // Once the turns after the app's start are on time.
+    await vi.waitFor(calm, { timeout: 2000, interval: 20 });
+    const shed = app.limits.shedding.shed;
+    // This turn runs 120 ms before the request is read, as the tail of a turn crowded with requests does.
+    const until = performance.now() + 120;
+    while (performance.now() < until);
+    expectRefusal(await post(app, 'calm'), 503, /^The gateway is overloaded \(event loop stalled\)/);
+    expect(app.limits.shedding.shed).toBe(shed + 1);
+    // Turns on time again: admitted, with no sampling period to wait out.
+    await vi.waitFor(calm, { timeout: 2000, interval: 20 });
+  });
+});
+
 describe('per-tenant in-flight cap (bulkhead)', () => {
   let app: FastifyInstance;
   const gates: Array<() => void> = [];

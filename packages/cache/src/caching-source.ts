@@ -45,8 +45,11 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
           position: page.position ?? null,
           limit: page.limit,
           ...(page.prefixes === undefined ? {} : { prefixes: page.prefixes }),
+          ...(page.ranges === undefined ? {} : { ranges: page.ranges }),
+          // A page filtered by the caller's view (issue 15) is shared by that view only.
+          ...(page.visible === undefined ? {} : { view: page.view ?? null }),
         }),
-        cacheable: ttlMs.list > 0,
+        cacheable: ttlMs.list > 0 && (page.visible === undefined || page.view !== undefined),
         ttlMs: () => ttlMs.list,
         crossReplica: true,
         signal,

@@ -65,6 +65,23 @@ describe('single flight', () => {
     expect(backend.calls.list).toBe(3);
   });
 
+  it('shares a page filtered by a caller view only with that view, and never caches an unnamed one', async () => {
+    const backend = countingSource('viewed');
+    const cached = createCachingSource(backend, { tenantId: 'acme', cache: await replica() });
+    const request = { limit: 3, prefixes: ['test://viewed/a/'], ranges: [{ prefix: 'test://viewed/a/', depth: 0 }] };
+    const csv = (uri: string) => uri.endsWith('.csv');
+    await cached.listResources({ ...request, visible: csv, view: 'csv-readers' });
+    await cached.listResources({ ...request, visible: csv, view: 'csv-readers' });
+    expect(backend.calls.list).toBe(1);
+    // The same ranges with another view (other grants, same literal starts) is another question.
+    await cached.listResources({ ...request, visible: (uri) => uri.endsWith('.json'), view: 'json-readers' });
+    expect(backend.calls.list).toBe(2);
+    // A visibility with no name to key it by is never stored.
+    await cached.listResources({ ...request, visible: csv });
+    await cached.listResources({ ...request, visible: csv });
+    expect(backend.calls.list).toBe(4);
+  });
+
   it('falls back to its own backend call when the replica holding the lock fails', async () => {
     const backend = countingSource('docs');
     const [a, b] = [await replica(), await replica()];

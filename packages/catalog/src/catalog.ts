@@ -1,4 +1,4 @@
-import type { AccessScope, Logger, ResourceDescriptor, Source } from '@mcpgw/core';
+import type { AccessScope, ListingRange, Logger, ResourceDescriptor, Source } from '@mcpgw/core';
 import { GatewayError, isGatewayError, silentLogger } from '@mcpgw/core';
 import type { CursorCodec, ReadOutcome, ResourcePage, ResourceService, TemplatePage } from '@mcpgw/protocol';
 import { parseResourceCursor, parseTemplateCursor } from './cursor-state.js';
@@ -15,9 +15,9 @@ export interface CatalogOptions {
    * Source calls one page may make before it returns what it has (with a
    * cursor), so a caller who can see little of a large source cannot make
    * one request walk the whole backend. Default 10. Sources are asked only
-   * for the prefixes the caller's patterns start with (issue 15), so only
-   * patterns with wildcards inside a prefix, or none before their first
-   * wildcard, still make a page use several calls.
+   * for the ranges the caller's patterns reach (issue 15), once per page, so
+   * only patterns without a literal start (a full scan) still make a page
+   * use several calls of one source.
    */
   maxSourceCallsPerPage?: number;
   /** Where degraded listings are reported. */
@@ -62,6 +62,12 @@ export function createCatalog(options: CatalogOptions): Catalog {
     forScope(scope) {
       const binding = (listing: string) => ({ tenantId, fingerprint: scope.fingerprint, listing });
       const visible = (source: Source, uri: string) => scope.allowsSource(source.id) && scope.allows(source.id, uri);
+      /** A narrowed page request's shape and, when it has a name for caches, the caller's view. */
+      const narrowing = (source: Source, ranges: readonly ListingRange[] | undefined) => {
+        if (ranges === undefined) return {};
+        if (scope.view === undefined) return { ranges };
+        return { ranges, visible: (uri: string) => scope.allows(source.id, uri), view: scope.view };
+      };
 
       return {
         async listResources(cursor, signal): Promise<ResourcePage> {
@@ -73,6 +79,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
           const resources: ResourceDescriptor[] = [];
           let ttlMs = Number.POSITIVE_INFINITY;
           let calls = 0;
+          /** The index of the narrowed source this page has called, if any. */
+          let narrowedCallOf: number | undefined;
           const unavailable: string[] = [];
           const incomplete: string[] = [];
           let index = state.source;
@@ -87,13 +95,22 @@ export function createCatalog(options: CatalogOptions): Catalog {
               position = undefined;
               continue;
             }
+            // A narrowed source is asked once per page: its one call makes at
+            // most one backend call per range, so a page costs at most one
+            // backend call per granted prefix whatever the patterns' shape
+            // (a short page, with a cursor, rather than a second pass).
+            if (prefixes !== undefined && narrowedCallOf === index) break;
+            if (prefixes !== undefined) narrowedCallOf = index;
             calls += 1;
             ttlMs = Math.min(ttlMs, source.ttlMs.list);
             let page;
             try {
               const limit = pageSize - resources.length;
+              const ranges = prefixes === undefined ? undefined : scope.listingRanges?.(source.id);
               page = await source.listResources(
-                prefixes === undefined ? { position, limit } : { position, limit, prefixes },
+                prefixes === undefined
+                  ? { position, limit }
+                  : { position, limit, prefixes, ...narrowing(source, ranges) },
                 signal,
               );
             } catch (error) {

@@ -93,6 +93,13 @@ export const envSchema = z.object({
    */
   SHED_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200),
   /**
+   * Load shedding, per request: refuse a new request with 503 when the event
+   * loop is this many milliseconds behind at the moment it is read (the
+   * current turn so far, or the last one). Reacts within a turn where the
+   * delay above reacts within a second. 0 is off.
+   */
+  SHED_EVENT_LOOP_STALL_MS: z.coerce.number().int().min(0).default(0),
+  /**
    * Load shedding: refuse new requests while event-loop utilization is above
    * this fraction. 0 (the default) is off: a replica at full throughput is
    * busy, not late; the delay above is what tracks queueing.
@@ -106,12 +113,17 @@ export const envSchema = z.object({
   /**
    * Bearer token Prometheus sends to scrape `/metrics`. Unset: `/metrics` is
    * served without a token on a loopback HOST and not at all (404) otherwise.
+   * Empty counts as unset: what a compose file's `${METRICS_TOKEN:-}` gives
+   * when the operator has none.
    */
-  METRICS_TOKEN: z
-    .string()
-    .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
-    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an Authorization header)')
-    .optional(),
+  METRICS_TOKEN: z.preprocess(
+    (value) => (value === '' ? undefined : value),
+    z
+      .string()
+      .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an Authorization header)')
+      .optional(),
+  ),
   /**
    * OTLP/HTTP collector base URL (`http://collector:4318`); spans go to
    * `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Unset: no tracing.

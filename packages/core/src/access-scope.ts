@@ -1,3 +1,5 @@
+import type { ListingRange } from './listing-ranges.js';
+
 /**
  * What one caller may see of a tenant's resources: the policy layer computes
  * it from (tenant, verified claims, grants); the catalog applies it to every
@@ -27,6 +29,12 @@ export interface AccessScope {
    * empty list means nothing of the source can be visible.
    */
   listingPrefixes?(sourceId: string): readonly string[] | undefined;
+  /**
+   * The same prefixes as `listingPrefixes`, in the same order, each with
+   * the shape of what the caller's patterns reach after it; undefined
+   * exactly when `listingPrefixes` is.
+   */
+  listingRanges?(sourceId: string): readonly ListingRange[] | undefined;
 }
 
 /** Full access, for tenants declared anonymous (loopback development only). */

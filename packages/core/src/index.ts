@@ -27,6 +27,8 @@ export type { Principal } from './principal.js';
 export { BLOB_BYTES, bytesToContents, isTextLike } from './contents.js';
 /** Normalizes and decodes the URI prefixes a listing is narrowed to. */
 export { decodePercentPrefix, normalizePrefixes } from './uri-prefixes.js';
+/** The shape of what a caller's grants reach per literal prefix: subtree, levels, or one URI. */
+export { normalizeRanges, rangeAdmits, slashesIn, type ListingRange } from './listing-ranges.js';
 /** The JWS algorithms an issuer may sign with (asymmetric only). */
 export { ASYMMETRIC_ALGORITHMS } from './algorithms.js';
 /** The one change hub sources announce list changes through. */

@@ -1,3 +1,4 @@
+import type { ListingRange } from './listing-ranges.js';
 import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
 
 /**
@@ -103,6 +104,26 @@ export interface PageRequest {
    * caller's scope, so this only saves work, it never decides visibility.
    */
   prefixes?: readonly string[];
+  /**
+   * With `prefixes`: the same prefixes, in the same order, each with the
+   * shape of what the grants reach after it (`ListingRange`: a subtree, a
+   * number of levels, or one URI). A source that can list by shape (one
+   * level with an S3 delimiter, one entry instead of a folder walk) does, so
+   * a page needs one backend call per range; it may leave out anything its
+   * range does not admit (`rangeAdmits`), and its positions must stay
+   * meaningful for the same request.
+   */
+  ranges?: readonly ListingRange[];
+  /**
+   * With `ranges`: whether the caller may see a URI (as for `read`), so a
+   * source that has to pass over entries to fill a page (a shape it cannot
+   * ask its backend for, such as `*.csv` within a level) passes over the
+   * invisible ones too, and one backend call per range goes as far as it
+   * can. The result then depends on it: `view` (the caller's
+   * `AccessScope.view`, equal for equal grants) names it for caches.
+   */
+  visible?: VisibleUri;
+  view?: string;
 }
 
 export interface Page<T> {

@@ -23,7 +23,8 @@ export function normalizePrefixes(
   return kept;
 }
 
-function compareCodeUnits(a: string, b: string): number {
+/** Order by UTF-16 code units (JavaScript's default string order). */
+export function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 

@@ -9,4 +9,4 @@ export { compileGrants } from './compile-grants.js';
 export { resolveAccess } from './resolve-access.js';
 /** Why a grant URI pattern is refused at load (config validation), or undefined. */
 export { grantPatternProblem } from './grant-pattern-problem.js';
-export { listingPrefixesOf, literalPrefix } from './listing-prefixes.js';
+export { listingPrefixesOf, listingRangeOf, listingRangesOf, literalPrefix } from './listing-prefixes.js';

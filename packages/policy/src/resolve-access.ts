@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { AccessScope, Principal } from '@mcpgw/core';
+import type { AccessScope, ListingRange, Principal } from '@mcpgw/core';
 import type { CompiledGrants } from './compile-grants.js';
 import { compileGrants } from './compile-grants.js';
 import type { Grant, GrantMatch } from './grant.js';
 import type { UriPattern } from './uri-pattern.js';
 import { isAmbiguousUri } from './uri-pattern.js';
-import { listingPrefixesOf } from './listing-prefixes.js';
+import { listingRangesOf } from './listing-prefixes.js';
 
 /**
  * A caller's resource set: a pure function of (tenant, verified principal,
@@ -52,7 +52,21 @@ export function resolveAccess(
   const view = createHash('sha256')
     .update(canonicalJson({ v: 1, tenant: tenantId, grants: effectiveGrants }))
     .digest('base64url');
+  const ranges = new Map<string, readonly ListingRange[] | undefined>();
   const prefixes = new Map<string, readonly string[] | undefined>();
+  const listingRanges = (sourceId: string): readonly ListingRange[] | undefined => {
+    const rule = rules.get(sourceId);
+    if (rule === undefined) return [];
+    if (!ranges.has(sourceId)) {
+      const found = listingRangesOf(rule === 'all' ? 'all' : rule.map((pattern) => pattern.source));
+      ranges.set(sourceId, found);
+      prefixes.set(
+        sourceId,
+        found?.map((range) => range.prefix),
+      );
+    }
+    return ranges.get(sourceId);
+  };
 
   return {
     fingerprint,
@@ -64,12 +78,10 @@ export function resolveAccess(
       if (rule === 'all') return true;
       return !isAmbiguousUri(uri) && rule.some((pattern) => pattern.matches(uri));
     },
+    listingRanges,
     listingPrefixes(sourceId) {
-      const rule = rules.get(sourceId);
-      if (rule === undefined) return [];
-      if (!prefixes.has(sourceId)) {
-        prefixes.set(sourceId, listingPrefixesOf(rule === 'all' ? 'all' : rule.map((pattern) => pattern.source)));
-      }
+      if (!rules.has(sourceId)) return [];
+      listingRanges(sourceId);
       return prefixes.get(sourceId);
     },
   };

@@ -137,7 +137,9 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
      * One page of the sorted depth-first walk, resumed from the position
      * (issue 15): the page reads the folders on its way, not the whole tree,
      * so its cost does not grow with the tree. With `page.prefixes` only the
-     * granted subfolders are walked. A folder with more than `maxEntries`
+     * granted subfolders are walked, as deep as the grants reach (`page.ranges`),
+     * passing over what the caller may not see (`page.visible`), at most
+     * `MAX_EXAMINED_PER_PAGE` entries per page. A folder with more than `maxEntries`
      * entries is listed up to that many and the page says so (`incomplete`).
      */
     async listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
@@ -145,12 +147,18 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
       // as `/` + names joined by `/`. Resuming by path rather than by index
       // means an entry added or removed meanwhile shifts nothing.
       const after = page.position === undefined ? undefined : parsePosition(page.position);
-      const blocks = page.prefixes === undefined ? WHOLE_TREE : walkBlocks(sourceId, page.prefixes);
+      const blocks = page.prefixes === undefined ? WHOLE_TREE : walkBlocks(sourceId, page.ranges ?? page.prefixes);
       if (blocks.length === 0) return { items: [] };
       const limit = Math.max(1, Math.floor(page.limit));
+      // Entries the caller may not see are passed over before they are opened and described.
+      const visible = page.visible;
+      const keep =
+        visible === undefined
+          ? undefined
+          : (entry: WalkEntry) => visible(toFileUri(sourceId, entry.segments, entry.kind === 'directory'));
       let walked: WalkPage;
       try {
-        walked = await walkPage(folders.listing, blocks, after, limit);
+        walked = await walkPage(folders.listing, blocks, after, limit, keep);
       } catch (error) {
         throw unavailable(sourceId, 'list', error);
       }
@@ -177,10 +185,10 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
         ),
       );
       const items = described.filter((d): d is ResourceDescriptor => d !== undefined);
-      const last = walked.entries.at(-1);
+      const last = walked.last;
       return {
         items,
-        ...(walked.more && last !== undefined ? { nextPosition: formatPosition(last.segments) } : {}),
+        ...(walked.more && last !== undefined ? { nextPosition: formatPosition(last) } : {}),
         ...(walked.truncated ? { incomplete: true } : {}),
       };
     },

@@ -23,10 +23,48 @@ export type ReadFolder = (segments: readonly string[]) => Promise<FolderListing 
 export interface WalkBlock {
   folder: string[];
   namePrefix: string;
+  /**
+   * The shape of what a caller's grants reach in the block (issue 15, see
+   * `ListingRange`): at most `depth` `/` in an entry's URI after the block's
+   * prefix, or (`exact`) the entry the prefix names and nothing else. Absent:
+   * everything in the block.
+   */
+  depth?: number;
+  exact?: boolean;
 }
+
+/** `/` after the block's prefix in the entry's URI: one per level below the block's names, one for a folder's own. */
+function slashesAfter(block: WalkBlock, entry: WalkEntry): number {
+  const below = entry.segments.length - block.folder.length - 1;
+  return below < 0 ? 0 : below + (entry.kind === 'directory' ? 1 : 0);
+}
+
+/** Whether the block's shape admits `entry` (which lies in the block). */
+function admits(block: WalkBlock, entry: WalkEntry): boolean {
+  if (block.exact === true) {
+    if (block.namePrefix === '') return entry.segments.length === block.folder.length;
+    return (
+      entry.kind === 'file' &&
+      entry.segments.length === block.folder.length + 1 &&
+      entry.segments.at(-1) === block.namePrefix
+    );
+  }
+  return block.depth === undefined || slashesAfter(block, entry) <= block.depth;
+}
+
+/** Whether anything below the folder at `segments` can be admitted: the walk reads it only then. */
+function descends(block: WalkBlock, segments: readonly string[]): boolean {
+  if (block.exact === true) return false;
+  return block.depth === undefined || segments.length - block.folder.length <= block.depth;
+}
+
+/** Entries one page examines at most when passing over entries, so one call cannot walk a whole tree. */
+export const MAX_EXAMINED_PER_PAGE = 10_000;
 
 export interface WalkPage {
   entries: WalkEntry[];
+  /** The last entry examined (listed or passed over): where the next page resumes. */
+  last?: readonly string[] | undefined;
   /** Whether entries may follow the last one (so the listing has a next page). */
   more: boolean;
   /** Whether a folder this page read had more entries than `maxEntries` (some were left out). */
@@ -63,14 +101,35 @@ function containsBlock(outer: WalkBlock, inner: WalkBlock): boolean {
   return inner.folder.length > outer.folder.length && inBlock(outer, inner.folder);
 }
 
-/** Blocks in walk order with none inside another, so walking them in turn keeps the walk's order. */
+/**
+ * Blocks in walk order with none inside another, so walking them in turn
+ * keeps the walk's order. A shaped block that holds another becomes its whole
+ * block (admitting both, and more).
+ */
 export function normalizeBlocks(blocks: readonly WalkBlock[]): WalkBlock[] {
   const sorted = [...blocks].sort((a, b) => comparePaths(blockStart(a), blockStart(b)));
   const kept: WalkBlock[] = [];
   for (const block of sorted) {
-    if (!kept.some((outer) => containsBlock(outer, block))) kept.push(block);
+    const outer = kept.findIndex((candidate) => containsBlock(candidate, block));
+    if (outer === -1) kept.push(block);
+    else if (!sameShape(kept[outer]!, block) && !isWhole(kept[outer]!)) {
+      kept[outer] = { folder: kept[outer]!.folder, namePrefix: kept[outer]!.namePrefix };
+    }
   }
   return kept;
+}
+
+function isWhole(block: WalkBlock): boolean {
+  return block.depth === undefined && block.exact !== true;
+}
+
+function sameShape(a: WalkBlock, b: WalkBlock): boolean {
+  return (
+    a.depth === b.depth &&
+    a.exact === b.exact &&
+    a.namePrefix === b.namePrefix &&
+    comparePaths(a.folder, b.folder) === 0
+  );
 }
 
 interface Level {
@@ -90,6 +149,7 @@ export async function walkPage(
   blocks: readonly WalkBlock[],
   after: readonly string[] | undefined,
   limit: number,
+  keep: (entry: WalkEntry) => boolean = () => true,
 ): Promise<WalkPage> {
   const entries: WalkEntry[] = [];
   const unreadable: string[] = [];
@@ -110,11 +170,14 @@ export async function walkPage(
   };
 
   let last = after;
+  let examined = 0;
+  const stop = () => ({ entries, last, more: true, truncated, unreadable });
   for (const block of blocks) {
     // A block wholly before `after` was listed by earlier pages.
     if (last !== undefined && !inBlock(block, last) && comparePaths(last, blockStart(block)) > 0) continue;
-    if (entries.length >= limit) return { entries, more: true, truncated, unreadable };
-    const stack = await resume(block, last === undefined || !inBlock(block, last) ? undefined : last, children);
+    if (entries.length >= limit) return stop();
+    const from = last === undefined || !inBlock(block, last) ? undefined : last;
+    const stack = await resume(block, from, children, (segments) => descends(block, segments));
     while (stack.length > 0) {
       const top = stack.at(-1)!;
       const entry = top.list[top.index];
@@ -122,14 +185,18 @@ export async function walkPage(
         stack.pop();
         continue;
       }
-      if (entries.length >= limit) return { entries, more: true, truncated, unreadable };
+      if (entries.length >= limit || examined >= MAX_EXAMINED_PER_PAGE) return stop();
       top.index += 1;
-      entries.push(entry);
+      examined += 1;
+      // Passed over (the block's shape or the caller's view): not listed, but the walk moves on.
+      if (admits(block, entry) && keep(entry)) entries.push(entry);
       last = entry.segments;
-      if (entry.kind === 'directory') stack.push({ list: (await children(entry.segments)) ?? [], index: 0 });
+      if (entry.kind === 'directory' && descends(block, entry.segments)) {
+        stack.push({ list: (await children(entry.segments)) ?? [], index: 0 });
+      }
     }
   }
-  return { entries, more: false, truncated, unreadable };
+  return { entries, last, more: false, truncated, unreadable };
 }
 
 /**
@@ -142,6 +209,7 @@ async function resume(
   block: WalkBlock,
   after: readonly string[] | undefined,
   children: (segments: readonly string[]) => Promise<WalkEntry[] | undefined>,
+  descendsInto: (segments: readonly string[]) => boolean,
 ): Promise<Level[]> {
   const { folder, namePrefix } = block;
   const inPrefix = (entry: WalkEntry) => entry.segments[folder.length]!.startsWith(namePrefix);
@@ -152,7 +220,7 @@ async function resume(
     if (folder.length > 0 && (await children(folder)) === undefined) return [];
     return [{ list: [{ segments: folder, kind: 'directory' }], index: 0 }];
   }
-  if (after.length === folder.length) return [{ list: await list(folder), index: 0 }];
+  if (after.length === folder.length) return descendsInto(folder) ? [{ list: await list(folder), index: 0 }] : [];
   const stack: Level[] = [];
   let afterIsFolder = false;
   for (let depth = folder.length; depth < after.length; depth += 1) {
@@ -164,6 +232,6 @@ async function resume(
     }
     stack.push({ list: siblings.filter((e) => compareNames(e.segments[depth]!, name) > 0), index: 0 });
   }
-  if (afterIsFolder) stack.push({ list: await list(after), index: 0 });
+  if (afterIsFolder && descendsInto(after)) stack.push({ list: await list(after), index: 0 });
   return stack;
 }

@@ -1,4 +1,5 @@
 import type { RunQuery } from './read-only-transaction.js';
+import { PUBLISHED, relationKeysetSql } from './relation-keyset.js';
 
 /**
  * Catalog reads. Every name a caller supplies is a bound parameter compared
@@ -7,7 +8,6 @@ import type { RunQuery } from './read-only-transaction.js';
  * materialized views (m) and foreign tables (f); partitions are reached
  * through their parent and not listed on their own.
  */
-const PUBLISHED = `c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition`;
 
 export type RelationKind = 'r' | 'p' | 'v' | 'm' | 'f';
 
@@ -38,8 +38,8 @@ export async function findSchemas(query: RunQuery, allowed: readonly string[], f
 
 /**
  * One keyset page of a schema's relations: names strictly after `after`, in
- * `name` (byte) order. Served by pg_class_relname_nsp_index (relname,
- * relnamespace), so its cost follows the page size, not the table count.
+ * `name` (byte) order, at a cost that follows the page size, not the table
+ * count (see `relationKeysetSql`).
  */
 export async function listRelations(
   query: RunQuery,
@@ -47,30 +47,24 @@ export async function listRelations(
   after: string,
   limit: number,
   namePrefixes?: readonly string[],
+  names: readonly string[] = [],
 ): Promise<RelationSummaryRow[]> {
+  const columns = `c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
+              pg_catalog.obj_description(c.oid, 'pg_class') AS comment`;
   if (namePrefixes === undefined) {
-    return query<RelationSummaryRow>(
-      `SELECT c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
-              pg_catalog.obj_description(c.oid, 'pg_class') AS comment
-         FROM pg_catalog.pg_class c
-        WHERE c.relnamespace = $1::oid AND c.relname > $2::text::name AND ${PUBLISHED}
-        ORDER BY c.relname
-        LIMIT $3`,
-      [schemaOid, after, limit],
-    );
+    return query<RelationSummaryRow>(relationKeysetSql(columns), [schemaOid, after, limit]);
   }
   // A listing narrowed to the caller's grants (issue 15): only names that
-  // start with one of the prefixes, compared as bytes like the ORDER BY.
+  // start with one of the prefixes, compared as bytes like the ORDER BY, or
+  // that equal one of the names.
   return query<RelationSummaryRow>(
-    `SELECT c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
-            pg_catalog.obj_description(c.oid, 'pg_class') AS comment
-       FROM pg_catalog.pg_class c
-      WHERE c.relnamespace = $1::oid AND c.relname > $2::text::name AND ${PUBLISHED}
-        AND EXISTS (SELECT 1 FROM pg_catalog.unnest($4::text[]) AS p(prefix)
-                     WHERE pg_catalog.starts_with(c.relname::text, p.prefix))
-      ORDER BY c.relname
-      LIMIT $3`,
-    [schemaOid, after, limit, namePrefixes],
+    relationKeysetSql(
+      columns,
+      `EXISTS (SELECT 1 FROM pg_catalog.unnest($4::text[]) AS p(prefix)
+                WHERE pg_catalog.starts_with(c.relname::text, p.prefix))
+       OR c.relname::text = ANY ($5::text[])`,
+    ),
+    [schemaOid, after, limit, namePrefixes, names],
   );
 }
 
@@ -84,13 +78,7 @@ export async function listRelationNames(
   after: string,
   limit: number,
 ): Promise<string[]> {
-  const rows = await query<{ name: string }>(
-    `SELECT c.relname::text AS name FROM pg_catalog.pg_class c
-      WHERE c.relnamespace = $1::oid AND c.relname > $2::text::name AND ${PUBLISHED}
-      ORDER BY c.relname
-      LIMIT $3`,
-    [schemaOid, after, limit],
-  );
+  const rows = await query<{ name: string }>(relationKeysetSql('c.relname::text AS name'), [schemaOid, after, limit]);
   return rows.map((r) => r.name);
 }
 

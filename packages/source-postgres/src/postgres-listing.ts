@@ -25,7 +25,9 @@ export async function listPostgresResources(
   const [fromSchema, fromName] = page.position === undefined ? ['', undefined] : parsePosition(scope, page.position);
   const limit = Math.max(1, Math.floor(page.limit));
   const narrowing =
-    page.prefixes === undefined ? undefined : narrowSchemas(scope.sourceId, scope.allowed, page.prefixes);
+    page.prefixes === undefined
+      ? undefined
+      : narrowSchemas(scope.sourceId, scope.allowed, page.ranges ?? page.prefixes);
   if (narrowing?.length === 0) return { items: [] };
   const byName = new Map(narrowing?.map((n) => [n.schema, n]));
   const schemas = narrowing === undefined ? scope.allowed : narrowing.map((n) => n.schema);
@@ -43,9 +45,11 @@ export async function listPostgresResources(
         }
         after = '';
       }
+      // Grants that reach this schema's own resource only: no relation query.
+      if (narrowed?.tables?.length === 0 && narrowed.names === undefined) continue;
       const room = limit - items.length;
       if (room === 0) return { items, nextPosition: JSON.stringify([schema.name, after]) };
-      const relations = await listRelations(query, schema.oid, after, room + 1, narrowed?.tables);
+      const relations = await listRelations(query, schema.oid, after, room + 1, narrowed?.tables, narrowed?.names);
       for (const r of relations.slice(0, room)) {
         items.push(relationDescriptor(scope, schema.name, r));
         last = [schema.name, r.name];

@@ -38,4 +38,30 @@ describe('narrowing a postgres listing to URI prefixes', () => {
     expect(narrowSchemas('wh', allowed, ['db+postgres:///w'])).toBeUndefined();
     expect(narrowSchemas('wh', allowed, ['db+postgres:///other/sales', 'db+postgres:///wh/secret/'])).toEqual([]);
   });
+
+  it('follows the shape of each range: one schema, schema entries only, one table by name', () => {
+    expect(
+      narrowSchemas('wh', allowed, [
+        { prefix: 'db+postgres:///wh/sales', exact: true },
+        { prefix: 'db+postgres:///wh/p', depth: 0 },
+        { prefix: 'db+postgres:///wh/sales_eu/orders', exact: true },
+        { prefix: 'db+postgres:///wh/sales_eu/inv', depth: 0 },
+      ]),
+    ).toEqual([
+      { schema: 'public', schemaEntry: true, tables: [] },
+      { schema: 'sales', schemaEntry: true, tables: [] },
+      { schema: 'sales_eu', schemaEntry: false, tables: ['inv'], names: ['orders'] },
+    ]);
+    // A name a prefix already keeps is not asked for again; a deeper range keeps whole schemas.
+    expect(
+      narrowSchemas('wh', allowed, [
+        { prefix: 'db+postgres:///wh/sales/ord', depth: 0 },
+        { prefix: 'db+postgres:///wh/sales/orders', exact: true },
+        { prefix: 'db+postgres:///wh/ün', depth: 1 },
+      ]),
+    ).toEqual([
+      { schema: 'sales', schemaEntry: false, tables: ['ord'] },
+      { schema: 'ünï', schemaEntry: true, tables: undefined },
+    ]);
+  });
 });

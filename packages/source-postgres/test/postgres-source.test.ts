@@ -74,6 +74,22 @@ describe('resources/list', () => {
     }
   });
 
+  it('lists relations whose names fall among the pg_toast entries, in order, on every page size', async () => {
+    // The keyset scan reads names between `pg_toast_` and `pg_toast\`` through the row types
+    // (relation-keyset.ts): a user relation named there must still be listed, where it sorts.
+    await fx.db.sql('CREATE TABLE public.pg_toast_x (id int); CREATE VIEW public."pg_toast_y" AS SELECT 1 AS one');
+    try {
+      const { uris: all } = await listAll(fx.source, 1000);
+      const publicNames = all.filter((u) => u.startsWith(`${P}/public/`)).map((u) => u.slice(`${P}/public/`.length));
+      expect(publicNames).toContain('pg_toast_x');
+      expect(publicNames).toContain('pg_toast_y');
+      expect(publicNames).toEqual([...publicNames].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
+      for (const limit of [1, 2, 5]) expect((await listAll(fx.source, limit)).uris).toEqual(all);
+    } finally {
+      await fx.db.sql('DROP VIEW public.pg_toast_y; DROP TABLE public.pg_toast_x');
+    }
+  });
+
   it('refuses positions it did not issue (MCPGW_CURSOR_INVALID)', async () => {
     for (const position of [
       'garbage',

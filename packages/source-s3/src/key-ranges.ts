@@ -1,4 +1,4 @@
-import { decodePercentPrefix, normalizePrefixes } from '@mcpgw/core';
+import { decodePercentPrefix, normalizePrefixes, normalizeRanges, type ListingRange } from '@mcpgw/core';
 import { compareKeys } from './key-order.js';
 import { uriPrefix } from './uri.js';
 
@@ -29,6 +29,34 @@ export function keyRanges(sourceId: string, uriPrefixes: readonly string[]): str
 }
 
 /**
+ * {@link keyRanges} with each range's shape (issue 15): the key ranges of
+ * `uriRanges`, where a key's `/` are its URI's, so depth and exactness carry
+ * over. A prefix cut back inside an encoded character still names one level
+ * (the cut characters hold no `/`) but no longer one key. A prefix that
+ * covers the source more widely than its URI prefix says nothing of the
+ * keys' shape: a full scan.
+ */
+export function keyShapes(sourceId: string, uriRanges: readonly ListingRange[]): ListingRange[] {
+  const base = uriPrefix(sourceId);
+  const keys: ListingRange[] = [];
+  for (const range of uriRanges) {
+    if (base.startsWith(range.prefix)) {
+      keys.push(range.prefix === base ? { ...range, prefix: '' } : { prefix: '' });
+      continue;
+    }
+    if (!range.prefix.startsWith(base)) continue;
+    const encoded = range.prefix.slice(base.length);
+    const key = decodePercentPrefix(encoded);
+    if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) continue;
+    // Cut back, the range admits keys the prefix did not: no longer one key, nor complete.
+    if (!decodesWhole(encoded))
+      keys.push(range.exact === true ? { prefix: key, depth: 0 } : { prefix: key, ...depthOf(range) });
+    else keys.push({ ...range, prefix: key });
+  }
+  return normalizeRanges(keys, compareKeys);
+}
+
+/**
  * The longest folder key that is a proper prefix of `range` and so does not
  * start with it: the last ancestor folder of the range's keys outside the
  * range (`''` when there is none).
@@ -39,4 +67,17 @@ export function outerFolder(range: string): string {
 
 export function maxKey(a: string, b: string): string {
   return compareKeys(a, b) >= 0 ? a : b;
+}
+
+function decodesWhole(encoded: string): boolean {
+  try {
+    decodeURIComponent(encoded);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function depthOf(range: ListingRange): { depth?: number } {
+  return range.depth === undefined ? {} : { depth: range.depth };
 }

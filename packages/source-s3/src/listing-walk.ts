@@ -34,12 +34,15 @@ export interface ListingStep {
  * @param objects keys in S3 order, all sorting after `after`
  * @param after the position the page started from (`''` on the first page)
  * @param upstreamTruncated whether S3 has more keys after `objects`
+ * @param admit entries it refuses are passed over like unsafe ones (a
+ *   listing narrowed by shape, issue 15): not listed, but the position moves on
  */
 export function walkListing(
   objects: readonly ListedObject[],
   after: string,
   limit: number,
   upstreamTruncated: boolean,
+  admit: (key: string) => boolean = () => true,
 ): ListingStep {
   const entries: ListingEntry[] = [];
   let last = after;
@@ -55,7 +58,7 @@ export function walkListing(
     for (const entry of chain) {
       if (compareKeys(entry.key, last) <= 0) continue;
       if (entries.length >= limit) return { entries, next: last };
-      if (isSafeRelativeKey(entry.key)) entries.push(entry);
+      if (isSafeRelativeKey(entry.key) && admit(entry.key)) entries.push(entry);
       last = entry.key;
     }
   }

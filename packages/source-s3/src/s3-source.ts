@@ -4,6 +4,8 @@ import {
   errorSummary,
   isGatewayError,
   mediaTypeOf,
+  rangeAdmits,
+  type ListingRange,
   type Page,
   type PageRequest,
   type ResourceContents,
@@ -16,7 +18,7 @@ import {
 } from '@mcpgw/core';
 import { ChangePoller } from './change-poller.js';
 import { compareKeys } from './key-order.js';
-import { keyRanges, maxKey, outerFolder } from './key-ranges.js';
+import { keyShapes, maxKey, outerFolder } from './key-ranges.js';
 import { walkListing, type ListingEntry } from './listing-walk.js';
 import { decodePosition, encodePosition } from './position.js';
 import { createS3Access, MAX_LIST_KEYS } from './s3-access.js';
@@ -28,6 +30,18 @@ import { isFolderKey, keyToUri, uriPrefix, uriToKey } from './uri.js';
 
 /** S3 keys are at most 1,024 bytes of UTF-8. */
 const MAX_KEY_BYTES = 1024;
+
+/**
+ * How one range is asked for: in a complete subtree (or a full scan) every
+ * key gives an entry, so `room` keys fill the page; other ranges may pass
+ * keys over, so they ask for as many as one call returns; one key is one key
+ * (the shortest key of a range is its prefix, so it comes first).
+ */
+function listCall(range: ListingRange, room: number, filtered: boolean): { MaxKeys: number; Delimiter?: string } {
+  if (range.exact === true) return { MaxKeys: 1 };
+  if (range.depth === undefined) return { MaxKeys: range.complete === true || !filtered ? room : MAX_LIST_KEYS };
+  return range.depth === 0 ? { MaxKeys: MAX_LIST_KEYS, Delimiter: '/' } : { MaxKeys: MAX_LIST_KEYS };
+}
 
 /**
  * S3 objects and folders under one bucket prefix as MCP resources
@@ -65,32 +79,53 @@ export function createS3Source(
    * are disjoint and each is contiguous in key order, so walking them one
    * after the other yields exactly the full walk's entries that lie in them,
    * in the same order, and the position stays what it always was (the last
-   * key handled): a page can end inside a range or between two.
+   * key handled): a page can end inside a range or between two. A range's
+   * shape (`page.ranges`) chooses the call: a subtree lists its keys flat, a
+   * single level lists with the `/` delimiter (deeper keys come back rolled
+   * up as one common prefix each), other depths list 1,000 keys flat and keep
+   * the admitted ones, and one key asks for one key. Entries the caller may
+   * not see (`page.visible`) are passed over like those the shape refuses, so
+   * a page is filled from one call per range as far as that call reaches.
    */
   async function listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
     const after = page.position === undefined ? '' : decodePosition(page.position);
     const limit = Math.max(1, Math.min(page.limit, MAX_LIST_KEYS));
-    const ranges = page.prefixes === undefined ? [''] : keyRanges(sourceId, page.prefixes);
+    const ranges: ListingRange[] =
+      page.prefixes === undefined
+        ? [{ prefix: '' }]
+        : keyShapes(sourceId, page.ranges ?? page.prefixes.map((prefix) => ({ prefix })));
     const items: ResourceDescriptor[] = [];
     let last = after;
     for (const range of ranges) {
       // Everything in a range sorting before `last` that `last` is not inside
-      // was handled by an earlier page.
-      if (compareKeys(range, last) < 0 && !last.startsWith(range)) continue;
+      // was handled by an earlier page; a one-key range, its key once passed.
+      if (compareKeys(range.prefix, last) < 0 && !last.startsWith(range.prefix)) continue;
+      if (range.exact === true && (range.prefix === '' || compareKeys(range.prefix, last) <= 0)) continue;
       if (items.length >= limit) return { items, nextPosition: encodePosition(last) };
       // The range's own ancestor folders lie outside it (and outside what the
       // caller may see): start after the longest of them.
-      const start = maxKey(last, outerFolder(range));
+      const start = maxKey(last, outerFolder(range.prefix));
       const room = limit - items.length;
+      const visible = page.visible;
+      const admit = (key: string) =>
+        rangeAdmits(range, key) && (visible === undefined || visible(keyToUri(sourceId, key)));
+      const call = listCall(range, room, page.visible !== undefined);
       const output = await access.list('ListObjectsV2', signal, {
-        Prefix: options.prefix + range,
+        Prefix: options.prefix + range.prefix,
         StartAfter: start === '' ? undefined : options.prefix + start,
-        MaxKeys: room,
+        ...call,
       });
-      const step = walkListing(access.relativeObjects(output.Contents), start, room, output.IsTruncated === true);
+      const listed = access.relativeObjects(output.Contents);
+      if (call.Delimiter !== undefined) {
+        // Each rolled-up folder stands where its first key would: a folder marker.
+        listed.push(...access.relativePrefixes(output.CommonPrefixes).map((key) => ({ key })));
+        listed.sort((a, b) => compareKeys(a.key, b.key));
+      }
+      const more = output.IsTruncated === true && range.exact !== true;
+      const step = walkListing(listed, start, room, more, admit);
       items.push(...step.entries.map(describe));
       if (step.next !== undefined) return { items, nextPosition: encodePosition(step.next) };
-      last = maxKey(last, step.entries.at(-1)?.key ?? '');
+      last = maxKey(last, range.exact === true ? range.prefix : (step.entries.at(-1)?.key ?? ''));
     }
     return { items };
   }

@@ -1,6 +1,7 @@
 import {
   DEFAULT_SOURCE_TTL_MS,
   invalidPosition,
+  rangeAdmits,
   type Page,
   type PageRequest,
   type ResourceContents,
@@ -59,9 +60,26 @@ export function createStaticSource(options: StaticSourceOptions, context: Source
         start = Number(page.position);
         if (start > descriptors.length) throw invalidPosition();
       }
-      const end = Math.min(descriptors.length, start + Math.max(1, Math.floor(page.limit)));
-      const items = descriptors.slice(start, end);
-      return end < descriptors.length ? { items, nextPosition: String(end) } : { items };
+      const limit = Math.max(1, Math.floor(page.limit));
+      if (page.prefixes === undefined) {
+        const end = Math.min(descriptors.length, start + limit);
+        const items = descriptors.slice(start, end);
+        return end < descriptors.length ? { items, nextPosition: String(end) } : { items };
+      }
+      // Narrowed to the caller's ranges (issue 15): the same order and
+      // positions, only the resources a range admits (and the caller may
+      // see); the page ends where the next such resource would start.
+      const ranges = page.ranges ?? page.prefixes.map((prefix) => ({ prefix }));
+      const visible = page.visible ?? (() => true);
+      const admitted = (d: ResourceDescriptor) => ranges.some((r) => rangeAdmits(r, d.uri)) && visible(d.uri);
+      const items: ResourceDescriptor[] = [];
+      for (let index = start; index < descriptors.length; index += 1) {
+        const descriptor = descriptors[index]!;
+        if (!admitted(descriptor)) continue;
+        if (items.length === limit) return { items, nextPosition: String(index) };
+        items.push(descriptor);
+      }
+      return { items };
     },
 
     async listTemplates(): Promise<ResourceTemplateDescriptor[]> {

@@ -1,14 +1,15 @@
 import underPressure from '@fastify/under-pressure';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EnvConfig } from '@mcpgw/config';
 import { GatewayError } from '@mcpgw/core';
 import { MCP_ROUTE } from '../mcp-route.js';
+import { startLoopStall } from './loop-stall.js';
 
 /** What a shed request is told to wait (RFC 9110 section 10.2.3): about one sampling period and then some. */
 export const SHED_RETRY_AFTER_SECONDS = 2;
 
 export interface LoadSheddingOptions {
-  env: Pick<EnvConfig, 'SHED_EVENT_LOOP_DELAY_MS' | 'SHED_EVENT_LOOP_UTILIZATION'>;
+  env: Pick<EnvConfig, 'SHED_EVENT_LOOP_DELAY_MS' | 'SHED_EVENT_LOOP_UTILIZATION' | 'SHED_EVENT_LOOP_STALL_MS'>;
   /** Called for each shed request (metrics). */
   onShed?: () => void;
   /** How often the event loop is sampled; tests shorten it. Default 1000 ms. */
@@ -31,8 +32,27 @@ export interface LoadShedding {
  * shed liveness probe would get a busy replica restarted, adding to the load.
  */
 export async function installLoadShedding(app: FastifyInstance, options: LoadSheddingOptions): Promise<LoadShedding> {
-  const { SHED_EVENT_LOOP_DELAY_MS: maxDelay, SHED_EVENT_LOOP_UTILIZATION: maxUtilization } = options.env;
+  const {
+    SHED_EVENT_LOOP_DELAY_MS: maxDelay,
+    SHED_EVENT_LOOP_UTILIZATION: maxUtilization,
+    SHED_EVENT_LOOP_STALL_MS: maxStall,
+  } = options.env;
   const state = { shed: 0 };
+  const refuse = (reply: FastifyReply, reason: string): never => {
+    state.shed += 1;
+    options.onShed?.();
+    reply.header('retry-after', String(SHED_RETRY_AFTER_SECONDS));
+    // Thrown, so the error handler writes the JSON-RPC body and the hook chain stops here.
+    throw new GatewayError('MCPGW_OVERLOADED', [reason, String(SHED_RETRY_AFTER_SECONDS)]);
+  };
+  if (maxStall > 0) {
+    // Per request, before any other work on it (registered first, so it runs first).
+    const stall = startLoopStall();
+    app.addHook('onClose', async () => stall.stop());
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.url === MCP_ROUTE && stall.now() > maxStall) refuse(reply, 'event loop stalled');
+    });
+  }
   if (maxDelay === 0 && maxUtilization === 0) return state;
   await app.register(underPressure, {
     // 0 leaves a threshold off in the plugin as well.
@@ -42,12 +62,7 @@ export async function installLoadShedding(app: FastifyInstance, options: LoadShe
     retryAfter: SHED_RETRY_AFTER_SECONDS,
     pressureHandler: (request, reply, type) => {
       if (request.routeOptions.url !== MCP_ROUTE) return undefined;
-      state.shed += 1;
-      options.onShed?.();
-      reply.header('retry-after', String(SHED_RETRY_AFTER_SECONDS));
-      // Thrown, so the error handler writes the JSON-RPC body and the hook chain stops here.
-      const reason = type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated';
-      throw new GatewayError('MCPGW_OVERLOADED', [reason, String(SHED_RETRY_AFTER_SECONDS)]);
+      return refuse(reply, type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated');
     },
   });
   return state;
