@@ -42,6 +42,8 @@ import { traceCache } from './observability/traced-cache.js';
 import { createRuntimeObservers } from './observability/runtime-observers.js';
 import { cacheOperations } from './observability/cache-operations.js';
 import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
+import { installListen } from './notifications/install-listen.js';
+import type { TenantEventBus } from './notifications/tenant-events.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -84,6 +86,8 @@ export interface BuildAppOptions {
    * OTEL_EXPORTER_OTLP_ENDPOINT is set; tests an in-memory one). Absent: no tracing.
    */
   tracerProvider?: TracerProvider;
+  /** Where tenant events travel; its owner closes it. Absent: an in-process bus the app owns. */
+  events?: TenantEventBus;
 }
 
 /**
@@ -259,7 +263,15 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   });
   const baseUrlOf = createBaseUrlResolver(config.env);
   registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });
-  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret), limits });
+  const listen = installListen(app, {
+    env: config.env,
+    tenants: tenants.serving,
+    bus: options.events,
+    logger: logger.child({ component: 'events' }),
+    opened: () => metrics.listenStreamOpened(),
+  });
+  const principalFingerprint = createPrincipalFingerprint(secret);
+  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, limits, listen });
   return app;
 }
 

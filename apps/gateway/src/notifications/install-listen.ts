@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import type { EnvConfig } from '@mcpgw/config';
+import type { Logger } from '@mcpgw/core';
+import type { ListenContext } from '../routes/listen-stream.js';
+import type { TenantRuntime } from '../tenant-runtime.js';
+import { createListenStreams } from './listen-streams.js';
+import type { ListenStreams } from './listen-streams.js';
+import { createLocalTenantEventBus } from './local-tenant-event-bus.js';
+import type { TenantEventBus } from './tenant-events.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Where tenant events travel (change feeds, configuration swaps, flushes); listen streams hear them here. */
+    events: TenantEventBus;
+    /** The open `subscriptions/listen` streams of this replica: `count(tenantId?)`. */
+    listenStreams: ListenStreams;
+  }
+}
+
+/**
+ * Sets up `subscriptions/listen` for the app: the event bus (the given one,
+ * else an in-process bus the app owns and closes), the stream registry with
+ * the configured caps, and the shutdown order: every stream gets its
+ * completion in `preClose`, before the server stops and waits on open
+ * connections (2026-07-28 basic/patterns/subscriptions, "Graceful Closure").
+ */
+export function installListen(
+  app: FastifyInstance,
+  options: {
+    env: EnvConfig;
+    tenants: ReadonlyMap<string, TenantRuntime>;
+    bus: TenantEventBus | undefined;
+    logger: Logger;
+    opened: () => () => void;
+  },
+): ListenContext {
+  const { env } = options;
+  const bus = options.bus ?? createLocalTenantEventBus(options.logger);
+  const streams = createListenStreams({
+    limits: {
+      perPrincipal: env.LISTEN_MAX_STREAMS_PER_PRINCIPAL,
+      perTenant: env.LISTEN_MAX_STREAMS_PER_TENANT,
+      total: env.LISTEN_MAX_STREAMS,
+    },
+    keepAliveMs: env.LISTEN_KEEPALIVE_MS,
+    opened: options.opened,
+  });
+  app.decorate('events', bus);
+  app.decorate('listenStreams', streams);
+  app.addHook('preClose', async () => streams.completeAll());
+  if (options.bus === undefined) app.addHook('onClose', async () => bus.close());
+  return {
+    streams,
+    bus,
+    tenants: options.tenants,
+    listChangedIntervalMs: env.LISTEN_LIST_CHANGED_INTERVAL_MS,
+  };
+}
