@@ -7,7 +7,7 @@ import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-is
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { validateErrorResponse, validateStreamMessage } from '@mcpgw/test-helpers/wire-schema';
-import { publishSourceChanges } from './source-feed-producer.js';
+import { publishSourceChanges } from '@mcpgw/test-helpers/source-feed-producer';
 
 // How listen streams live and end (MCP 2026-07-28, basic/patterns/subscriptions
 // and basic/transports/streamable-http): keep-alive comments, caps that refuse
