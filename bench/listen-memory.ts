@@ -20,7 +20,12 @@ import { once } from 'node:events';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startBuiltGateway } from './support/built-gateway.ts';
+import type * as BuiltGatewayModule from './support/built-gateway.js';
+
+// The .ts file itself at run time (type stripping); tsc checks it through the .js type import.
+const { startBuiltGateway } = (await import(
+  new URL('./support/built-gateway.ts', import.meta.url).href
+)) as typeof BuiltGatewayModule;
 
 const streamsArg = process.argv.indexOf('--streams');
 const STREAMS = streamsArg === -1 ? 1000 : Number(process.argv[streamsArg + 1]);
