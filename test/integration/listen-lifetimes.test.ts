@@ -229,6 +229,26 @@ describe('subscriptions/listen lifetimes', () => {
     }
   });
 
+  it('ends a stream with the completion once its tenant is no longer served', async () => {
+    const own = await startAcme();
+    try {
+      const stream = await openListen(
+        `${own.baseUrl}/t/acme/mcp`,
+        { resourcesListChanged: true },
+        { id: 6, headers: await bearer('hal') },
+      );
+      opened.push(stream);
+      await stream.next();
+      await own.app.tenants.remove('acme');
+      own.app.events.publish({ type: 'configuration', tenantId: 'acme' });
+      expect(await stream.next()).toMatchObject({ id: 6, result: { resultType: 'complete' } });
+      await stream.ended;
+      await eventually(() => own.app.listenStreams.count() === 0, 'the ended stream freed');
+    } finally {
+      await own.close();
+    }
+  });
+
   it('on shutdown sends every stream its completion, then closes, and the app closes promptly', async () => {
     const own = await startAcme();
     const stream = await openListen(
