@@ -7,6 +7,7 @@ import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-is
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { validateErrorResponse, validateStreamMessage } from '@mcpgw/test-helpers/wire-schema';
+import { parseExposition } from '@mcpgw/test-helpers/prometheus-text';
 import { publishSourceChanges } from '@mcpgw/test-helpers/source-feed-producer';
 
 // How listen streams live and end (MCP 2026-07-28, basic/patterns/subscriptions
@@ -141,6 +142,23 @@ describe('subscriptions/listen lifetimes', () => {
     second.close();
     again.close();
     await eventually(() => gateway.app.listenStreams.count() === 0, 'every stream freed');
+  });
+
+  it('counts an open stream on the gauge and its opening as one request, not its lifetime', async () => {
+    const scrape = async () => parseExposition(await (await fetch(`${gateway.baseUrl}/metrics`)).text());
+    const listens = (metrics: Awaited<ReturnType<typeof scrape>>) =>
+      metrics.value('mcpgw_request_duration_seconds_count', { tenant: 'acme', method: 'subscriptions/listen' }) ?? 0;
+    const before = await scrape();
+    const stream = await listen('ida', { resourcesListChanged: true });
+    await stream.next();
+    const during = await scrape();
+    expect(during.value('mcpgw_listen_streams')).toBe(1);
+    expect(listens(during)).toBe(listens(before) + 1);
+    stream.close();
+    await eventually(() => gateway.app.listenStreams.count() === 0, 'the stream freed');
+    const after = await scrape();
+    expect(after.value('mcpgw_listen_streams')).toBe(0);
+    expect(listens(after)).toBe(listens(during));
   });
 
   it('coalesces a burst into one list_changed per interval, the last change sent after the wait', async () => {

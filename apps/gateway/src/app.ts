@@ -134,7 +134,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     // Prometheus scrapes a pod by its address, not PUBLIC_URL's name; the token stands in for the Host check.
     unguardedRoutes: config.env.METRICS_TOKEN === undefined ? [] : [METRICS_ROUTE],
   });
-  installRequestMetrics(app, { metrics, isServedTenant });
+  const requestMetrics = installRequestMetrics(app, { metrics, isServedTenant });
   const tracing = options.tracerProvider === undefined ? undefined : createRequestTracing(options.tracerProvider);
   tracing?.install(app, { isServedTenant });
   // MCP bodies are JSON only (2026-07-28 transports); anything else is 415.
@@ -269,6 +269,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     bus: options.events,
     logger: logger.child({ component: 'events' }),
     opened: () => metrics.listenStreamOpened(),
+    acknowledged: requestMetrics.listenAcknowledged,
   });
   const principalFingerprint = createPrincipalFingerprint(secret);
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, limits, listen });

@@ -32,6 +32,8 @@ export function installListen(
     bus: TenantEventBus | undefined;
     logger: Logger;
     opened: () => () => void;
+    /** Counts an acknowledged listen request like a finished request (`mcpgw_requests_total`, latency to open). */
+    acknowledged: ListenContext['acknowledged'];
   },
 ): ListenContext {
   const { env } = options;
@@ -54,5 +56,6 @@ export function installListen(
     bus,
     tenants: options.tenants,
     listChangedIntervalMs: env.LISTEN_LIST_CHANGED_INTERVAL_MS,
+    acknowledged: options.acknowledged,
   };
 }

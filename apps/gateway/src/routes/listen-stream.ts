@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import type { ListenRequest, RequestId, ServerIdentity, SubscriptionFilter } from '@mcpgw/protocol';
 import { acknowledgedNotification, listenCompletion, SSE_KEEPALIVE, sseEvent } from '@mcpgw/protocol';
@@ -16,6 +16,8 @@ export interface ListenContext {
   /** The serving runtimes, looked up per event. */
   readonly tenants: ReadonlyMap<string, TenantRuntime>;
   readonly listChangedIntervalMs: number;
+  /** Told once the acknowledgment went out, with the seconds it took (request metrics). */
+  readonly acknowledged?: (request: FastifyRequest, seconds: number) => void;
 }
 
 /** The admitted caller of a listen request. */
@@ -93,6 +95,7 @@ export function streamListen(
   });
   raw.write(sseEvent(acknowledgedNotification(id, pending.honored)));
   context.admitted();
+  context.acknowledged?.(reply.request, reply.elapsedTime / 1000);
 
   const openedAt = performance.now();
   let ended = false;
@@ -120,7 +123,7 @@ export function streamListen(
     ended = true;
     subscription.stop?.();
     slot.release();
-    context.logger.debug(
+    context.logger.info(
       { tenant: tenantId, seconds: Math.round((performance.now() - openedAt) / 1000) },
       'listen stream closed',
     );
