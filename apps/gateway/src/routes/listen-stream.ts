@@ -25,7 +25,7 @@ export interface ListenCaller {
   readonly tenant: TenantRuntime;
   readonly scope: AccessScope;
   readonly principal: Principal | undefined;
-  /** Counts the caller's streams (the keyed principal fingerprint; one key for an anonymous tenant). */
+  /** Counts the caller's streams (the keyed principal fingerprint; the client address for an anonymous tenant). */
   readonly principalKey: string;
 }
 

@@ -42,7 +42,7 @@ interface McpCaller {
   signal: AbortSignal;
   /** The verified caller; absent for an anonymous tenant. */
   principal: Principal | undefined;
-  /** The caller's keyed fingerprint (what limits and logs count by); `anonymous` without a principal. */
+  /** The caller's keyed fingerprint (what limits and logs count by); without a principal, their address. */
   principalKey: string;
   /** Frees the runtime lease and the in-flight slot before the response ends (a listen stream holds neither). */
   release: () => void;
@@ -88,7 +88,8 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const signal = abortOnDisconnect(reply);
     let scope: AccessScope = unrestrictedScope;
     let principal: Principal | undefined;
-    let principalKey = 'anonymous';
+    // Without a token (an anonymous loopback tenant) each client address counts as one caller.
+    let principalKey = `anonymous ${request.ip}`;
     if (tenant.auth !== undefined) {
       const outcome = await tenant.auth.authenticate(
         { rawHeaders: request.raw.rawHeaders, url: request.url, baseUrl: baseUrlOf(request.headers.host) },
