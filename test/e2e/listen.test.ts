@@ -1,25 +1,37 @@
 /**
  * The official client's `listen()` (@modelcontextprotocol/client 2.4.0,
  * `Client.listen`, protocol revision 2026-07-28) against the gateway: the
- * honored filter it reports, an update published on the gateway's event bus
- * (as a source's change feed does) reaching its notification handler, its
- * `close()` freeing the gateway's slot, and the gateway's shutdown observed by
- * the client as a graceful end. A real source change reaching a stream is
- * test/integration/listen-lifetimes.test.ts.
+ * honored filter it reports, a real file change (the files source's change
+ * feed, put on the gateway's event bus by the test-only producer) reaching its
+ * notification handler, its `close()` freeing the gateway's slot, and the
+ * gateway's shutdown observed by the client as a graceful end.
  */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishSourceChanges } from '@mcpgw/test-helpers/source-feed-producer';
 import { docsUri, startE2eGateway, TENANT } from './e2e-gateway.js';
 import type { E2eGateway } from './e2e-gateway.js';
 
 let e2e: E2eGateway;
+let stopFeed: () => void = () => undefined;
+/**
+ * The clients' own connection pool, destroyed before the gateway closes: a
+ * fetch aborted mid-stream can leave the pool a connection that never sends
+ * a request, which a server's close waits on until its headers timeout.
+ */
+const pool = new Agent();
+const pooledFetch = ((url: string | URL, init?: RequestInit) =>
+  undiciFetch(url, { ...(init as object), dispatcher: pool })) as unknown as typeof fetch;
 
 async function connect(): Promise<Client> {
   const client = new Client(
     { name: 'mcpgw-e2e-listen', version: '1.0.0' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } } },
   );
-  await client.connect(new StreamableHTTPClientTransport(e2e.url));
+  await client.connect(new StreamableHTTPClientTransport(e2e.url, { fetch: pooledFetch }));
   return client;
 }
 
@@ -33,14 +45,17 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 
 beforeAll(async () => {
   e2e = await startE2eGateway();
+  stopFeed = publishSourceChanges(e2e.gateway.app, TENANT);
 });
 
 afterAll(async () => {
+  stopFeed();
+  await pool.destroy();
   await e2e?.close();
 });
 
 describe('official client listen()', () => {
-  it('sees the capabilities, the honored filter and an update; close() frees the stream', async () => {
+  it('sees the capabilities, the honored filter and a real update; close() frees the stream', async () => {
     const client = await connect();
     expect(client.getServerCapabilities()?.resources).toEqual({ listChanged: true, subscribe: true });
     const readme = docsUri('readme.md');
@@ -58,13 +73,13 @@ describe('official client listen()', () => {
     });
     expect(subscription.honoredFilter).toEqual({ resourcesListChanged: true, resourceSubscriptions: [readme] });
     expect(e2e.gateway.app.listenStreams.count(TENANT)).toBe(1);
-    e2e.gateway.app.events.publish({
-      type: 'source',
-      tenantId: TENANT,
-      sourceId: 'docs',
-      change: { type: 'resource-updated', uri: readme },
-    });
-    await updated;
+    // The watcher reports changes from its first scan on: until that is done, write again.
+    const deadline = Date.now() + 15_000;
+    for (let attempt = 0; updates.length === 0; attempt += 1) {
+      if (Date.now() > deadline) throw new Error('no update within 15 s');
+      await writeFile(join(e2e.dir, 'docs', 'readme.md'), `# Read me, change ${attempt}\n`);
+      await Promise.race([updated, new Promise((resolve) => setTimeout(resolve, 1000))]);
+    }
     expect(updates[0]).toBe(readme);
     await subscription.close();
     expect(await subscription.closed).toBe('local');
@@ -79,7 +94,7 @@ describe('official client listen()', () => {
         { name: 'mcpgw-e2e-listen', version: '1.0.0' },
         { versionNegotiation: { mode: { pin: '2026-07-28' } } },
       );
-      await client.connect(new StreamableHTTPClientTransport(own.url));
+      await client.connect(new StreamableHTTPClientTransport(own.url, { fetch: pooledFetch }));
       const subscription = await client.listen({ resourcesListChanged: true });
       await own.gateway.app.close();
       expect(await subscription.closed).toBe('graceful');

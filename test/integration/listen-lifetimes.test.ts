@@ -45,6 +45,27 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
   }
 }
 
+/**
+ * Makes a change (`change(n)`, n = 0, 1, ...) until the stream carries a
+ * message `wanted` accepts, skipping others; fails after 15 s.
+ */
+async function untilSeen(
+  stream: ListenStream,
+  change: (attempt: number) => Promise<void>,
+  wanted: (message: Record<string, unknown>) => boolean = () => true,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 15_000;
+  for (let attempt = 0; Date.now() < deadline; attempt += 1) {
+    await change(attempt);
+    for (;;) {
+      const message = await stream.next(1000).catch(() => undefined);
+      if (message === undefined) break;
+      if (wanted(message)) return message;
+    }
+  }
+  throw new Error('the change never reached the stream within 15 s');
+}
+
 async function startAcme(): Promise<StartedGateway> {
   return startGateway({
     bootstrap: {
@@ -232,14 +253,15 @@ describe('subscriptions/listen lifetimes', () => {
     try {
       const stream = await listen('fay', { resourcesListChanged: true, resourceSubscriptions: [PUB_A] });
       await stream.next();
-      await writeFile(join(docsRoot, 'pub', 'a.md'), '# A, changed\n');
-      const seen = await stream.next(15_000);
-      expect(seen).toMatchObject({ method: 'notifications/resources/updated', params: { uri: PUB_A } });
-      await writeFile(join(docsRoot, 'pub', 'new.md'), '# New\n');
-      let next = await stream.next(15_000);
-      // A write can be seen twice by the watcher (content, then times): skip repeats of the update.
-      while (next.method === 'notifications/resources/updated') next = await stream.next(15_000);
-      expect(next.method).toBe('notifications/resources/list_changed');
+      // The watcher reports changes from its first scan on: until that is done, write again.
+      const updated = await untilSeen(stream, (n) => writeFile(join(docsRoot, 'pub', 'a.md'), `# A, change ${n}\n`));
+      expect(updated).toMatchObject({ method: 'notifications/resources/updated', params: { uri: PUB_A } });
+      const listChanged = await untilSeen(
+        stream,
+        (n) => writeFile(join(docsRoot, 'pub', `new-${n}.md`), '# New\n'),
+        (message) => message.method === 'notifications/resources/list_changed',
+      );
+      expect(listChanged.method).toBe('notifications/resources/list_changed');
       for (const message of stream.messages) expect(validateStreamMessage(message)).toEqual([]);
       stream.close();
     } finally {
