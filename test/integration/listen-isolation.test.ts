@@ -295,4 +295,44 @@ describe('subscriptions/listen, per caller', () => {
     expect((read.body as { error?: { code: number } }).error?.code).toBe(-32602);
     for (const stream of [alice, bob, carol]) stream.close();
   });
+  it('tells subscribers of a reconfigured source that its resources changed, and nobody else', async () => {
+    const bob = await listen('acme', 'bob', { resourcesListChanged: true, resourceSubscriptions: [NOTE, PUB_A] }, 'b2');
+    const carol = await listen('beta', 'carol', { resourcesListChanged: true, resourceSubscriptions: [PUB_A] }, 'c2');
+    for (const stream of [bob, carol]) await stream.next();
+    const before = gateway.app.tenants.status('acme')?.servingRevision;
+    // A static source's text is its configuration: a changed entry is a changed resource.
+    await gateway.app.controlPlane!.store.putEntity(admin, 'acme', 'source', 'notes', {
+      type: 'static',
+      resources: [{ uri: NOTE, name: 'n', text: 'N, revised' }],
+    });
+    const deadline = Date.now() + 10_000;
+    while (gateway.app.tenants.status('acme')?.servingRevision === before) {
+      if (Date.now() > deadline) throw new Error('the source change was not applied within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    gateway.app.events.publish({ type: 'configuration', tenantId: 'acme' });
+    gateway.app.events.publish({ type: 'configuration', tenantId: 'beta' });
+    for (const tenantId of ['acme', 'beta']) {
+      gateway.app.events.publish({
+        type: 'source',
+        tenantId,
+        sourceId: 'docs',
+        change: { type: 'resource-updated', uri: PUB_A },
+      });
+    }
+    const until = async (stream: ListenStream, count: number) => {
+      while (stream.messages.length < count) await stream.next();
+    };
+    await until(bob, 4);
+    await until(carol, 2);
+    expect(bob.messages.slice(1).map(methodAndUri)).toEqual([
+      ['notifications/resources/updated', NOTE],
+      ['notifications/resources/list_changed', undefined],
+      ['notifications/resources/updated', PUB_A],
+    ]);
+    expect(carol.messages.slice(1).map(methodAndUri)).toEqual([['notifications/resources/updated', PUB_A]]);
+    expectWellFormed(bob, 'b2');
+    expectWellFormed(carol, 'c2');
+    for (const stream of [bob, carol]) stream.close();
+  });
 });

@@ -161,6 +161,7 @@ describe('listen streams against an oracle (property)', () => {
             listChanged,
             uris: pending.uris,
             digest: pending.digest,
+            owners: pending.owners,
             tenants: new Map([[TENANT, runtime]]),
             bus,
             listChangedIntervalMs: 0,

@@ -2,7 +2,7 @@ import type { RequestId, StreamNotification } from '@mcpgw/protocol';
 import { resourceListChangedNotification, resourceUpdatedNotification } from '@mcpgw/protocol';
 import type { TenantRuntime } from '../tenant-runtime.js';
 import type { StreamCaller } from './caller-view.js';
-import { resolveCallerView, viewDigest, visibleSourceOf } from './caller-view.js';
+import { ownerDigests, resolveCallerView, viewDigest, visibleSourceOf } from './caller-view.js';
 import type { TenantEvent, TenantEventBus } from './tenant-events.js';
 
 /** Why the server ends a stream on its own initiative. */
@@ -24,6 +24,8 @@ export interface CallerSubscriptionOptions {
   readonly uris: ReadonlySet<string>;
   /** The caller's `viewDigest` when the stream opened. */
   readonly digest: string;
+  /** `ownerDigests` of the honored URIs when the stream opened. */
+  readonly owners: ReadonlyMap<string, string>;
   /** The serving runtimes: looked up per event, never held. */
   readonly tenants: ReadonlyMap<string, TenantRuntime>;
   readonly bus: TenantEventBus;
@@ -46,6 +48,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 export function startCallerSubscription(options: CallerSubscriptionOptions): () => void {
   const { id, caller, uris, tenants, output } = options;
   let digest = options.digest;
+  let owners = options.owners;
   let lastListChangedAt = Number.NEGATIVE_INFINITY;
   let pendingListChanged: NodeJS.Timeout | undefined;
   let expiry: NodeJS.Timeout | undefined;
@@ -80,6 +83,15 @@ export function startCallerSubscription(options: CallerSubscriptionOptions): () 
         return;
       }
       case 'configuration': {
+        // A subscribed resource whose source was reconfigured may read differently now.
+        const nextOwners = ownerDigests(runtime, uris);
+        for (const uri of uris) {
+          const owner = visibleSourceOf(runtime, scope, uri);
+          if (owner !== undefined && owners.get(owner) !== nextOwners.get(owner)) {
+            output.send(resourceUpdatedNotification(id, uri));
+          }
+        }
+        owners = nextOwners;
         const next = viewDigest(runtime, scope);
         if (next === digest) return;
         digest = next;

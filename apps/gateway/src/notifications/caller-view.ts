@@ -54,3 +54,25 @@ export function viewDigest(runtime: TenantRuntime, scope: AccessScope): string {
     .update(JSON.stringify([scope.view ?? scope.fingerprint, visible]))
     .digest('base64url');
 }
+
+/**
+ * For each source that owns one of `uris` (routed as a read), a digest of its
+ * configuration entry. A configuration change that alters a source's entry
+ * may change what its resources read (a static source's text is its
+ * configuration), so subscribers to its URIs get `updated` for them.
+ */
+export function ownerDigests(runtime: TenantRuntime, uris: Iterable<string>): Map<string, string> {
+  const digests = new Map<string, string>();
+  for (const uri of uris) {
+    const owner = runtime.catalog.sources.find((source) => source.owns(uri));
+    if (owner === undefined || digests.has(owner.id)) continue;
+    const entry = runtime.config.sources.find((candidate) => candidate.id === owner.id);
+    digests.set(
+      owner.id,
+      createHash('sha256')
+        .update(JSON.stringify(entry ?? null))
+        .digest('base64url'),
+    );
+  }
+  return digests;
+}

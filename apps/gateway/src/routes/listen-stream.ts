@@ -4,7 +4,7 @@ import type { ListenRequest, RequestId, ServerIdentity, SubscriptionFilter } fro
 import { acknowledgedNotification, listenCompletion, SSE_KEEPALIVE, sseEvent } from '@mcpgw/protocol';
 import type { CompletionReason } from '../notifications/caller-subscription.js';
 import { startCallerSubscription } from '../notifications/caller-subscription.js';
-import { viewDigest, visibleSourceOf } from '../notifications/caller-view.js';
+import { ownerDigests, viewDigest, visibleSourceOf } from '../notifications/caller-view.js';
 import type { ListenStreams, StreamSlot } from '../notifications/listen-streams.js';
 import type { TenantEventBus } from '../notifications/tenant-events.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -36,6 +36,7 @@ export interface PendingListen {
   readonly slot: StreamSlot;
   readonly uris: ReadonlySet<string>;
   readonly digest: string;
+  readonly owners: ReadonlyMap<string, string>;
 }
 
 /**
@@ -60,7 +61,14 @@ export function acceptListen(request: ListenRequest, caller: ListenCaller, conte
     (uri) => visibleSourceOf(caller.tenant, caller.scope, uri) !== undefined,
   );
   if (filter.resourceSubscriptions !== undefined) honored.resourceSubscriptions = uris;
-  return { id: request.id, honored, slot, uris: new Set(uris), digest: viewDigest(caller.tenant, caller.scope) };
+  return {
+    id: request.id,
+    honored,
+    slot,
+    uris: new Set(uris),
+    digest: viewDigest(caller.tenant, caller.scope),
+    owners: ownerDigests(caller.tenant, uris),
+  };
 }
 
 /**
@@ -135,6 +143,7 @@ export function streamListen(
     listChanged: pending.honored.resourcesListChanged === true,
     uris: pending.uris,
     digest: pending.digest,
+    owners: pending.owners,
     tenants: context.tenants,
     bus: context.bus,
     listChangedIntervalMs: context.listChangedIntervalMs,
