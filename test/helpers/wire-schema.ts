@@ -24,6 +24,7 @@ const RESULT_TYPES: Record<WireRevision, Readonly<Record<string, string>>> = {
     'resources/list': 'ListResourcesResult',
     'resources/templates/list': 'ListResourceTemplatesResult',
     'resources/read': 'ReadResourceResult',
+    'subscriptions/listen': 'SubscriptionsListenResult',
   },
   '2025-11-25': {
     initialize: 'InitializeResult',
@@ -143,4 +144,24 @@ export function validateResponseBody(revision: WireRevision, method: string, bod
     return [...problems, `no ${revision} result type is known for method ${method}`];
   }
   return [...problems, ...check(revision, resultType, (body as { result?: unknown }).result, '/result')];
+}
+
+/** The notification type of each method a 2026-07-28 listen stream may carry. */
+const STREAM_NOTIFICATIONS: Readonly<Record<string, string>> = {
+  'notifications/subscriptions/acknowledged': 'SubscriptionsAcknowledgedNotification',
+  'notifications/resources/list_changed': 'ResourceListChangedNotification',
+  'notifications/resources/updated': 'ResourceUpdatedNotification',
+};
+
+/**
+ * Validates one message of a `subscriptions/listen` stream (2026-07-28): a
+ * notification against its type, the completion against
+ * `SubscriptionsListenResultResponse`. Any other method is a problem.
+ */
+export function validateStreamMessage(message: unknown): string[] {
+  const method = (message as { method?: unknown } | null)?.method;
+  if (typeof method !== 'string') return check('2026-07-28', 'SubscriptionsListenResultResponse', message, '');
+  const definition = STREAM_NOTIFICATIONS[method];
+  if (definition === undefined) return [`no listen-stream notification type is known for method ${method}`];
+  return [...check('2026-07-28', 'JSONRPCNotification', message, ''), ...check('2026-07-28', definition, message, '')];
 }

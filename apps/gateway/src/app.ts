@@ -43,6 +43,7 @@ import { createRuntimeObservers } from './observability/runtime-observers.js';
 import { cacheOperations } from './observability/cache-operations.js';
 import { type EventsOption, type TenantEvents, openGatewayEvents } from './notifications/gateway-events.js';
 import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
+import { installListen } from './notifications/install-listen.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -135,7 +136,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     // Prometheus scrapes a pod by its address, not PUBLIC_URL's name; the token stands in for the Host check.
     unguardedRoutes: config.env.METRICS_TOKEN === undefined ? [] : [METRICS_ROUTE],
   });
-  installRequestMetrics(app, { metrics, isServedTenant });
+  const requestMetrics = installRequestMetrics(app, { metrics, isServedTenant });
   const tracing = options.tracerProvider === undefined ? undefined : createRequestTracing(options.tracerProvider);
   tracing?.install(app, { isServedTenant });
   // MCP bodies are JSON only (2026-07-28 transports); anything else is 415.
@@ -270,7 +271,16 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   });
   const baseUrlOf = createBaseUrlResolver(config.env);
   registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });
-  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret), limits });
+  const listen = installListen(app, {
+    env: config.env,
+    tenants: tenants.serving,
+    bus: events,
+    logger: logger.child({ component: 'events' }),
+    opened: () => metrics.listenStreamOpened(),
+    acknowledged: requestMetrics.listenAcknowledged,
+  });
+  const principalFingerprint = createPrincipalFingerprint(secret);
+  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, limits, listen });
   return app;
 }
 

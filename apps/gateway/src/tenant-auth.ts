@@ -65,6 +65,13 @@ export interface TenantAuthenticator {
    */
   metadataFor(baseUrl: string): Record<string, unknown>;
   authenticate(request: AuthRequest, signal: AbortSignal): Promise<AuthOutcome>;
+  /**
+   * The resource set this tenant's current configuration gives a caller
+   * verified earlier (a listen stream outlives the request that opened it),
+   * or undefined when the configuration no longer admits them: their issuer
+   * is gone or a required scope was added. Token expiry is the caller's to watch.
+   */
+  accessOf(principal: Principal): AccessScope | undefined;
   close(): void;
 }
 
@@ -181,6 +188,11 @@ export function createTenantAuthenticator(
         if (error instanceof AuthError) return refuse(request.baseUrl, FROM_AUTH_ERROR[error.code], error.message);
         throw error;
       }
+    },
+    accessOf(principal) {
+      if (!issuers.some((settings) => settings.issuer === principal.issuer)) return undefined;
+      if (auth.requiredScopes.some((scope) => !principal.scopes.includes(scope))) return undefined;
+      return scopeOf(principal);
     },
     close: () => verifier.close(),
   };

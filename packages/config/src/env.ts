@@ -105,6 +105,19 @@ export const envSchema = z.object({
    * busy, not late; the delay above is what tracks queueing.
    */
   SHED_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0),
+  /** Open `subscriptions/listen` streams one caller (principal) may hold on one replica. 0 is no cap. */
+  LISTEN_MAX_STREAMS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(10),
+  /** Open listen streams of one tenant on one replica. 0 is no cap. */
+  LISTEN_MAX_STREAMS_PER_TENANT: z.coerce.number().int().min(0).default(1000),
+  /** Open listen streams on one replica, all tenants together; always bounded (at least 1). */
+  LISTEN_MAX_STREAMS: z.coerce.number().int().min(1).default(10_000),
+  /**
+   * A burst of changes gives a stream at most one `notifications/resources/list_changed`
+   * per this many milliseconds; the last change of a burst is always sent (trailing edge).
+   */
+  LISTEN_LIST_CHANGED_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** An SSE comment on every idle listen stream this often, so proxies and clients keep it open. */
+  LISTEN_KEEPALIVE_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
   /**
    * During a SECRETS_KEY rotation, the key before it: source credentials the
    * control plane sealed with it still open. Remove once they are resealed.

@@ -67,6 +67,16 @@ export const errorRegistry = {
     httpStatus: 503,
     message: 'The gateway is overloaded (%s): retry after %s s',
   },
+  /**
+   * A `subscriptions/listen` stream over a configured cap (per caller, per
+   * tenant, or on this replica): refused at once, before the stream opens,
+   * rather than queued. The message names the cap.
+   */
+  MCPGW_LISTEN_LIMIT: {
+    jsonRpcCode: J.ServerBusy,
+    httpStatus: 429,
+    message: 'Too many open subscriptions/listen streams (%s): close one before opening another',
+  },
   /** No bearer token, or another scheme (RFC 6750 section 3.1: a challenge without an error code). */
   MCPGW_AUTH_REQUIRED: {
     jsonRpcCode: J.InvalidRequest,

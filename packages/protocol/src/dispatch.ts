@@ -5,9 +5,11 @@ import { selectEra } from './era.js';
 import { isServerFault, toMcpError } from './error-mapping.js';
 import { handleLegacyRequest } from './legacy-handlers.js';
 import type { McpError } from './mcp-error.js';
-import { handleModernRequest } from './modern-handlers.js';
+import { checkModernRequest, handleModernRequest } from './modern-handlers.js';
 import type { ResourceService, ServerIdentity } from './resource-service.js';
 import type { CacheScope } from './results.js';
+import type { ListenRequest } from './subscriptions.js';
+import { LISTEN_METHOD, readSubscriptionFilter } from './subscriptions.js';
 
 /** The parts of an HTTP POST to the MCP endpoint the protocol needs; the app adapts its framework to this. */
 export interface McpHttpRequest {
@@ -19,30 +21,43 @@ export interface McpHttpRequest {
   signal: AbortSignal;
 }
 
-export interface McpHttpResponse {
+/** `S`: what the app's `listen` returned, when the answer is a listen stream to open. */
+export interface McpHttpResponse<S = never> {
   status: number;
-  /** A JSON-RPC response object, or undefined for 202 Accepted. */
+  /** A JSON-RPC response object, or undefined for 202 Accepted (and for a stream). */
   body?: JsonRpcResponseBody;
+  /** Set instead of `body` when the request opened a `subscriptions/listen` stream. */
+  subscription?: S;
 }
 
 export type JsonRpcResponseBody =
   | { jsonrpc: '2.0'; id: RequestId; result: Record<string, unknown> }
   | { jsonrpc: '2.0'; id?: RequestId; error: ReturnType<McpError['toJSON']> };
 
-export interface DispatchContext {
+export interface DispatchContext<S = never> {
   server: ServerIdentity;
   /** The caller's resource set (tenant- and authorization-scoped). */
   resources: ResourceService;
   resourceCacheScope: CacheScope;
   discoverTtlMs: number;
   logger: Logger;
+  /**
+   * Opens a `subscriptions/listen` stream (2026-07-28 only) once the request
+   * passed every check; throws a GatewayError to refuse it with a JSON-RPC
+   * error (a limit). Absent: the method is not served (-32601) and
+   * `server/discover` advertises no notifications.
+   */
+  listen?: (request: ListenRequest, signal: AbortSignal) => Promise<S>;
 }
 
 /**
  * Serves one POST to a tenant's MCP endpoint, in either protocol era. Never
  * throws: every failure becomes a JSON-RPC error with the right HTTP status.
  */
-export async function dispatchMcpPost(request: McpHttpRequest, context: DispatchContext): Promise<McpHttpResponse> {
+export async function dispatchMcpPost<S = never>(
+  request: McpHttpRequest,
+  context: DispatchContext<S>,
+): Promise<McpHttpResponse<S>> {
   let id: RequestId | null = readRequestId(request.body);
   let era: 'modern' | 'legacy' = 'modern';
   try {
@@ -53,6 +68,13 @@ export async function dispatchMcpPost(request: McpHttpRequest, context: Dispatch
     id = message.id;
     const selected = selectEra(request.header('mcp-protocol-version'), message);
     era = selected.era;
+    // A listen request is answered by a stream, not a result: the app opens it
+    // (basic/patterns/subscriptions). The legacy era has no such method.
+    if (selected.era === 'modern' && message.method === LISTEN_METHOD && context.listen !== undefined) {
+      checkModernRequest(message, selected.version, request.header);
+      const filter = readSubscriptionFilter(message.params);
+      return { status: 200, subscription: await context.listen({ id: message.id, filter }, request.signal) };
+    }
     const result =
       selected.era === 'modern'
         ? await handleModernRequest(message, selected.version, {
@@ -62,6 +84,7 @@ export async function dispatchMcpPost(request: McpHttpRequest, context: Dispatch
             discoverTtlMs: context.discoverTtlMs,
             header: request.header,
             signal: request.signal,
+            subscriptions: context.listen !== undefined,
           })
         : await handleLegacyRequest(message, selected.version, {
             server: context.server,
@@ -84,7 +107,7 @@ export async function dispatchMcpPost(request: McpHttpRequest, context: Dispatch
  * (2026-07-28 basic/index: "except in error cases where the ID could not be
  * read due a malformed request").
  */
-export function errorResponse(id: RequestId | null, error: McpError): McpHttpResponse {
+export function errorResponse(id: RequestId | null, error: McpError): McpHttpResponse<never> {
   return {
     status: error.httpStatus,
     body: id === null ? { jsonrpc: '2.0', error: error.toJSON() } : { jsonrpc: '2.0', id, error: error.toJSON() },

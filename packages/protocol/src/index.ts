@@ -24,3 +24,16 @@ export type {
 export { EncodedJson, serializeResponse } from './encoded-json.js';
 /** Maps any thrown error to the JSON-RPC error the wire carries, from the error registry. */
 export { toMcpError, wireError } from './error-mapping.js';
+/** `subscriptions/listen`: the filter, the stream's messages and their SSE framing (2026-07-28). */
+export {
+  acknowledgedNotification,
+  listenCompletion,
+  resourceListChangedNotification,
+  resourceUpdatedNotification,
+  SSE_KEEPALIVE,
+  sseEvent,
+  SUBSCRIPTION_ID_META,
+  type ListenRequest,
+  type StreamNotification,
+  type SubscriptionFilter,
+} from './subscriptions.js';

@@ -19,6 +19,8 @@ export interface ModernContext {
   discoverTtlMs: number;
   header(name: string): string | undefined;
   signal: AbortSignal;
+  /** Whether `subscriptions/listen` is served here: then resource notifications are advertised. */
+  subscriptions?: boolean;
 }
 
 type Handler = (request: JsonRpcRequest, context: ModernContext) => Promise<Record<string, unknown>>;
@@ -32,8 +34,9 @@ const handlers: Record<string, Handler> = {
   'server/discover': async (_request, context) => ({
     resultType: 'complete',
     supportedVersions: [...SUPPORTED_VERSIONS],
-    // listChanged / subscribe are advertised only once notifications work.
-    capabilities: { resources: {} },
+    // server/resources, "Capabilities": both are delivered on `subscriptions/listen` streams,
+    // so they are advertised exactly when the app serves that method.
+    capabilities: { resources: context.subscriptions === true ? { listChanged: true, subscribe: true } : {} },
     ...(context.server.instructions === undefined ? {} : { instructions: context.server.instructions }),
     ttlMs: context.discoverTtlMs,
     // The same for every caller: it depends on configuration only.
@@ -119,11 +122,20 @@ export async function handleModernRequest(
   version: ModernVersion,
   context: ModernContext,
 ): Promise<Record<string, unknown>> {
-  checkRequestMeta(request, version);
-  checkMcpMethod(context.header('mcp-method'), request.method);
+  checkModernRequest(request, version, context.header);
   const handler = Object.hasOwn(handlers, request.method) ? handlers[request.method] : undefined;
   if (handler === undefined) throw new GatewayError('MCPGW_METHOD_NOT_FOUND', request.method);
   return handler(request, context);
+}
+
+/** The checks every modern request passes before its method runs: `_meta` and the `Mcp-Method` header. */
+export function checkModernRequest(
+  request: JsonRpcRequest,
+  version: ModernVersion,
+  header: (name: string) => string | undefined,
+): void {
+  checkRequestMeta(request, version);
+  checkMcpMethod(header('mcp-method'), request.method);
 }
 
 /**

@@ -56,15 +56,21 @@ export function outcomeLabel(request: FastifyRequest, status: number): string {
 export function installRequestMetrics(
   app: FastifyInstance,
   options: { metrics: GatewayMetrics; isServedTenant: (id: string) => boolean },
-): void {
+): { listenAcknowledged: (request: FastifyRequest, seconds: number) => void } {
   const { metrics, isServedTenant } = options;
-  app.addHook('onResponse', async (request, reply) => {
-    if (request.routeOptions.url !== MCP_ROUTE) return;
+  const finished = (request: FastifyRequest, status: number, seconds: number) => {
     const tenantId = (request.params as { tenant?: unknown }).tenant;
     const tenant = typeof tenantId === 'string' && isServedTenant(tenantId) ? tenantId : 'unknown';
-    const outcome = outcomeLabel(request, reply.statusCode);
-    metrics.requestFinished(tenant, methodLabel(request), outcome, reply.elapsedTime / 1000);
+    metrics.requestFinished(tenant, methodLabel(request), outcomeLabel(request, status), seconds);
+  };
+  app.addHook('onResponse', async (request, reply) => {
+    if (request.routeOptions.url !== MCP_ROUTE) return;
+    // A listen stream was counted when it was acknowledged (its latency is the time to open it);
+    // its lifetime, minutes or days, belongs to the mcpgw_listen_streams gauge, not the histogram.
+    if (String(reply.raw.getHeader('content-type') ?? '').startsWith('text/event-stream')) return;
+    finished(request, reply.statusCode, reply.elapsedTime / 1000);
   });
+  return { listenAcknowledged: (request, seconds) => finished(request, 200, seconds) };
 }
 
 export interface MetricsRouteOptions {

@@ -8,6 +8,8 @@ import type { GatewayLimits } from '../plugins/limits.js';
 import { tenantBusyResponse } from '../plugins/limits.js';
 import { rateLimitedResponse } from '../plugins/rate-limit.js';
 import { noteForLog, noteRpcResponse } from '../request-log-fields.js';
+import type { ListenContext, PendingListen } from './listen-stream.js';
+import { acceptListen, streamListen } from './listen-stream.js';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 
@@ -24,6 +26,8 @@ export interface McpRouteOptions {
   principalFingerprint: (principal: Principal) => string;
   /** Rate limits and the per-tenant in-flight cap, checked while admitting a caller. */
   limits: GatewayLimits;
+  /** Serves `subscriptions/listen`; absent, the method is -32601 and no notifications are advertised. */
+  listen?: ListenContext;
 }
 
 interface TenantParams {
@@ -36,6 +40,12 @@ interface McpCaller {
   scope: AccessScope;
   /** Aborted when the client disconnects. */
   signal: AbortSignal;
+  /** The verified caller; absent for an anonymous tenant. */
+  principal: Principal | undefined;
+  /** The caller's keyed fingerprint (what limits and logs count by); without a principal, their address. */
+  principalKey: string;
+  /** Frees the runtime lease and the in-flight slot before the response ends (a listen stream holds neither). */
+  release: () => void;
 }
 
 declare module 'fastify' {
@@ -50,7 +60,7 @@ declare module 'fastify' {
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { tenants, baseUrlOf, principalFingerprint, limits } = options;
+  const { tenants, baseUrlOf, principalFingerprint, limits, listen } = options;
   app.decorateRequest('mcpCaller', null);
 
   /**
@@ -71,8 +81,15 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const leave = limits.inFlight.enter(tenant.config.id, limits.inFlightCap(tenant.config));
     if (leave === undefined) return send(reply, tenantBusyResponse(reply));
     reply.raw.once('close', leave);
+    const release = () => {
+      lease.release();
+      leave();
+    };
     const signal = abortOnDisconnect(reply);
     let scope: AccessScope = unrestrictedScope;
+    let principal: Principal | undefined;
+    // Without a token (an anonymous loopback tenant) each client address counts as one caller.
+    let principalKey = `anonymous ${request.ip}`;
     if (tenant.auth !== undefined) {
       const outcome = await tenant.auth.authenticate(
         { rawHeaders: request.raw.rawHeaders, url: request.url, baseUrl: baseUrlOf(request.headers.host) },
@@ -94,15 +111,16 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
         return send(reply, errorResponse(null, toMcpError(outcome.error)));
       }
       scope = outcome.scope;
-      const principal = principalFingerprint(outcome.principal);
+      principal = outcome.principal;
+      principalKey = principalFingerprint(outcome.principal);
       noteForLog(request, {
-        principal,
+        principal: principalKey,
         ...(outcome.principal.clientId === undefined ? {} : { clientId: outcome.principal.clientId }),
       });
-      const byPrincipal = await limits.rateLimits.checkPrincipal(request, tenant.config, principal);
+      const byPrincipal = await limits.rateLimits.checkPrincipal(request, tenant.config, principalKey);
       if (byPrincipal !== undefined) return send(reply, rateLimitedResponse(reply, byPrincipal));
     }
-    request.mcpCaller = { tenant, scope, signal };
+    request.mcpCaller = { tenant, scope, signal, principal, principalKey, release };
     return undefined;
   };
 
@@ -110,7 +128,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
   app.post<{ Params: TenantParams }>(MCP_ROUTE, { onRequest: admitCaller }, async (request, reply) => {
     const caller = request.mcpCaller;
     if (caller === null) throw new Error('admitCaller did not run');
-    const response = await dispatchMcpPost(
+    const response = await dispatchMcpPost<PendingListen>(
       {
         header: (name) => headerValue(request.headers[name]),
         body: request.body,
@@ -122,8 +140,19 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
         resourceCacheScope: 'private',
         discoverTtlMs: DISCOVER_TTL_MS,
         logger: request.log as unknown as Logger,
+        ...(listen === undefined
+          ? {}
+          : { listen: async (listenRequest) => acceptListen(listenRequest, caller, listen) }),
       },
     );
+    if (response.subscription !== undefined && listen !== undefined) {
+      streamListen(reply, response.subscription, caller, {
+        ...listen,
+        admitted: caller.release,
+        logger: request.log as unknown as Logger,
+      });
+      return reply;
+    }
     return send(reply, response);
   });
 
@@ -150,7 +179,7 @@ function unknownTenant(tenantId: string, requestId: RequestId | null): McpHttpRe
   return errorResponse(requestId, wireError('MCPGW_TENANT_UNKNOWN', shown));
 }
 
-function send(reply: FastifyReply, response: McpHttpResponse): FastifyReply {
+function send(reply: FastifyReply, response: McpHttpResponse<unknown>): FastifyReply {
   noteRpcResponse(reply.request, response.body);
   reply.code(response.status);
   if (response.body === undefined) return reply.send();

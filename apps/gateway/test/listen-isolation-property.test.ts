@@ -1,0 +1,192 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Principal, Source } from '@mcpgw/core';
+import { silentLogger } from '@mcpgw/core';
+import type { Grant } from '@mcpgw/policy';
+import { compileGrants, resolveAccess } from '@mcpgw/policy';
+import type { StreamNotification } from '@mcpgw/protocol';
+import { createStaticSource } from '@mcpgw/source-static';
+import { startCallerSubscription } from '../src/notifications/caller-subscription.js';
+import { createListenStreams } from '../src/notifications/listen-streams.js';
+import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
+import type { TenantEvent } from '../src/notifications/tenant-events.js';
+import { acceptListen } from '../src/routes/listen-stream.js';
+import type { TenantRuntime } from '../src/tenant-runtime.js';
+
+// Property: for random grants, a random caller, random subscriptions and a
+// random sequence of tenant events (of this tenant and another one with the
+// same source ids), the acknowledged filter and every notification a stream
+// carries are exactly what an independent oracle derives from the grants (a
+// recursive glob matcher, not the compiled matcher the gateway uses). Real
+// policy, real static sources, the real bus; the tenant runtime is reduced to
+// the parts a listen stream reads (its sources, config and authenticator),
+// which is the only stand-in here.
+
+const TENANT = 'acme';
+const SOURCES = ['alpha', 'beta'] as const;
+const universe = (source: string) =>
+  ['pub', 'priv'].flatMap((dir) => [0, 1].map((i) => `test://${source}/${dir}/${i}`));
+const ALL = SOURCES.flatMap(universe);
+
+function runtimeFor(grants: Grant[]): TenantRuntime {
+  const sources: Source[] = SOURCES.map((id) =>
+    createStaticSource(
+      { resources: universe(id).map((uri) => ({ uri, name: uri, text: uri })), templates: [] },
+      { sourceId: id, tenantId: TENANT, configDir: '.', logger: silentLogger },
+    ),
+  );
+  const compiled = compileGrants(grants);
+  return {
+    config: { id: TENANT, sources: SOURCES.map((id) => ({ id, type: 'static' })) },
+    catalog: { sources },
+    server: { name: 'gw', version: '1' },
+    auth: { accessOf: (principal: Principal) => resolveAccess(TENANT, principal, compiled) },
+  } as unknown as TenantRuntime;
+}
+
+function globMatches(pattern: string, text: string): boolean {
+  if (pattern === '') return text === '';
+  if (pattern.startsWith('**')) {
+    for (let i = 0; i <= text.length; i += 1) if (globMatches(pattern.slice(2), text.slice(i))) return true;
+    return false;
+  }
+  if (pattern.startsWith('*')) {
+    for (let i = 0; i <= text.length && !text.slice(0, i).includes('/'); i += 1) {
+      if (globMatches(pattern.slice(1), text.slice(i))) return true;
+    }
+    return false;
+  }
+  return text.startsWith(pattern[0]!) && globMatches(pattern.slice(1), text.slice(1));
+}
+
+const matching = (grants: Grant[], who: Principal) =>
+  grants.filter(
+    (g) =>
+      (g.match.scopes === undefined || g.match.scopes.some((s) => who.scopes.includes(s))) &&
+      (g.match.subjects === undefined || g.match.subjects.includes(who.subject)),
+  );
+const oracleSeesSource = (grants: Grant[], who: Principal, source: string) =>
+  matching(grants, who).some((g) => g.allow.some((a) => a.source === source));
+const oracleSees = (grants: Grant[], who: Principal, uri: string) => {
+  const source = SOURCES.find((s) => uri.startsWith(`test://${s}/`));
+  return (
+    source !== undefined &&
+    matching(grants, who).some((g) =>
+      g.allow.some((a) => a.source === source && (a.uris === undefined || a.uris.some((p) => globMatches(p, uri)))),
+    )
+  );
+};
+
+const token = fc.constantFrom('a', 'b');
+const grant: fc.Arbitrary<Grant> = fc.record({
+  name: fc.constantFrom('g1', 'g2', 'g3'),
+  match: fc.record(
+    { scopes: fc.array(token, { maxLength: 2 }), subjects: fc.array(token, { maxLength: 1 }) },
+    {
+      requiredKeys: [],
+    },
+  ),
+  allow: fc.array(
+    fc.constantFrom(...SOURCES).chain((source) =>
+      fc.record({
+        source: fc.constant(source),
+        uris: fc.option(
+          fc.array(fc.constantFrom(`test://${source}/pub/**`, `test://${source}/*/1`, `test://${source}/priv/0`), {
+            minLength: 1,
+            maxLength: 2,
+          }),
+          { nil: undefined },
+        ),
+      }),
+    ),
+    { maxLength: 2 },
+  ),
+});
+const principal: fc.Arbitrary<Principal> = fc.record({
+  issuer: fc.constant('https://idp'),
+  subject: token,
+  scopes: fc.array(token, { maxLength: 2 }),
+  groups: fc.constant([]),
+  expiresAt: fc.constant(Math.floor(Date.now() / 1000) + 3600),
+});
+const event: fc.Arbitrary<TenantEvent> = fc.oneof(
+  fc.record({
+    type: fc.constant('source' as const),
+    tenantId: fc.constantFrom(TENANT, 'other'),
+    sourceId: fc.constantFrom(...SOURCES),
+    change: fc.constant({ type: 'list-changed' as const }),
+  }),
+  fc.constantFrom(...ALL).chain((uri) =>
+    fc.record({
+      type: fc.constant('source' as const),
+      tenantId: fc.constantFrom(TENANT, 'other'),
+      sourceId: fc.constant(uri.split('/')[2]!),
+      change: fc.constant({ type: 'resource-updated' as const, uri }),
+    }),
+  ),
+);
+
+describe('listen streams against an oracle (property)', () => {
+  it('acknowledge and deliver exactly what the grants allow, nothing of another tenant', () => {
+    fc.assert(
+      fc.property(
+        fc.array(grant, { maxLength: 3 }),
+        principal,
+        fc.boolean(),
+        fc.subarray([...ALL, 'test://gamma/pub/0', 'other://x']),
+        fc.array(event, { maxLength: 12 }),
+        (grants, who, listChanged, subscriptions, events) => {
+          const runtime = runtimeFor(grants);
+          const scope = runtime.auth!.accessOf(who)!;
+          const streams = createListenStreams({
+            limits: { perPrincipal: 0, perTenant: 0, total: 10 },
+            keepAliveMs: 60_000,
+          });
+          const pending = acceptListen(
+            { id: 1, filter: { resourcesListChanged: listChanged, resourceSubscriptions: subscriptions } },
+            { tenant: runtime, scope, principal: who, principalKey: 'p' },
+            { streams, bus: createLocalTenantEventBus(silentLogger), tenants: new Map(), listChangedIntervalMs: 0 },
+          );
+          const visibleSubscriptions = subscriptions.filter((uri) => oracleSees(grants, who, uri));
+          expect(pending.honored).toEqual({
+            ...(listChanged ? { resourcesListChanged: true } : {}),
+            resourceSubscriptions: visibleSubscriptions,
+          });
+
+          const bus = createLocalTenantEventBus(silentLogger);
+          const sent: StreamNotification[] = [];
+          const stop = startCallerSubscription({
+            id: 1,
+            caller: { tenantId: TENANT, principal: who },
+            listChanged,
+            uris: pending.uris,
+            digest: pending.digest,
+            owners: pending.owners,
+            tenants: new Map([[TENANT, runtime]]),
+            bus,
+            listChangedIntervalMs: 0,
+            output: { send: (message) => sent.push(message), complete: () => expect.fail('no completion expected') },
+          });
+          for (const published of events) bus.publish(published);
+          stop();
+          pending.slot.release();
+
+          const expected = events.flatMap((e) => {
+            if (e.type !== 'source' || e.tenantId !== TENANT) return [];
+            if (e.change.type === 'list-changed') {
+              return listChanged && oracleSeesSource(grants, who, e.sourceId) ? ['list_changed'] : [];
+            }
+            return visibleSubscriptions.includes(e.change.uri) ? [`updated ${e.change.uri}`] : [];
+          });
+          expect(
+            sent.map((m) =>
+              m.method === 'notifications/resources/updated' ? `updated ${String(m.params.uri)}` : 'list_changed',
+            ),
+          ).toEqual(expected);
+          expect(streams.count()).toBe(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
