@@ -18,6 +18,8 @@ export interface TestAppOptions {
   registry?: ReadonlyMap<string, SourceFactory>;
   /** Serve the tenants a control plane holds (see BuildAppOptions). */
   controlPlane?: BuildAppOptions['controlPlane'];
+  /** Serve the admin API (see BuildAppOptions). */
+  admin?: BuildAppOptions['admin'];
 }
 
 export interface TestApp {
@@ -44,6 +46,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     registry,
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.controlPlane === undefined ? {} : { controlPlane: options.controlPlane }),
+    ...(options.admin === undefined ? {} : { admin: options.admin }),
   });
   const close = async () => {
     await app.close();

@@ -42,6 +42,7 @@ import { traceCache } from './observability/traced-cache.js';
 import { createRuntimeObservers } from './observability/runtime-observers.js';
 import { cacheOperations } from './observability/cache-operations.js';
 import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
+import { installAdminApi, type AdminApiOptions } from './admin/install-admin-api.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -84,6 +85,11 @@ export interface BuildAppOptions {
    * OTEL_EXPORTER_OTLP_ENDPOINT is set; tests an in-memory one). Absent: no tracing.
    */
   tracerProvider?: TracerProvider;
+  /**
+   * Serve the admin API (`/admin/v1`, docs/admin-api.md) over the control
+   * plane; ignored without one. main.ts turns it on.
+   */
+  admin?: AdminApiOptions;
 }
 
 /**
@@ -260,6 +266,10 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const baseUrlOf = createBaseUrlResolver(config.env);
   registerWellKnownRoutes(app, { tenants: tenants.serving, baseUrlOf });
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint: createPrincipalFingerprint(secret), limits });
+  if (options.admin !== undefined && controlPlane !== undefined) {
+    const context = { config, controlPlane, tenants, cache, registry, devAuthorizationServer, logger };
+    await installAdminApi(app, { ...context, baseUrls: [baseUrl, ...aliasBaseUrls] }, options.admin);
+  } else app.decorate('adminAccess', undefined);
   return app;
 }
 
