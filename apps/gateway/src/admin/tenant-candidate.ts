@@ -34,9 +34,13 @@ const PLACEHOLDER_SOURCE = 'placeholder-source-of-an-incomplete-tenant';
 const PLACEHOLDER_ISSUER = 'https://placeholder-issuer-of-an-incomplete-tenant.invalid';
 
 /** Where a change lands in the entity's list: its current place, or the end. */
-function applied(entities: StoredEntity[], change: CandidateChange): { name: string; document: Document }[] {
+function applied(
+  kind: TenantEntityKind,
+  entities: StoredEntity[],
+  change: CandidateChange,
+): { name: string; document: Document }[] {
   const list = entities.map((entity) => ({ name: entity.name, document: entity.document }));
-  if (change.kind === 'settings') return list;
+  if (change.kind !== kind) return list;
   const at = list.findIndex((entity) => entity.name === change.name);
   if (change.document === null) return list.filter((entity) => entity.name !== change.name);
   if (at === -1) return [...list, { name: change.name, document: change.document }];
@@ -57,7 +61,7 @@ async function candidateEntry(
 ): Promise<{ entry: Document; indexOf: (kind: TenantEntityKind, name: string) => number }> {
   const lists = Object.fromEntries(
     await Promise.all(
-      KINDS.map(async (kind) => [kind, applied(await deps.store.listEntities(tenantId, kind), change)] as const),
+      KINDS.map(async (kind) => [kind, applied(kind, await deps.store.listEntities(tenantId, kind), change)] as const),
     ),
   ) as Record<TenantEntityKind, { name: string; document: Document }[]>;
   const sources = await Promise.all(
