@@ -12,3 +12,6 @@ export { demoBootstrap } from './demo.js';
 export { mintTenantToken } from './token-cli.js';
 /** Starts OTLP/HTTP tracing as main.ts does when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
 export { startOtlpTracing } from './observability/otlp-tracing.js';
+/** The admin API's route table (tests enumerate every route for isolation and the OpenAPI document). */
+export { adminRouteTable } from './admin/admin-routes.js';
+export type { AdminRoute } from './admin/admin-route.js';

@@ -135,8 +135,11 @@ function fieldError(
   return { detail: issue.message, pointer: pointer(rest) };
 }
 
-const mentionsPlaceholder = (issue: ConfigIssue): boolean =>
-  issue.message.includes(PLACEHOLDER_SOURCE) || issue.message.includes(PLACEHOLDER_ISSUER);
+/** Issues name the stand-ins where they list what the tenant has: say "none" instead. */
+const withoutPlaceholders = (issue: ConfigIssue): ConfigIssue => ({
+  path: issue.path,
+  message: issue.message.replaceAll(PLACEHOLDER_SOURCE, '(none)').replaceAll(PLACEHOLDER_ISSUER, '(none)'),
+});
 
 /**
  * Checks the tenant a write would produce by the bootstrap file's rules
@@ -158,9 +161,7 @@ export async function checkCandidate(
     if (!(error instanceof ConfigError)) throw error;
     const index = change.kind === 'settings' ? -1 : indexOf(change.kind, change.name);
     const secretNames = new Set(change.kind === 'source' && change.secrets ? Object.keys(change.secrets) : []);
-    const errors = error.issues
-      .filter((issue) => !mentionsPlaceholder(issue))
-      .map((issue) => fieldError(issue, change, index, secretNames));
+    const errors = error.issues.map(withoutPlaceholders).map((issue) => fieldError(issue, change, index, secretNames));
     if (errors.length === 0) return;
     throw new AdminProblem(
       'validation-failed',
