@@ -99,7 +99,9 @@ describe('admin API OpenAPI document', () => {
     visit(document.paths);
     expect(schemas.length).toBeGreaterThan(40);
     const rewrite = (schema: Json): Json =>
-      JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', '"https://admin.test/components#/$defs/')) as Json;
+      JSON.parse(
+        JSON.stringify(schema).replaceAll('"#/components/schemas/', '"https://admin.test/components#/$defs/'),
+      ) as Json;
     for (const schema of schemas) expect(() => ajv.compile(rewrite(schema))).not.toThrow();
     // The problem schema accepts what the API sends.
     const validate = ajv.getSchema('https://admin.test/components#/$defs/Problem')!;
