@@ -31,6 +31,8 @@ export const envSchema = z.object({
   PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
     .refine((value) => {
+      // Refinements run after a failed format check too: the format error is the one to report.
+      if (!URL.canParse(value)) return true;
       const url = new URL(value);
       return url.search === '' && url.hash === '' && url.pathname === '/';
     }, 'must be an origin such as https://mcp.example.com (no path, query or fragment): tenant endpoints and their RFC 9728 metadata live at fixed paths under it')

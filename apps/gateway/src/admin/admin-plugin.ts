@@ -21,6 +21,18 @@ export interface AdminPluginOptions {
 /** `{name}` (OpenAPI) → `:name` (Fastify). */
 const fastifyPath = (path: string): string => path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 
+/** The path to the first string holding U+0000, which Postgres text and jsonb cannot store. */
+function nulAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes('\u0000')) return [...path, key];
+    const found = nulAt(item, [...path, key]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /** Parses one part of the request; a refusal names each offending field. */
 function parse<S extends z.ZodType>(
   schema: S | undefined,
@@ -28,6 +40,15 @@ function parse<S extends z.ZodType>(
   where: 'parameter' | 'pointer',
 ): z.output<S> | undefined {
   if (schema === undefined) return undefined;
+  const nul = nulAt(value);
+  if (nul !== undefined) {
+    const detail = 'must not contain the NUL character';
+    throw where === 'pointer'
+      ? new AdminProblem('validation-failed', 'The body holds a NUL character', [{ pointer: jsonPointer(nul), detail }])
+      : new AdminProblem('invalid-request', 'A parameter holds a NUL character', [
+          { parameter: String(nul[0] ?? '(all)'), detail },
+        ]);
+  }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const errors: ProblemFieldError[] = result.error.issues.map((issue) =>
