@@ -39,6 +39,11 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API on %s', (engine) => {
       resource: `${f.base}/admin/v1/tenants/alpha`,
       authorization_servers: [f.idp.alpha.issuer],
     });
+    const operators = await fetch(`${f.base}/.well-known/oauth-protected-resource/admin/v1`);
+    expect(await operators.json()).toMatchObject({
+      resource: `${f.base}/admin/v1`,
+      authorization_servers: [f.idp.ops.issuer],
+    });
   });
 
   it('lets operators create, list, read, change, suspend, resume and delete tenants', async () => {

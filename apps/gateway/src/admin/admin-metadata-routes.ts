@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
-import { ADMIN_PREFIX, tenantAdminResource } from './admin-resources.js';
+import { ADMIN_PREFIX, operatorResource, tenantAdminResource } from './admin-resources.js';
 
 export interface AdminMetadataOptions {
   readonly baseUrl: string;
@@ -21,15 +21,13 @@ export interface AdminMetadataOptions {
  */
 export function registerAdminMetadataRoutes(app: FastifyInstance, options: AdminMetadataOptions): void {
   const wellKnown = `/.well-known/oauth-protected-resource${ADMIN_PREFIX}`;
-  if (options.operator !== undefined) {
-    const { issuer, audience } = options.operator;
-    const document = protectedResourceMetadata({
-      resource: audience,
-      authorizationServers: [issuer],
-      scopesSupported: [],
-    });
-    app.get(wellKnown, async (_request, reply) => reply.type('application/json').send(document));
-  }
+  // Served without an operator issuer too: the 401 of an operator route points here.
+  const operatorDocument = protectedResourceMetadata({
+    resource: options.operator?.audience ?? operatorResource(options.baseUrl),
+    authorizationServers: options.operator === undefined ? [] : [options.operator.issuer],
+    scopesSupported: [],
+  });
+  app.get(wellKnown, async (_request, reply) => reply.type('application/json').send(operatorDocument));
   app.get<{ Params: { tenantId: string } }>(`${wellKnown}/tenants/:tenantId`, async (request, reply) => {
     const runtime = options.tenants.serving.get(request.params.tenantId);
     const issuers = runtime?.config.auth?.issuers;

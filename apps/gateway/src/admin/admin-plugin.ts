@@ -113,9 +113,10 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       request,
       deps,
       writeContext: {
+        // Public routes (the API's own description) never write; their context is never used.
         actor:
           principal === undefined
-            ? { kind: 'operator', subject: 'anonymous' }
+            ? { kind: 'operator', subject: '(public route)' }
             : { kind: principal.kind, subject: principal.subject, issuer: principal.issuer },
         clientAddress: request.ip,
       },

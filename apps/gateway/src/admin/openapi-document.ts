@@ -22,6 +22,9 @@ function fields(schema: z.ZodType | undefined): [string, z.ZodType][] {
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 
+/** Each problem status's title, for the generic problem responses of an operation. */
+const TITLES = new Map<number, string>(Object.values(PROBLEM_TYPES).map(({ status, title }) => [status, title]));
+
 /** The problems every route of an access level can give, besides its own answers. */
 function problemStatuses(route: AdminRoute): number[] {
   const statuses = [500];
@@ -91,12 +94,7 @@ function operation(route: AdminRoute): Json {
   }
   for (const status of problemStatuses(route)) {
     responses[String(status)] ??= {
-      description:
-        PROBLEM_TYPES[
-          Object.keys(PROBLEM_TYPES).find(
-            (type) => PROBLEM_TYPES[type as keyof typeof PROBLEM_TYPES].status === status,
-          ) as keyof typeof PROBLEM_TYPES
-        ].title,
+      description: TITLES.get(status) ?? 'Problem',
       content: { 'application/problem+json': { schema: PROBLEM_REF } },
     };
   }
