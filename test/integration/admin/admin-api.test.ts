@@ -122,6 +122,8 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API on %s', (engine) => {
     expect(await store.openSourceSecrets('alpha', 'shop')).toEqual({ 'connection.password': CANARIES[0] });
     const read = await f.call('GET', '/tenants/alpha/sources/shop', { token: alphaAdmin });
     expect(read.json).toMatchObject({ secretNames: ['connection.password'] });
+    const sources = await f.call('GET', '/tenants/alpha/sources', { token: alphaAdmin });
+    expect((sources.json.items as { name: string }[]).map((s) => s.name)).toEqual(['notes', 'more', 'shop']);
     const tested = await f.call('POST', '/tenants/alpha/sources/shop/test', { token: alphaAdmin });
     expect(tested.json).toMatchObject({ ok: true });
     // A wrong port: the probe fails within its deadline and says why, without the password.
@@ -143,9 +145,41 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API on %s', (engine) => {
     expect(status.json).toMatchObject({ tenant: { id: 'alpha', managedBy: 'bootstrap' }, runtime: { serving: true } });
     const names = (status.json.sources as { name: string }[]).map((s) => s.name);
     expect(names).toContain('shop');
+    // The serving runtime has the source on the wrong port: its probe says it is down.
+    await eventually(5000, async () => {
+      const now = await f.call('GET', '/tenants/alpha/status', { token: alphaAdmin });
+      const shop = (now.json.sources as { name: string; health?: { ok: boolean } }[]).find((s) => s.name === 'shop');
+      return shop?.health?.ok === false;
+    });
     const removed = await f.call('DELETE', '/tenants/alpha/sources/shop', {
       token: alphaAdmin,
       headers: { 'if-match': broken.headers.get('etag')! },
+    });
+    expect(removed.status).toBe(204);
+  });
+
+  it("reports a source that cannot start on the tenant's status, while the previous runtime keeps serving", async () => {
+    const put = await f.call('PUT', '/tenants/alpha/sources/broken', {
+      token: operator,
+      body: { type: 'files', root: '/no/such/folder/anywhere' },
+    });
+    expect(put.status, put.text).toBe(201);
+    type SourceStatus = { name: string; serving: boolean; lastError?: { message: string } };
+    let status: Record<string, unknown> = {};
+    const brokenOf = () => (status.sources as SourceStatus[]).find((source) => source.name === 'broken');
+    await eventually(3000, async () => {
+      status = (await f.call('GET', '/tenants/alpha/status', { token: alphaAdmin })).json;
+      return brokenOf()?.lastError !== undefined;
+    });
+    expect(status).toMatchObject({ runtime: { serving: true, upToDate: false, lastError: expect.any(Object) } });
+    expect(brokenOf()).toMatchObject({
+      serving: false,
+      lastError: { message: expect.stringContaining("source 'broken'") },
+    });
+    expect(await f.listNames('alpha')).toContain('alpha-a');
+    const removed = await f.call('DELETE', '/tenants/alpha/sources/broken', {
+      token: operator,
+      headers: { 'if-match': put.headers.get('etag')! },
     });
     expect(removed.status).toBe(204);
   });
@@ -165,6 +199,9 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API on %s', (engine) => {
       body: { issuer: f.idp.ops.issuer, subjects: ['audrey'] },
     });
     expect(binding.status).toBe(201);
+    expect(
+      (await f.call('GET', '/tenants/alpha/admin-role-bindings/auditors', { token: alphaAdmin })).json,
+    ).toMatchObject({ name: 'auditors', document: { subjects: ['audrey'] }, version: 1 });
     const bindings = await f.call('GET', '/tenants/alpha/admin-role-bindings', { token: alphaAdmin });
     expect((bindings.json.items as { name: string }[]).map((b) => b.name)).toEqual(['admins', 'auditors']);
     // Audrey, from the newly trusted issuer, is an admin of alpha once the tenant's runtime has the issuer.

@@ -86,6 +86,10 @@ export const sourceHealthView = z.object({
   serving: z.boolean().describe('Whether the serving runtime has this source'),
   health: z.object({ ok: z.boolean(), detail: z.string().optional() }).optional(),
   lastChange: z.string().optional().describe('When its stored document last changed'),
+  lastError: z
+    .object({ message: z.string(), revision: z.int().optional(), at: z.string() })
+    .optional()
+    .describe("The tenant's last failed build, when it names this source"),
 });
 
 export const tenantStatusView = z.object({

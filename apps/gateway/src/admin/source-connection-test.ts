@@ -13,7 +13,7 @@ export interface ConnectionTestResult {
 }
 
 /** `text` with every credential value replaced: error messages of drivers may quote what they were given. */
-function scrub(text: string, secrets: Readonly<Record<string, string>>): string {
+export function scrub(text: string, secrets: Readonly<Record<string, string>>): string {
   let out = text;
   for (const value of Object.values(secrets)) if (value.length > 0) out = out.split(value).join('[redacted]');
   return out;

@@ -4,7 +4,29 @@ import { defineAdminRoute } from '../admin-route.js';
 import { connectionTestView, entityParams, tenantIdParams, tenantStatusView } from '../admin-schemas.js';
 import { requireTenant, tenantView } from '../admin-views.js';
 import { AdminProblem } from '../problem.js';
-import { testSourceConnection } from '../source-connection-test.js';
+import { scrub, testSourceConnection } from '../source-connection-test.js';
+import type { StoredEntity } from '@mcpgw/control-plane';
+import type { TenantStatus } from '../../tenant-registry.js';
+import type { AdminDeps } from '../admin-route.js';
+
+/**
+ * The registry's status of a tenant with every source credential value
+ * replaced in its last error: a driver's message may quote what it was given.
+ */
+async function scrubbedStatus(
+  deps: AdminDeps,
+  tenantId: string,
+  sources: readonly StoredEntity[],
+): Promise<TenantStatus | undefined> {
+  const status = deps.tenants.status(tenantId);
+  if (status?.lastError === undefined) return status;
+  let message = status.lastError.message;
+  for (const source of sources) {
+    if (source.secretNames.length === 0) continue;
+    message = scrub(message, await deps.store.openSourceSecrets(tenantId, source.name));
+  }
+  return { ...status, lastError: { ...status.lastError, message } };
+}
 
 /** A source's health probe in a status answer waits at most this long (as the readiness prober does). */
 export const STATUS_PROBE_TIMEOUT_MS = 2_000;
@@ -24,8 +46,8 @@ export const operationRoutes: readonly AdminRoute[] = [
     responses: { 200: { description: 'The status', schema: tenantStatusView } },
     async handler({ params, deps }) {
       const tenant = await requireTenant(deps, params.tenantId);
-      const status = deps.tenants.status(tenant.id);
       const stored = await deps.store.listEntities(tenant.id, 'source');
+      const status = await scrubbedStatus(deps, tenant.id, stored);
       const lease = deps.tenants.acquire(tenant.id);
       try {
         const serving = new Map((lease?.runtime.catalog.sources ?? []).map((source) => [source.id, source]));
@@ -38,11 +60,16 @@ export const operationRoutes: readonly AdminRoute[] = [
                 : await source
                     .health(AbortSignal.timeout(STATUS_PROBE_TIMEOUT_MS))
                     .catch(() => ({ ok: false, detail: 'the probe failed or timed out' }));
+            // A failed build names the source that failed to start ("source 'x'").
+            const lastError = status?.lastError?.message.includes(`source '${entity.name}'`)
+              ? status.lastError
+              : undefined;
             return {
               name: entity.name,
               serving: source !== undefined,
               lastChange: entity.updatedAt,
               ...(health === undefined ? {} : { health }),
+              ...(lastError === undefined ? {} : { lastError }),
             };
           }),
         );
