@@ -19,6 +19,10 @@ function fromFramework(error: FastifyError): AdminProblem | undefined {
       if (error instanceof SyntaxError) return new AdminProblem('invalid-request', 'The body is not valid JSON');
       if (error.statusCode === 429) return new AdminProblem('too-many-requests', 'Too many requests; retry later');
       if (error.statusCode === 503) return new AdminProblem('unavailable', 'The gateway is overloaded; retry later');
+      // An authenticator's or hook's own refusal keeps its status (AdminAuthenticator's contract).
+      if (error.statusCode === 401) return new AdminProblem('unauthenticated', error.message);
+      if (error.statusCode === 403) return new AdminProblem('forbidden', error.message);
+      if (error.statusCode === 404) return new AdminProblem('not-found', error.message);
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
         return new AdminProblem('invalid-request', error.message);
       }
