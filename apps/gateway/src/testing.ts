@@ -14,4 +14,5 @@ export { mintTenantToken } from './token-cli.js';
 export { startOtlpTracing } from './observability/otlp-tracing.js';
 /** The admin API's route table (tests enumerate every route for isolation and the OpenAPI document). */
 export { adminRouteTable } from './admin/admin-routes.js';
-export type { AdminRoute } from './admin/admin-route.js';
+export { defineAdminRoute, type AdminRoute } from './admin/admin-route.js';
+export type { AdminAuthenticator, AdminPrincipal } from './admin/admin-principal.js';

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'vitest';
+import type { BuildAppOptions } from '@mcpgw/gateway/testing';
 import type { StartedGateway } from '@mcpgw/test-helpers/gateway';
 import { startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
@@ -60,7 +61,8 @@ const tenantEntry = (id: string, issuer: LocalIssuer) => ({
   adminRoleBindings: [{ name: 'admins', scopes: ['gateway:admin'] }],
 });
 
-export async function startAdminFixture(engine: Engine): Promise<AdminFixture> {
+/** `admin`: the admin API options given to buildApp (extra routes and authenticators). */
+export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['admin'] = {}): Promise<AdminFixture> {
   const [alpha, beta, ops] = await Promise.all([
     startLocalIssuer({ path: '/alpha' }),
     startLocalIssuer({ path: '/beta' }),
@@ -81,7 +83,7 @@ export async function startAdminFixture(engine: Engine): Promise<AdminFixture> {
   const gateway = await startGateway({
     configPath,
     controlPlane: 'open-from-env',
-    admin: {},
+    admin,
     logStream,
     env: {
       SECRETS_KEY: 'an admin test server secret of at least thirty-two characters',
