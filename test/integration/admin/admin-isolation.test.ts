@@ -122,12 +122,13 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API boundaries on %s', (eng
         body: { type: 'static', resources: [{ uri: 'x://a', name: 'a', text: { $env: 'SECRETS_KEY' } }] },
       }),
       f.call('DELETE', '/tenants/beta/sources/notes', { token: betaAdmin, headers: { 'if-match': '"1"' } }),
+      f.call('PUT', '/tenants/beta/issuers/development', { token: betaAdmin, body: { development: true } }),
     ];
     const results = await Promise.all(attempts);
     expect(
       results.map((r) => r.status),
       results.map((r) => r.text).join('\n'),
-    ).toEqual([422, 422, 412, 428, 409, 403, 422, 422]);
+    ).toEqual([422, 422, 412, 428, 409, 403, 422, 422, 403]);
     expect(results[0]!.json.errors).toEqual([
       { pointer: '/allow/0/source', detail: expect.stringContaining("'nope'") },
     ]);

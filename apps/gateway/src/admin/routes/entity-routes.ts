@@ -71,6 +71,10 @@ function documentOf(spec: KindSpec, call: AdminCall<{ tenantId: string; name: st
   const body = call.body as Document;
   refuseEnvReferences(body);
   if (spec.kind === 'issuer') {
+    // The development authorization server is the platform's (loopback only), not a tenant's to trust.
+    if (body.development === true && call.principal?.kind !== 'operator') {
+      throw new AdminProblem('forbidden', 'Only platform operators may trust the development issuer');
+    }
     const expected = body.development === true ? 'development' : body.issuer;
     if (call.params.name !== expected) {
       throw new AdminProblem('validation-failed', 'An issuer is named by its issuer URL (or "development")', [
