@@ -46,6 +46,8 @@ export interface AdminFixture {
   operator(claims?: Record<string, unknown>): Promise<string>;
   /** The resource names an MCP caller with scope `staff` lists in `tenant`. */
   listNames(tenant: 'alpha' | 'beta'): Promise<string[]>;
+  /** Adds a postgres source `vault` to `tenant` whose password is a canary (through the API, as an operator). */
+  seedSecretSource(tenant: 'alpha' | 'beta'): Promise<void>;
   /** Every control-plane table as text (sealed columns as is): equal dumps mean nothing changed. */
   dump(): Promise<string>;
   /** Fails when any response, log line or audit row holds a credential. */
@@ -140,6 +142,18 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
         { authorization: `Bearer ${token}` },
       );
       return (result.body.result?.resources ?? []).map((resource) => resource.name);
+    },
+    async seedSecretSource(tenant) {
+      const response = await fixture.call('PUT', `/tenants/${tenant}/sources/vault`, {
+        token: await fixture.operator(),
+        body: {
+          type: 'postgres',
+          connection: { host: '127.0.0.1', port: 5432, database: sourceDb.name, user: 'postgres' },
+          schemas: ['shop'],
+          secrets: { 'connection.password': CANARIES[1] },
+        },
+      });
+      expect(response.status, response.text).toBe(201);
     },
     async dump() {
       const tables = ['tenants', 'issuers', 'sources', 'grants', 'admin_role_bindings', 'audit_events'];

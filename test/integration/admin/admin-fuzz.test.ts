@@ -46,6 +46,7 @@ describe('admin API under random input', () => {
   beforeAll(async () => {
     f = await startAdminFixture('pglite');
     operator = await f.operator();
+    await f.seedSecretSource('beta');
   }, 120_000);
   afterAll(async () => f?.close());
 

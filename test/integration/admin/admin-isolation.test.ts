@@ -21,6 +21,7 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API boundaries on %s', (eng
     f = await startAdminFixture(engine);
     alphaAdmin = await f.tenantAdmin('alpha');
     betaAdmin = await f.tenantAdmin('beta');
+    await f.seedSecretSource('beta');
   }, 120_000);
   afterAll(async () => f?.close());
   afterEach(async () => f.expectNoCredentialLeak());
