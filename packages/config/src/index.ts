@@ -18,5 +18,5 @@ export { adminRoleBindingSchema, type AdminRoleBinding } from './admin-role-bind
 /** One problem of a refused configuration, with the path naming it. */
 export type { ConfigIssue } from './config-error.js';
 /** The bootstrap file's pieces the admin API validates writes with and documents in its OpenAPI document. */
-export { slug, sourceTtlSchema, tenantLimitsSchema } from './bootstrap-schema.js';
+export { slug, sourceTtlMsSchema, tenantLimitsSchema } from './bootstrap-schema.js';
 export { grantSchema, issuerSchema } from './auth-schema.js';

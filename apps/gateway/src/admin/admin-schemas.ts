@@ -1,4 +1,4 @@
-import { grantSchema, issuerSchema, slug, sourceTtlSchema, tenantLimitsSchema } from '@mcpgw/config';
+import { grantSchema, issuerSchema, slug, sourceTtlMsSchema, tenantLimitsSchema } from '@mcpgw/config';
 import { adminRoleBindingSchema } from '@mcpgw/config';
 import { z } from 'zod';
 
@@ -57,7 +57,7 @@ export const adminRoleBindingBody = adminRoleBindingSchema;
  */
 export const sourceBody = z.looseObject({
   type: z.string().min(1),
-  ttlMs: sourceTtlSchema.optional(),
+  ttlMs: sourceTtlMsSchema.optional(),
   secrets: z
     .record(
       z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be an option path such as "password" or "a.b"'),
