@@ -20,6 +20,8 @@ export interface TestAppOptions {
   controlPlane?: BuildAppOptions['controlPlane'];
   /** Where tenant events travel (see BuildAppOptions); replicas of one test share a namespace or pass their own buses. */
   events?: BuildAppOptions['events'];
+  /** Serve the admin API (see BuildAppOptions). */
+  admin?: BuildAppOptions['admin'];
 }
 
 export interface TestApp {
@@ -47,6 +49,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.controlPlane === undefined ? {} : { controlPlane: options.controlPlane }),
     ...(options.events === undefined ? {} : { events: options.events }),
+    ...(options.admin === undefined ? {} : { admin: options.admin }),
   });
   const close = async () => {
     await app.close();

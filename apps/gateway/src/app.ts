@@ -6,8 +6,6 @@ import { createGatewayCache } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
-import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
-import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
 import type { LimitsOptions } from './plugins/limits.js';
@@ -21,7 +19,7 @@ import { createSourceRegistry } from './source-registry.js';
 import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
-import { devAdminSignIn, devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
+import { startDevAuthorizationServer } from './dev-authorization-server.js';
 import { applyBootstrap } from './control-plane/apply-bootstrap.js';
 import type { ControlPlane } from './control-plane/open-control-plane.js';
 import { openControlPlane } from './control-plane/open-control-plane.js';
@@ -44,6 +42,7 @@ import { cacheOperations } from './observability/cache-operations.js';
 import { type EventsOption, type TenantEvents, openGatewayEvents } from './notifications/gateway-events.js';
 import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
 import { installListen } from './notifications/install-listen.js';
+import { installAdminApi, type AdminApiOptions } from './admin/install-admin-api.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -90,6 +89,11 @@ export interface BuildAppOptions {
   tracerProvider?: TracerProvider;
   /** Where tenant change events travel (EventsOption); default: Redis pub/sub with REDIS_URL, else in-process. */
   events?: EventsOption;
+  /**
+   * Serve the admin API (`/admin/v1`, docs/admin-api.md) over the control
+   * plane; ignored without one. main.ts turns it on.
+   */
+  admin?: AdminApiOptions;
 }
 
 /**
@@ -246,7 +250,6 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     );
     registerDevAuthorizationServerRoutes(app, devAuthorizationServer);
   }
-
   for (const tenant of tenants.serving.values()) {
     if (tenant.config.anonymous) {
       logger.warn(
@@ -255,7 +258,6 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
       );
     }
   }
-
   await app.register(errorHandlerPlugin);
   const limits = await installLimits(app, {
     env: config.env,
@@ -281,32 +283,17 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   });
   const principalFingerprint = createPrincipalFingerprint(secret);
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, limits, listen });
+  if (options.admin !== undefined && controlPlane !== undefined) {
+    const context = { config, controlPlane, tenants, cache, registry, devAuthorizationServer, logger, baseUrlOf };
+    const secrets = sessionSecrets(config, secret);
+    await installAdminApi(app, { ...context, secrets, baseUrls: [baseUrl, ...aliasBaseUrls] }, options.admin);
+  } else app.decorate('adminAccess', undefined);
   return app;
 }
 
-/**
- * Starts the built-in development authorization server when a tenant trusts
- * it (configuration already refused it beside real issuers or off loopback).
- * Its signing keys persist under DATA_DIR so tokens survive restarts and
- * `npm run token` can sign without the server.
- */
-async function startDevAuthorizationServer(
-  config: GatewayConfig,
-  logger: Logger,
-): Promise<DevAuthorizationServer | undefined> {
-  const target = devTokenTarget(config);
-  if (target === undefined) return undefined;
-  const adminSignIn = devAdminSignIn(config);
-  return createDevAuthorizationServer({
-    issuer: target.issuer,
-    keystorePath: devKeystorePath(config),
-    resources: [
-      ...Object.values(target.tenants).flatMap((tenant) =>
-        tenant.resources.map((uri) => ({ uri, scopes: tenant.scopes })),
-      ),
-      ...adminSignIn.resources,
-    ],
-    clients: adminSignIn.clients,
-    logger: logger.child({ component: 'dev-authorization-server' }),
-  });
+/** Browser sessions are sealed with SECRETS_KEY (else this process's random key) and opened with it or SECRETS_KEY_PREVIOUS. */
+function sessionSecrets(config: GatewayConfig, processSecret: Buffer): Buffer[] {
+  const { SECRETS_KEY, SECRETS_KEY_PREVIOUS } = config.env;
+  if (SECRETS_KEY === undefined) return [processSecret];
+  return [SECRETS_KEY, SECRETS_KEY_PREVIOUS].flatMap((key) => (key === undefined ? [] : [Buffer.from(key, 'utf8')]));
 }

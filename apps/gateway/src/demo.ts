@@ -24,6 +24,8 @@ export function demoBootstrap(): { document: unknown; configDir: string } {
           // Browser sign-in of the demo admin (docs/admin-sign-in.md): open
           // http://127.0.0.1:8080/admin/v1/tenants/demo/login.
           adminSignIn: { clientId: 'mcpgw-admin-demo', scopes: ['openid', 'mcpgw:admin'] },
+          // Whoever holds mcpgw:admin for the demo's admin resource manages the demo tenant.
+          adminRoleBindings: [{ name: 'demo-admins', scopes: ['mcpgw:admin'] }],
         },
       ],
     },

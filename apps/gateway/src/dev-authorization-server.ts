@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
-import type { DevClient, DevResource } from '@mcpgw/dev-authorization-server';
+import type { Logger } from '@mcpgw/core';
+import type { DevAuthorizationServer, DevClient, DevResource } from '@mcpgw/dev-authorization-server';
+import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
+import { tenantAdminResource } from './admin/admin-resources.js';
 import { publicBaseUrls, tenantResourceUri } from './public-url.js';
 
 /**
@@ -79,13 +82,13 @@ const OIDC_SCOPES = new Set(['openid', 'profile', 'email', 'offline_access']);
 
 /**
  * The admin API as a resource of a tenant's sign-in: its `resource` setting,
- * else `${base}/admin/v1`, granting the sign-in's scopes other than OpenID
+ * else the tenant's admin resource (`${base}/admin/v1/tenants/{id}`), granting the sign-in's scopes other than OpenID
  * Connect's (the demo admin's `mcpgw:admin`).
  */
 function devAdminResource(base: string, tenant: TenantConfig): DevResource | undefined {
   if (tenant.adminSignIn === undefined) return undefined;
   return {
-    uri: tenant.adminSignIn.resource ?? `${base}/admin/v1`,
+    uri: tenant.adminSignIn.resource ?? tenantAdminResource(base, tenant.id),
     scopes: tenant.adminSignIn.scopes.filter((scope) => !OIDC_SCOPES.has(scope)),
   };
 }
@@ -110,4 +113,31 @@ export function devAdminSignIn(config: GatewayConfig): { resources: DevResource[
     });
   }
   return { resources, clients };
+}
+
+/**
+ * Starts the built-in development authorization server when a tenant trusts
+ * it (configuration already refused it beside real issuers or off loopback).
+ * Its signing keys persist under DATA_DIR so tokens survive restarts and
+ * `npm run token` can sign without the server.
+ */
+export async function startDevAuthorizationServer(
+  config: GatewayConfig,
+  logger: Logger,
+): Promise<DevAuthorizationServer | undefined> {
+  const target = devTokenTarget(config);
+  if (target === undefined) return undefined;
+  const adminSignIn = devAdminSignIn(config);
+  return createDevAuthorizationServer({
+    issuer: target.issuer,
+    keystorePath: devKeystorePath(config),
+    resources: [
+      ...Object.values(target.tenants).flatMap((tenant) =>
+        tenant.resources.map((uri) => ({ uri, scopes: tenant.scopes })),
+      ),
+      ...adminSignIn.resources,
+    ],
+    clients: adminSignIn.clients,
+    logger: logger.child({ component: 'dev-authorization-server' }),
+  });
 }

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
   const app = await buildApp(config, {
     registry,
     controlPlane: 'open-from-env',
+    admin: {},
     ...(tracing === undefined ? {} : { tracerProvider: tracing.provider }),
   });
   if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());

@@ -198,7 +198,8 @@ export function createTenantAuthenticator(
   };
 }
 
-function toIssuerSettings(entry: IssuerEntry, dev: PinnedDevAuthorizationServer | undefined): IssuerSettings {
+/** A configured issuer as the verifier takes it (the admin API verifies tenant admins' tokens with the same). */
+export function toIssuerSettings(entry: IssuerEntry, dev: PinnedDevAuthorizationServer | undefined): IssuerSettings {
   if ('development' in entry) {
     if (dev === undefined) throw new Error('the development issuer is not running');
     return {

@@ -17,3 +17,7 @@ export { createRedisTenantEventBus, type RedisTenantEventBus } from './notificat
 export type { TenantEvent, TenantEventBus } from './notifications/tenant-events.js';
 /** `app.events`: the bus as streams use it, plus what the producers add (watched sources, runtime changes). */
 export type { EventsOption, TenantEvents } from './notifications/gateway-events.js';
+/** The admin API's route table (tests enumerate every route for isolation and the OpenAPI document). */
+export { adminRouteTable } from './admin/admin-routes.js';
+export { defineAdminRoute, type AdminRoute } from './admin/admin-route.js';
+export type { AdminAuthenticator, AdminPrincipal } from './admin/admin-principal.js';

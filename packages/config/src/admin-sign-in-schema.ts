@@ -30,7 +30,7 @@ export const adminSignInSchema = z.strictObject({
   /**
    * The RFC 8707 resource indicator naming the admin API, sent on the
    * authorization and token requests so the access token's audience is the
-   * admin API. Default: `${PUBLIC_URL}/admin/v1`.
+   * admin API. Default: the tenant's admin resource, `${PUBLIC_URL}/admin/v1/tenants/{id}`.
    */
   resource: z.url({ protocol: /^https?$/ }).optional(),
   /** Longest a browser session lasts, whatever the access token's own expiry. */

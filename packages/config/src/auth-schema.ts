@@ -3,7 +3,9 @@ import { z } from 'zod';
 
 export { ASYMMETRIC_ALGORITHMS };
 
+// zod runs refinements after a failed format check too: an unparseable value must not throw here.
 const httpsOrLoopbackUrl = z.url({ protocol: /^https?$/ }).refine((value) => {
+  if (!URL.canParse(value)) return true;
   const url = new URL(value);
   return url.protocol === 'https:' || ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 }, 'must be an https URL (http is allowed only for loopback addresses)');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { adminSignInSchema } from './admin-sign-in-schema.js';
+import { adminRoleBindingEntrySchema } from './admin-role-binding-schema.js';
 import { grantSchema, tenantAuthSchema } from './auth-schema.js';
 
 /** Tenant and source ids appear in URLs and URIs: lower-case slugs. */
@@ -60,6 +61,11 @@ export const tenantSchema = z.strictObject({
   /** Rate limits and the in-flight cap; omitted keys take the gateway-wide defaults. */
   limits: tenantLimitsSchema.optional(),
   adminSignIn: adminSignInSchema.optional(),
+  /** Who may manage this tenant through the admin API (docs/admin-api.md); names unique. */
+  adminRoleBindings: z
+    .array(adminRoleBindingEntrySchema)
+    .refine((bindings) => new Set(bindings.map((b) => b.name)).size === bindings.length, 'binding names must be unique')
+    .optional(),
 });
 
 /** The bootstrap file (docs/configuration.md). */

@@ -31,6 +31,8 @@ export const envSchema = z.object({
   PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
     .refine((value) => {
+      // Refinements run after a failed format check too: the format error is the one to report.
+      if (!URL.canParse(value)) return true;
       const url = new URL(value);
       return url.search === '' && url.hash === '' && url.pathname === '/';
     }, 'must be an origin such as https://mcp.example.com (no path, query or fragment): tenant endpoints and their RFC 9728 metadata live at fixed paths under it')
@@ -147,6 +149,19 @@ export const envSchema = z.object({
     .optional(),
   /** The `service.name` of exported spans. */
   OTEL_SERVICE_NAME: z.string().min(1).default('mcp-resource-gateway'),
+  /**
+   * The platform operators' identity provider (the exact `iss` of their
+   * tokens). Unset: the admin API has no operators (docs/admin-api.md).
+   */
+  OPERATOR_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  /** Its JWKS; unset: from the issuer's RFC 8414 / OpenID Connect discovery metadata. */
+  OPERATOR_JWKS_URI: z.url({ protocol: /^https?$/ }).optional(),
+  /** The `aud` operator tokens must carry (RFC 8707); default `${PUBLIC_URL}/admin/v1`. */
+  OPERATOR_AUDIENCE: z.url().optional(),
+  /** The claim (a string or an array of strings) holding the operator's roles. */
+  OPERATOR_ROLE_CLAIM: z.string().min(1).default('roles'),
+  /** The role in that claim that makes the caller a platform operator. */
+  OPERATOR_ROLE: z.string().min(1).default('gateway-operator'),
 });
 
 export type EnvConfig = z.output<typeof envSchema>;

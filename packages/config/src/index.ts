@@ -15,3 +15,10 @@ export type { IssuerEntry } from './auth-schema.js';
 export type { TenantLimits } from './bootstrap-schema.js';
 /** How a tenant's admins sign in from a browser (bootstrap file `adminSignIn`). */
 export type { AdminSignIn } from './admin-sign-in-schema.js';
+/** Who may manage a tenant through the admin API: a binding's stored document and its type. */
+export { adminRoleBindingSchema, type AdminRoleBinding } from './admin-role-binding-schema.js';
+/** One problem of a refused configuration, with the path naming it. */
+export type { ConfigIssue } from './config-error.js';
+/** The bootstrap file's pieces the admin API validates writes with and documents in its OpenAPI document. */
+export { slug, sourceTtlMsSchema, tenantLimitsSchema } from './bootstrap-schema.js';
+export { grantSchema, issuerSchema } from './auth-schema.js';

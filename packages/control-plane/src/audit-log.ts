@@ -21,7 +21,14 @@ export interface AuditQuery {
   /** At most this many, 1 to 200; default 50. */
   readonly limit?: number;
   readonly targetType?: string;
+  readonly targetId?: string;
   readonly action?: AuditEvent['action'];
+  /** The actor's `subject` (a token's `sub`, or the bootstrap file's path). */
+  readonly actorSubject?: string;
+  /** Events at or after this instant (ISO 8601). */
+  readonly since?: string;
+  /** Events before this instant (ISO 8601). */
+  readonly until?: string;
 }
 
 interface AuditRow {
@@ -73,9 +80,23 @@ export async function listAuditEvents(
         AND ($2::bigint IS NULL OR id < $2::bigint)
         AND ($3::text IS NULL OR target_type = $3)
         AND ($4::text IS NULL OR action = $4)
+        AND ($6::text IS NULL OR target_id = $6)
+        AND ($7::text IS NULL OR actor->>'subject' = $7)
+        AND ($8::timestamptz IS NULL OR occurred_at >= $8::timestamptz)
+        AND ($9::timestamptz IS NULL OR occurred_at < $9::timestamptz)
       ORDER BY id DESC
       LIMIT $5`,
-    [tenantId, query.before ?? null, query.targetType ?? null, query.action ?? null, limit],
+    [
+      tenantId,
+      query.before ?? null,
+      query.targetType ?? null,
+      query.action ?? null,
+      limit,
+      query.targetId ?? null,
+      query.actorSubject ?? null,
+      query.since ?? null,
+      query.until ?? null,
+    ],
   );
   return rows.map((row) => ({
     id: row.id,

@@ -19,3 +19,9 @@ export type { ControlPlaneStore, Document } from './control-plane-store.js';
 export type { WriteContext } from './write-context.js';
 /** Applies a declarative state (the bootstrap file) idempotently: only what differs is written. */
 export { applyDeclaredState, type ApplyReport, type DeclaredTenant } from './apply-declared-state.js';
+/** Why a write was refused (not_found, precondition_failed, conflict); nothing changed. */
+export { StoreError, type StoreErrorCode } from './store-error.js';
+/** One audit event and the filters and paging of a tenant's audit log. */
+export type { AuditEvent, AuditQuery } from './audit-log.js';
+/** What tenants own and how each is stored. */
+export type { StoredEntity, StoredTenant, TenantEntityKind, WriteOptions } from './control-plane-store.js';

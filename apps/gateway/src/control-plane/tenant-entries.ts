@@ -16,7 +16,7 @@ const asList = (value: unknown): Document[] => (Array.isArray(value) ? value.map
 
 /** A file's tenant (as written, `$env` references kept) as the control plane stores it. */
 export function declaredTenantFromEntry(entry: Document): DeclaredTenant {
-  const { id, grants, sources, auth, ...settings } = entry;
+  const { id, grants, sources, auth, adminRoleBindings, ...settings } = entry;
   const { issuers, ...authSettings } = asDocument(auth);
   return {
     id: String(id),
@@ -28,7 +28,10 @@ export function declaredTenantFromEntry(entry: Document): DeclaredTenant {
       })),
       source: asList(sources).map(({ id: sourceId, ...document }) => ({ name: String(sourceId), document })),
       grant: asList(grants).map(({ name, ...document }) => ({ name: String(name), document })),
-      'admin-role-binding': [],
+      'admin-role-binding': asList(adminRoleBindings).map(({ name, ...document }) => ({
+        name: String(name),
+        document,
+      })),
     },
   };
 }
@@ -38,7 +41,7 @@ export function declaredTenantFromEntry(entry: Document): DeclaredTenant {
  * creating objects on the way: sealed credentials are stored flat and land
  * wherever the source type's options expect them.
  */
-function setPath(target: Document, path: string, value: string): void {
+export function setPath(target: Document, path: string, value: string): void {
   const keys = path.split('.');
   let node = target;
   for (const key of keys.slice(0, -1)) {

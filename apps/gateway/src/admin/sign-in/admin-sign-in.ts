@@ -9,6 +9,7 @@ import type { SignInClient } from './sign-in-client.js';
 import { createSignInClient } from './sign-in-client.js';
 import { registerSignInRoutes } from './sign-in-routes.js';
 import { tenantAdminPath } from './session-cookie.js';
+import { tenantAdminResource } from '../admin-resources.js';
 
 /** Turns an access token of the tenant's identity provider into an admin principal, or undefined when it is not an admin's. */
 export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<AdminPrincipal | undefined>;
@@ -80,7 +81,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
         tenantId: tenant.id,
         signIn,
         issuer,
-        resource: signIn.resource ?? `${options.publicBaseUrl}/admin/v1`,
+        resource: signIn.resource ?? tenantAdminResource(options.publicBaseUrl, tenant.id),
         secure,
         callbackUri: (request) => `${options.baseUrlOf(request.headers.host)}${tenantAdminPath(tenant.id)}/callback`,
         fetch: options.fetch ?? fetch,

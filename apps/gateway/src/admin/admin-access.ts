@@ -1,0 +1,201 @@
+import type { ControlPlaneStore } from '@mcpgw/control-plane';
+import type { EnvConfig } from '@mcpgw/config';
+import type { Logger, Principal } from '@mcpgw/core';
+import type { TokenVerifier } from '@mcpgw/auth';
+import { AuthError, bearerChallenge, createTokenVerifier } from '@mcpgw/auth';
+import { decodeJwt } from 'jose';
+import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
+import { toIssuerSettings } from '../tenant-auth.js';
+import type { TenantRegistry } from '../tenant-registry.js';
+import type { TenantRuntime } from '../tenant-runtime.js';
+import type { AdminCredential, AdminPrincipal } from './admin-principal.js';
+import {
+  adminResourceMetadataUrl,
+  operatorResource,
+  tenantAdminResource,
+  tenantOfAdminResource,
+} from './admin-resources.js';
+import { matchesBinding } from './role-bindings.js';
+import { AdminProblem } from './problem.js';
+
+export interface AdminAccessOptions {
+  readonly env: EnvConfig;
+  /** The canonical base URL, then the loopback aliases (publicBaseUrls). */
+  readonly baseUrls: readonly [string, ...string[]];
+  readonly tenants: TenantRegistry<TenantRuntime>;
+  readonly store: ControlPlaneStore;
+  readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+  readonly logger: Logger;
+}
+
+/** Turns admin access tokens into admin principals, with the gateway's one token verifier. */
+export interface AdminAccess {
+  /**
+   * The admin principal of `accessToken`, or a thrown {@link AdminProblem}:
+   * 401 for a token nobody here accepts, 403 for a valid token carrying no
+   * admin role. `tenantId` (the tenant a request addresses) is only a hint,
+   * used for opaque tokens, which name no audience: a JWT is routed by its
+   * own `aud`, and verified by the issuers of the tenant that names.
+   */
+  authenticate(tenantId: string | undefined, accessToken: string, via: AdminCredential): Promise<AdminPrincipal>;
+  /**
+   * Same, for the browser sign-in (`via: 'session'`): undefined when the token
+   * is not accepted, instead of a problem.
+   */
+  resolveAdminPrincipal(tenantId: string | undefined, accessToken: string): Promise<AdminPrincipal | undefined>;
+  /** The WWW-Authenticate challenge of a 401 (RFC 6750 section 3, RFC 9728 section 5.1). */
+  challenge(
+    tenantId: string | undefined,
+    error?: { code: 'invalid_token' | 'invalid_request'; description: string },
+  ): string;
+  /** The resource operators' tokens name; undefined when no operator issuer is configured. */
+  readonly operatorAudience: string | undefined;
+  close(): void;
+}
+
+const unauthenticated = (access: AdminAccess, tenantId: string | undefined, description: string): AdminProblem =>
+  new AdminProblem('unauthenticated', description, [], {
+    'www-authenticate': access.challenge(tenantId, { code: 'invalid_token', description }),
+  });
+
+/** `aud` as a list; a JWT may carry one string or an array (RFC 7519 section 4.1.3). */
+function audiences(claims: Record<string, unknown>): string[] {
+  const aud = claims.aud;
+  if (typeof aud === 'string') return [aud];
+  return Array.isArray(aud) ? aud.filter((item): item is string => typeof item === 'string') : [];
+}
+
+export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
+  const { env, baseUrls, tenants, store } = options;
+  const [baseUrl] = baseUrls;
+  const logger = options.logger.child({ component: 'admin-auth' });
+  const operatorAudience =
+    env.OPERATOR_ISSUER === undefined ? undefined : (env.OPERATOR_AUDIENCE ?? operatorResource(baseUrl));
+  const operatorVerifier: TokenVerifier | undefined =
+    env.OPERATOR_ISSUER === undefined || operatorAudience === undefined
+      ? undefined
+      : createTokenVerifier({
+          resource: operatorAudience,
+          logger,
+          issuers: [
+            {
+              issuer: env.OPERATOR_ISSUER,
+              keys: env.OPERATOR_JWKS_URI === undefined ? { discovery: true } : { jwksUri: env.OPERATOR_JWKS_URI },
+              algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+              audiences: [],
+              // RFC 9068 section 4: access tokens only, never ID tokens.
+              tokenTypes: ['at+jwt'],
+              scopeClaim: 'scope',
+              groupsClaim: env.OPERATOR_ROLE_CLAIM,
+              clockToleranceSeconds: 30,
+            },
+          ],
+        });
+
+  // One verifier per serving runtime, so a change of the tenant's issuers takes effect with its runtime.
+  const verifiers = new Map<string, { runtime: TenantRuntime; verifier: TokenVerifier }>();
+  const tenantVerifier = (tenantId: string): TokenVerifier | undefined => {
+    const runtime = tenants.serving.get(tenantId);
+    const cached = verifiers.get(tenantId);
+    if (cached !== undefined && cached.runtime !== runtime) {
+      cached.verifier.close();
+      verifiers.delete(tenantId);
+    }
+    if (runtime?.config.auth === undefined) return undefined;
+    if (cached !== undefined && cached.runtime === runtime) return cached.verifier;
+    const resources = baseUrls.map((base) => tenantAdminResource(base, tenantId));
+    const verifier = createTokenVerifier({
+      resource: resources[0] as string,
+      logger: logger.child({ tenant: tenantId }),
+      // The tenant's own identity providers, with their extra MCP audiences
+      // dropped: an admin token must name this tenant's admin resource.
+      issuers: runtime.config.auth.issuers.map((entry) => ({
+        ...toIssuerSettings(entry, options.devAuthorizationServer),
+        audiences: resources.slice(1),
+      })),
+    });
+    verifiers.set(tenantId, { runtime, verifier });
+    return verifier;
+  };
+
+  const verify = async (verifier: TokenVerifier, token: string, tenantId: string | undefined): Promise<Principal> => {
+    try {
+      return await verifier.verify(token, AbortSignal.timeout(10_000));
+    } catch (error) {
+      if (error instanceof AuthError) throw unauthenticated(access, tenantId, error.message);
+      throw error;
+    }
+  };
+
+  const access: AdminAccess = {
+    operatorAudience,
+
+    async authenticate(hint, token, via) {
+      let claims: Record<string, unknown> | undefined;
+      try {
+        claims = decodeJwt(token);
+      } catch {
+        claims = undefined; // opaque: only the addressed tenant's introspection can tell
+      }
+      const aud = claims === undefined ? [] : audiences(claims);
+      if (operatorVerifier !== undefined && claims?.iss === env.OPERATOR_ISSUER && aud.includes(operatorAudience!)) {
+        const principal = await verify(operatorVerifier, token, hint);
+        if (!principal.groups.includes(env.OPERATOR_ROLE)) {
+          throw new AdminProblem(
+            'forbidden',
+            `The token does not carry the operator role in "${env.OPERATOR_ROLE_CLAIM}"`,
+          );
+        }
+        return { kind: 'operator', issuer: principal.issuer, subject: principal.subject, via };
+      }
+      const tenantId =
+        claims === undefined
+          ? hint
+          : aud.map((item) => tenantOfAdminResource(item, baseUrls)).find((id) => id !== undefined);
+      if (tenantId === undefined) {
+        throw unauthenticated(
+          access,
+          hint,
+          'The token is not meant for this admin API (its aud names no admin resource)',
+        );
+      }
+      const verifier = tenantVerifier(tenantId);
+      // A tenant that is not served (missing, suspended) has no issuers to trust: the same 401 as a bad token.
+      if (verifier === undefined) throw unauthenticated(access, hint, 'The token cannot be verified');
+      const principal = await verify(verifier, token, hint);
+      const bindings = await store.listEntities(tenantId, 'admin-role-binding');
+      const devIssuer = options.devAuthorizationServer?.issuer;
+      if (!bindings.some((binding) => matchesBinding(binding.document, principal, devIssuer))) {
+        throw new AdminProblem('forbidden', 'The token carries none of the admin roles this tenant grants');
+      }
+      return { kind: 'tenant-admin', tenantId, issuer: principal.issuer, subject: principal.subject, via };
+    },
+
+    async resolveAdminPrincipal(tenantId, token) {
+      try {
+        return await access.authenticate(tenantId, token, 'session');
+      } catch (error) {
+        if (error instanceof AdminProblem) return undefined;
+        throw error;
+      }
+    },
+
+    challenge(tenantId, error) {
+      const resource =
+        tenantId !== undefined
+          ? tenantAdminResource(baseUrl, tenantId)
+          : (operatorAudience ?? operatorResource(baseUrl));
+      return bearerChallenge({
+        resourceMetadata: adminResourceMetadataUrl(baseUrl, resource),
+        ...(error === undefined ? {} : { error: error.code, errorDescription: error.description }),
+      });
+    },
+
+    close() {
+      operatorVerifier?.close();
+      for (const { verifier } of verifiers.values()) verifier.close();
+      verifiers.clear();
+    },
+  };
+  return access;
+}

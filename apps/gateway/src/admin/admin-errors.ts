@@ -1,0 +1,50 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { errorSummary } from '@mcpgw/core';
+import { problemOfStoreError, StoreError } from './admin-views.js';
+import { AdminProblem, sendProblem } from './problem.js';
+
+/** Framework refusals (before a handler runs) as problems. */
+function fromFramework(error: FastifyError): AdminProblem | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AdminProblem('invalid-request', 'The body is not valid JSON');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AdminProblem('invalid-request', 'The body is too large');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AdminProblem('unsupported-media-type', 'Send request bodies as application/json', [
+        { header: 'Content-Type', detail: 'must be application/json' },
+      ]);
+    default:
+      if (error instanceof SyntaxError) return new AdminProblem('invalid-request', 'The body is not valid JSON');
+      if (error.statusCode === 429) return new AdminProblem('too-many-requests', 'Too many requests; retry later');
+      if (error.statusCode === 503) return new AdminProblem('unavailable', 'The gateway is overloaded; retry later');
+      // An authenticator's or hook's own refusal keeps its status (AdminAuthenticator's contract).
+      if (error.statusCode === 401) return new AdminProblem('unauthenticated', error.message);
+      if (error.statusCode === 403) return new AdminProblem('forbidden', error.message);
+      if (error.statusCode === 404) return new AdminProblem('not-found', error.message);
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        return new AdminProblem('invalid-request', error.message);
+      }
+      return undefined;
+  }
+}
+
+/**
+ * Every refusal under `/admin/v1` is an RFC 9457 problem (never the MCP
+ * endpoint's JSON-RPC errors); an unexpected error is logged with its cause
+ * and answered with a detail that reveals nothing.
+ */
+export function installAdminErrors(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AdminProblem) return sendProblem(reply, error);
+    if (error instanceof StoreError) return sendProblem(reply, problemOfStoreError(error));
+    const framework = fromFramework(error);
+    if (framework !== undefined) return sendProblem(reply, framework);
+    request.log.error({ err: errorSummary(error) }, 'admin API request failed');
+    return sendProblem(reply, new AdminProblem('server-fault', 'The request failed on the server; it was logged'));
+  });
+  app.setNotFoundHandler((_request, reply) =>
+    sendProblem(reply, new AdminProblem('not-found', 'No such admin API route')),
+  );
+}

@@ -1,0 +1,140 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { slug } from '@mcpgw/config';
+import type { z } from 'zod';
+import type { AdminAuthenticator, AdminPrincipal } from './admin-principal.js';
+import type { AdminDeps, AdminRoute, AdminRouteTable } from './admin-route.js';
+import { installAdminErrors } from './admin-errors.js';
+import { addressedTenant } from './bearer-authenticator.js';
+import { readPreconditions } from './etag.js';
+import type { ProblemFieldError } from './problem.js';
+import { AdminProblem, jsonPointer, tenantNotFound } from './problem.js';
+
+export interface AdminPluginOptions {
+  readonly deps: Omit<AdminDeps, 'routes'>;
+  readonly table: AdminRouteTable;
+  /** Asked in order; the first to name the caller wins (a bearer token, then a browser session). */
+  readonly authenticators: readonly AdminAuthenticator[];
+  /** The WWW-Authenticate challenge of a 401 for a request that named no credentials. */
+  readonly challenge: (tenantId: string | undefined) => string;
+}
+
+/** `{name}` (OpenAPI) → `:name` (Fastify). */
+const fastifyPath = (path: string): string => path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+
+/** The path to the first string holding U+0000, which Postgres text and jsonb cannot store. */
+function nulAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    if (key.includes('\u0000')) return [...path, key];
+    const found = nulAt(item, [...path, key]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Parses one part of the request; a refusal names each offending field. */
+function parse<S extends z.ZodType>(
+  schema: S | undefined,
+  value: unknown,
+  where: 'parameter' | 'pointer',
+): z.output<S> | undefined {
+  if (schema === undefined) return undefined;
+  const nul = nulAt(value);
+  if (nul !== undefined) {
+    const detail = 'must not contain the NUL character';
+    throw where === 'pointer'
+      ? new AdminProblem('validation-failed', 'The body holds a NUL character', [{ pointer: jsonPointer(nul), detail }])
+      : new AdminProblem('invalid-request', 'A parameter holds a NUL character', [
+          { parameter: String(nul[0] ?? '(all)'), detail },
+        ]);
+  }
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors: ProblemFieldError[] = result.error.issues.map((issue) =>
+    where === 'pointer'
+      ? { pointer: jsonPointer(issue.path), detail: issue.message }
+      : { parameter: String(issue.path[0] ?? '(all)'), detail: issue.message },
+  );
+  throw where === 'pointer'
+    ? new AdminProblem('validation-failed', 'The body does not have the expected shape; nothing was changed', errors)
+    : new AdminProblem('invalid-request', 'A parameter is invalid', errors);
+}
+
+/**
+ * The admin API (`/admin/v1`, docs/admin-api.md): every route of the table,
+ * each behind its access rule. A tenant admin addressing another tenant gets
+ * the same 404, byte for byte, as for a tenant that does not exist.
+ */
+export async function adminPlugin(app: FastifyInstance, options: AdminPluginOptions): Promise<void> {
+  const deps: AdminDeps = { ...options.deps, routes: () => options.table.list() };
+  installAdminErrors(app);
+  // Admin answers are per caller and may change at any write (RFC 9111 section 5.2.2.5).
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store');
+  });
+
+  const principalOf = async (request: FastifyRequest): Promise<AdminPrincipal> => {
+    for (const authenticator of options.authenticators) {
+      const principal = await authenticator.authenticate(request);
+      if (principal !== undefined) return principal;
+    }
+    throw new AdminProblem('unauthenticated', 'Send an access token in the Authorization header (Bearer)', [], {
+      'www-authenticate': options.challenge(addressedTenant(request)),
+    });
+  };
+
+  const serve = (route: AdminRoute) => async (request: FastifyRequest) => {
+    let principal: AdminPrincipal | undefined;
+    if (route.access !== 'public') {
+      principal = await principalOf(request);
+      if (route.access === 'operator' && principal.kind !== 'operator') {
+        throw new AdminProblem('forbidden', 'Only platform operators may do this');
+      }
+      const tenantId = addressedTenant(request);
+      if (route.access === 'tenant' && principal.kind === 'tenant-admin' && principal.tenantId !== tenantId) {
+        throw tenantNotFound();
+      }
+    }
+    // A tenant id that is not a slug names no tenant: the same 404 as any missing one.
+    if (route.path.includes('{tenantId}') && !slug.safeParse(addressedTenant(request)).success) throw tenantNotFound();
+    const params = parse(route.params, request.params, 'parameter');
+    const query = parse(route.query, request.query, 'parameter');
+    if (route.body !== undefined && (request.body === undefined || request.body === null)) {
+      throw new AdminProblem('invalid-request', 'This operation needs a JSON body (Content-Type: application/json)');
+    }
+    const body = parse(route.body, request.body, 'pointer');
+    return route.handler({
+      principal,
+      params,
+      query,
+      body,
+      preconditions: readPreconditions(request),
+      request,
+      deps,
+      writeContext: {
+        // Public routes (the API's own description) never write; their context is never used.
+        actor:
+          principal === undefined
+            ? { kind: 'operator', subject: '(public route)' }
+            : { kind: principal.kind, subject: principal.subject, issuer: principal.issuer },
+        clientAddress: request.ip,
+      },
+    });
+  };
+
+  for (const route of options.table.list()) {
+    const handle = serve(route);
+    app.route({
+      method: route.method,
+      url: fastifyPath(route.path),
+      handler: async (request, reply) => {
+        const result = await handle(request);
+        if (result.etag !== undefined) reply.header('etag', result.etag);
+        reply.code(result.status);
+        if (result.body === undefined) return reply.send();
+        return reply.type(result.mediaType ?? 'application/json').send(result.body);
+      },
+    });
+  }
+}

@@ -1,0 +1,124 @@
+import type { GatewayCache } from '@mcpgw/cache';
+import type { ControlPlaneStore, WriteContext } from '@mcpgw/control-plane';
+import type { TenantConfig } from '@mcpgw/config';
+import type { Logger, SourceFactory } from '@mcpgw/core';
+import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import type { TenantRegistry } from '../tenant-registry.js';
+import type { TenantRuntime } from '../tenant-runtime.js';
+import type { AdminPrincipal } from './admin-principal.js';
+import type { WritePreconditions } from './etag.js';
+
+/**
+ * Who may call a route: anyone (`public`: the OpenAPI document and its
+ * page), platform operators only (`operator`), or an admin of the tenant the
+ * path names and operators (`tenant`; the path has a `{tenantId}`).
+ */
+export type AdminRouteAccess = 'public' | 'operator' | 'tenant';
+
+/** What the admin routes work with. */
+export interface AdminDeps {
+  readonly store: ControlPlaneStore;
+  readonly tenants: TenantRegistry<TenantRuntime>;
+  readonly cache: GatewayCache;
+  /** The bootstrap file's rules for one tenant (GatewayConfig.validateTenant). */
+  readonly validateTenant: (entry: unknown, origin: string) => Promise<TenantConfig>;
+  readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
+  /** Where relative paths in source options resolve (the bootstrap file's folder). */
+  readonly configDir: string;
+  readonly logger: Logger;
+  /** Every route served, for the OpenAPI document. */
+  readonly routes: () => readonly AdminRoute[];
+}
+
+/** One response a route can give, for the OpenAPI document. */
+export interface AdminResponseSpec {
+  readonly description: string;
+  readonly schema?: z.ZodType;
+  /** The response carries an ETag (RFC 9110 section 8.8.3). */
+  readonly etag?: boolean;
+  /** Not JSON: the media type (e.g. `text/html`). */
+  readonly mediaType?: string;
+}
+
+/** What a handler gets: the caller and its validated input. */
+export interface AdminCall<P, Q, B> {
+  /** Absent only on public routes. */
+  readonly principal: AdminPrincipal | undefined;
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  readonly preconditions: WritePreconditions;
+  readonly request: FastifyRequest;
+  readonly deps: AdminDeps;
+  /** Who is writing, from where: every store write takes it (the audit log records it). */
+  readonly writeContext: WriteContext;
+}
+
+/** What a handler answers; `etag` becomes the ETag header. */
+export interface AdminResult {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly etag?: string;
+  readonly mediaType?: string;
+}
+
+/** How the request's conditional headers apply to a route, for the OpenAPI document. */
+export type ConditionalHeaders = 'if-match-required' | 'if-match-or-if-none-match' | 'if-match-optional';
+
+/**
+ * One admin API operation: a row of the route table. Routes are plain
+ * objects, so a module adds one by putting it in the table
+ * (`createAdminRouteTable`), and the OpenAPI document lists every row.
+ */
+export interface AdminRoute<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Relative to `/admin/v1`, OpenAPI style: `/tenants/{tenantId}/sources/{name}`. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag: string;
+  readonly access: AdminRouteAccess;
+  readonly params?: P;
+  readonly query?: Q;
+  readonly body?: B;
+  readonly conditional?: ConditionalHeaders;
+  readonly responses: Readonly<Record<number, AdminResponseSpec>>;
+  handler(call: AdminCall<z.output<P>, z.output<Q>, z.output<B>>): Promise<AdminResult>;
+}
+
+/** Types a route's handler by its schemas. */
+export const defineAdminRoute = <P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  route: AdminRoute<P, Q, B>,
+): AdminRoute => route as unknown as AdminRoute;
+
+/** The routes the admin API serves; another module adds its own with `add` before the app is built. */
+export interface AdminRouteTable {
+  add(...routes: AdminRoute[]): void;
+  list(): readonly AdminRoute[];
+}
+
+export function createAdminRouteTable(initial: readonly AdminRoute[] = []): AdminRouteTable {
+  const routes: AdminRoute[] = [];
+  const table: AdminRouteTable = {
+    add(...added) {
+      for (const route of added) {
+        if (routes.some((existing) => existing.method === route.method && existing.path === route.path)) {
+          throw new Error(`admin route ${route.method} ${route.path} is registered twice`);
+        }
+        if (routes.some((existing) => existing.operationId === route.operationId)) {
+          throw new Error(`admin operationId ${route.operationId} is used twice`);
+        }
+        routes.push(route);
+      }
+    },
+    list: () => routes,
+  };
+  table.add(...initial);
+  return table;
+}

@@ -1,0 +1,157 @@
+import { grantSchema, issuerSchema, slug, sourceTtlMsSchema, tenantLimitsSchema } from '@mcpgw/config';
+import { adminRoleBindingSchema } from '@mcpgw/config';
+import { z } from 'zod';
+
+// Every request and response shape of the admin API, in one place: the
+// routes validate with these, and the OpenAPI document is generated from them.
+
+export const tenantIdParams = z.strictObject({ tenantId: slug });
+export const entityParams = z.strictObject({ tenantId: slug, name: z.string().min(1).max(2048) });
+
+/** A tenant's own settings (the bootstrap file's tenant minus what it owns). */
+export const tenantSettingsSchema = z.strictObject({
+  name: z.string().min(1).optional(),
+  anonymous: z.boolean().optional(),
+  auth: z
+    .strictObject({
+      requiredScopes: z.array(z.string().min(1)).optional(),
+      scopesSupported: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  limits: tenantLimitsSchema.optional(),
+});
+
+export const createTenantBody = z.strictObject({ id: slug, ...tenantSettingsSchema.shape });
+
+const managedBy = z
+  .enum(['bootstrap', 'api'])
+  .describe('`bootstrap`: the GATEWAY_CONFIG file declares it and wins for what it declares on its next apply');
+
+export const tenantView = z.object({
+  id: z.string(),
+  status: z.enum(['active', 'suspended']),
+  managedBy,
+  version: z.int().describe('The ETag is this number in quotes'),
+  revision: z.int().describe('Changes with every write to the tenant or anything it owns'),
+  updatedAt: z.string(),
+  settings: z.record(z.string(), z.unknown()),
+});
+
+export const tenantList = z.object({ tenants: z.array(tenantView) });
+
+/** An issuer: the bootstrap file's `auth.issuers[]` entry; its name is its `issuer` (or `development`). */
+export const issuerBody = issuerSchema;
+
+/** A grant: the bootstrap file's `grants[]` entry without `name` (the path names it). */
+export const grantBody = grantSchema.omit({ name: true });
+
+/** A role binding: who counts as an admin of the tenant. */
+export const adminRoleBindingBody = adminRoleBindingSchema;
+
+/**
+ * A source: the bootstrap file's `sources[]` entry without `id` (the path
+ * names it), plus write-only `secrets`: credentials by option path (dots for
+ * nesting, e.g. `credentials.secretAccessKey`), sealed at rest and merged
+ * into the options when the source opens. Absent keeps the stored ones,
+ * `null` removes them. They are never returned.
+ */
+export const sourceBody = z.looseObject({
+  type: z.string().min(1),
+  ttlMs: sourceTtlMsSchema.optional(),
+  secrets: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, 'must be an option path such as "password" or "a.b"'),
+      z.string().min(1),
+    )
+    .nullable()
+    .optional(),
+});
+
+export const entityView = z.object({
+  name: z.string(),
+  document: z.record(z.string(), z.unknown()),
+  version: z.int(),
+  updatedAt: z.string(),
+  secretNames: z
+    .array(z.string())
+    .optional()
+    .describe('Sources only: which credentials are stored (never their values)'),
+  tenantManagedBy: managedBy,
+});
+
+export const entityList = z.object({ items: z.array(entityView) });
+
+export const sourceHealthView = z.object({
+  name: z.string(),
+  serving: z.boolean().describe('Whether the serving runtime has this source'),
+  health: z.object({ ok: z.boolean(), detail: z.string().optional() }).optional(),
+  lastChange: z.string().optional().describe('When its stored document last changed'),
+  lastError: z
+    .object({ message: z.string(), revision: z.int().optional(), at: z.string() })
+    .optional()
+    .describe("The tenant's last failed build, when it names this source"),
+});
+
+export const tenantStatusView = z.object({
+  tenant: tenantView,
+  runtime: z.object({
+    serving: z.boolean(),
+    servingRevision: z.int().optional(),
+    lastChangeAt: z.string().optional(),
+    lastError: z.object({ message: z.string(), revision: z.int().optional(), at: z.string() }).optional(),
+    upToDate: z.boolean().describe('This replica serves the stored revision'),
+  }),
+  sources: z.array(sourceHealthView),
+});
+
+export const connectionTestView = z.object({
+  ok: z.boolean(),
+  detail: z.string().optional(),
+  elapsedMs: z.int(),
+});
+
+export const auditQuery = z.strictObject({
+  cursor: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+  action: z.enum(['create', 'update', 'delete']).optional(),
+  targetType: z.enum(['tenant', 'issuer', 'source', 'grant', 'admin-role-binding']).optional(),
+  targetId: z.string().min(1).optional(),
+  actor: z.string().min(1).optional().describe("The actor's subject"),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+});
+
+export const auditEventView = z.object({
+  id: z.string(),
+  occurredAt: z.string(),
+  actor: z.object({ kind: z.string(), subject: z.string(), issuer: z.string().optional() }),
+  clientAddress: z.string().nullable(),
+  action: z.enum(['create', 'update', 'delete']),
+  targetType: z.string(),
+  targetId: z.string(),
+  before: z.unknown(),
+  after: z.unknown(),
+});
+
+export const auditPage = z.object({
+  events: z.array(auditEventView),
+  nextCursor: z.string().optional().describe('Opaque; pass as `cursor` for the next (older) page'),
+});
+
+export const problemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.int(),
+  detail: z.string(),
+  errors: z
+    .array(
+      z.object({
+        detail: z.string(),
+        pointer: z.string().optional(),
+        parameter: z.string().optional(),
+        header: z.string().optional(),
+        location: z.string().optional(),
+      }),
+    )
+    .optional(),
+});

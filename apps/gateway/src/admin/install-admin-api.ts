@@ -1,0 +1,126 @@
+import type { GatewayCache } from '@mcpgw/cache';
+import type { GatewayConfig } from '@mcpgw/config';
+import type { Logger, SourceFactory } from '@mcpgw/core';
+import type { FastifyInstance } from 'fastify';
+import type { ControlPlane } from '../control-plane/open-control-plane.js';
+import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
+import type { TenantRegistry } from '../tenant-registry.js';
+import type { TenantRuntime } from '../tenant-runtime.js';
+import type { AdminAccess } from './admin-access.js';
+import { createAdminAccess } from './admin-access.js';
+import { registerAdminMetadataRoutes } from './admin-metadata-routes.js';
+import { adminPlugin } from './admin-plugin.js';
+import type { AdminAuthenticator } from './admin-principal.js';
+import { ADMIN_PREFIX } from './admin-resources.js';
+import type { AdminRoute } from './admin-route.js';
+import { adminRouteTable } from './admin-routes.js';
+import { createBearerAuthenticator } from './bearer-authenticator.js';
+import { problemBody, tenantNotFound } from './problem.js';
+import { createAdminSignIn } from './sign-in/admin-sign-in.js';
+import type { ProblemError } from './sign-in/sign-in-problem.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Admin token verification (bearer and browser sessions); absent when the admin API is off. */
+    adminAccess: AdminAccess | undefined;
+  }
+}
+
+/** How buildApp's caller shapes the admin API (docs/admin-api.md). */
+export interface AdminApiOptions {
+  /** Routes of other modules, served and documented beside the built-in ones. */
+  readonly routes?: readonly AdminRoute[];
+  /** Authenticators asked after the bearer one (e.g. a browser session), given the token resolver. */
+  readonly authenticators?: (access: AdminAccess) => readonly AdminAuthenticator[];
+}
+
+export interface AdminApiContext {
+  readonly config: GatewayConfig;
+  readonly controlPlane: ControlPlane;
+  readonly tenants: TenantRegistry<TenantRuntime>;
+  readonly cache: GatewayCache;
+  readonly registry: ReadonlyMap<string, SourceFactory>;
+  /** publicBaseUrls: the canonical one first. */
+  readonly baseUrls: readonly [string, ...string[]];
+  /** The base URL a request's Host names (one of `baseUrls`, else the canonical one). */
+  readonly baseUrlOf: (host: string | undefined) => string;
+  /** SECRETS_KEY (else the process's random key), then SECRETS_KEY_PREVIOUS: browser sessions are sealed with the first. */
+  readonly secrets: readonly Uint8Array[];
+  readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+  readonly logger: Logger;
+}
+
+/** The admin API's missing-tenant answer as the sign-in routes throw it: the same bytes on every path. */
+function adminTenantNotFound(): ProblemError {
+  const problem = tenantNotFound();
+  return Object.assign(new Error(problem.detail), { statusCode: problem.status, problem: problemBody(problem) });
+}
+
+/**
+ * Serves `/admin/v1`, the admin resources' metadata and the tenants' browser
+ * sign-in (docs/admin-sign-in.md); closes its verifiers with the app. Callers
+ * are recognised by bearer token first, then by session cookie, then by what
+ * `options.authenticators` adds; a state-changing request carried by a
+ * session cookie is refused before its body is read unless it passes the
+ * CSRF check.
+ */
+export async function installAdminApi(
+  app: FastifyInstance,
+  context: AdminApiContext,
+  options: AdminApiOptions,
+): Promise<void> {
+  const { config, baseUrls } = context;
+  const logger = context.logger.child({ component: 'admin' });
+  const access = createAdminAccess({
+    env: config.env,
+    baseUrls,
+    tenants: context.tenants,
+    store: context.controlPlane.store,
+    devAuthorizationServer: context.devAuthorizationServer,
+    logger,
+  });
+  app.decorate('adminAccess', access);
+  app.addHook('onClose', async () => access.close());
+  registerAdminMetadataRoutes(app, {
+    baseUrl: baseUrls[0],
+    tenants: context.tenants,
+    operator:
+      config.env.OPERATOR_ISSUER === undefined || access.operatorAudience === undefined
+        ? undefined
+        : { issuer: config.env.OPERATOR_ISSUER, audience: access.operatorAudience },
+    devAuthorizationServer: context.devAuthorizationServer,
+  });
+  const signIn = createAdminSignIn({
+    tenants: context.tenants.serving,
+    publicBaseUrl: baseUrls[0],
+    baseUrlOf: context.baseUrlOf,
+    secrets: context.secrets,
+    resolveAdmin: (tenantId, accessToken) => access.resolveAdminPrincipal(tenantId, accessToken),
+    devIssuer: context.devAuthorizationServer?.issuer,
+    tenantNotFound: adminTenantNotFound,
+  });
+  await signIn.register(app);
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.url.startsWith(`${ADMIN_PREFIX}/tenants/`)) return signIn.session.csrfGuard(request, reply);
+    return undefined;
+  });
+  await app.register(adminPlugin, {
+    prefix: ADMIN_PREFIX,
+    deps: {
+      store: context.controlPlane.store,
+      tenants: context.tenants,
+      cache: context.cache,
+      validateTenant: config.validateTenant,
+      sourceFactories: context.registry,
+      configDir: config.configDir,
+      logger,
+    },
+    table: adminRouteTable(baseUrls[0], options.routes),
+    authenticators: [
+      createBearerAuthenticator(access),
+      signIn.session.authenticator,
+      ...(options.authenticators?.(access) ?? []),
+    ],
+    challenge: (tenantId) => access.challenge(tenantId),
+  });
+}

@@ -1,0 +1,188 @@
+import type { Document, TenantEntityKind } from '@mcpgw/control-plane';
+import type { z } from 'zod';
+import type { AdminCall, AdminRoute } from '../admin-route.js';
+import { defineAdminRoute } from '../admin-route.js';
+import {
+  adminRoleBindingBody,
+  entityList,
+  entityParams,
+  entityView as entityViewSchema,
+  grantBody,
+  issuerBody,
+  sourceBody,
+  tenantIdParams,
+} from '../admin-schemas.js';
+import { entityView, requireTenant, writeOptions } from '../admin-views.js';
+import { etagOf } from '../etag.js';
+import { AdminProblem } from '../problem.js';
+import { checkCandidate, refuseEnvReferences } from '../tenant-candidate.js';
+
+/**
+ * Source types only operators may add: a `files` source reads the gateway's
+ * own file system, which is the platform's, not a tenant's.
+ */
+export const OPERATOR_ONLY_SOURCE_TYPES: ReadonlySet<string> = new Set(['files']);
+
+interface KindSpec {
+  readonly kind: TenantEntityKind;
+  readonly collection: string;
+  /** Singular, for operation ids: `Issuer` → `putIssuer`. */
+  readonly noun: string;
+  readonly body: z.ZodType;
+  readonly putDescription: string;
+}
+
+const KINDS: readonly KindSpec[] = [
+  {
+    kind: 'issuer',
+    collection: 'issuers',
+    noun: 'Issuer',
+    body: issuerBody,
+    putDescription:
+      'An identity provider the tenant trusts, as in the bootstrap file. Its name is its `issuer` URL (percent-encoded in the path), or `development`.',
+  },
+  {
+    kind: 'source',
+    collection: 'sources',
+    noun: 'Source',
+    body: sourceBody,
+    putDescription:
+      'A source, as in the bootstrap file without `id`. Credentials go under `secrets` (write-only: sealed at rest, never returned; absent keeps the stored ones, null removes them).',
+  },
+  {
+    kind: 'grant',
+    collection: 'grants',
+    noun: 'Grant',
+    body: grantBody,
+    putDescription: 'Which callers see which resources, as in the bootstrap file without `name`.',
+  },
+  {
+    kind: 'admin-role-binding',
+    collection: 'admin-role-bindings',
+    noun: 'AdminRoleBinding',
+    body: adminRoleBindingBody,
+    putDescription:
+      "Who counts as an admin of this tenant: tokens of the tenant's issuers with any listed scope, group or subject.",
+  },
+];
+
+/** The stored document and credentials of a write; refuses what the caller may not write. */
+function documentOf(spec: KindSpec, call: AdminCall<{ tenantId: string; name: string }, unknown, unknown>) {
+  const body = call.body as Document;
+  refuseEnvReferences(body);
+  if (spec.kind === 'issuer') {
+    // The development authorization server is the platform's (loopback only), not a tenant's to trust.
+    if (body.development === true && call.principal?.kind !== 'operator') {
+      throw new AdminProblem('forbidden', 'Only platform operators may trust the development issuer');
+    }
+    const expected = body.development === true ? 'development' : body.issuer;
+    if (call.params.name !== expected) {
+      throw new AdminProblem('validation-failed', 'An issuer is named by its issuer URL (or "development")', [
+        { parameter: 'name', detail: `must be ${JSON.stringify(expected)}` },
+      ]);
+    }
+  }
+  if (spec.kind !== 'source') return { document: body, secrets: undefined };
+  const { secrets, ...document } = body;
+  if (OPERATOR_ONLY_SOURCE_TYPES.has(String(document.type)) && call.principal?.kind !== 'operator') {
+    throw new AdminProblem('forbidden', `Only platform operators may configure "${String(document.type)}" sources`);
+  }
+  return { document, secrets: secrets as Record<string, string> | null | undefined };
+}
+
+function routesOf(spec: KindSpec): AdminRoute[] {
+  const base = `/tenants/{tenantId}/${spec.collection}`;
+  const what = (name: string) => `${spec.kind} "${name}"`;
+  const one = { description: `The ${spec.kind}`, schema: entityViewSchema, etag: true };
+  return [
+    defineAdminRoute({
+      method: 'GET',
+      path: base,
+      operationId: `list${spec.noun}s`,
+      summary: `List the tenant's ${spec.collection}`,
+      tag: spec.noun,
+      access: 'tenant',
+      params: tenantIdParams,
+      responses: { 200: { description: `Every ${spec.kind}, in the order added`, schema: entityList } },
+      async handler({ params, deps }) {
+        const tenant = await requireTenant(deps, params.tenantId);
+        const items = await deps.store.listEntities(tenant.id, spec.kind);
+        return { status: 200, body: { items: items.map((item) => entityView(item, tenant)) } };
+      },
+    }),
+    defineAdminRoute({
+      method: 'GET',
+      path: `${base}/{name}`,
+      operationId: `get${spec.noun}`,
+      summary: `Read one ${spec.kind}`,
+      tag: spec.noun,
+      access: 'tenant',
+      params: entityParams,
+      responses: { 200: one },
+      async handler({ params, deps }) {
+        const tenant = await requireTenant(deps, params.tenantId);
+        const entity = await deps.store.getEntity(tenant.id, spec.kind, params.name);
+        if (entity === undefined) throw new AdminProblem('not-found', `No ${what(params.name)} in this tenant`);
+        return { status: 200, body: entityView(entity, tenant), etag: etagOf(entity.version) };
+      },
+    }),
+    defineAdminRoute({
+      method: 'PUT',
+      path: `${base}/{name}`,
+      operationId: `put${spec.noun}`,
+      summary: `Create or replace one ${spec.kind}`,
+      description: spec.putDescription,
+      tag: spec.noun,
+      access: 'tenant',
+      params: entityParams,
+      body: spec.body,
+      conditional: 'if-match-or-if-none-match',
+      responses: { 200: one, 201: { ...one, description: `The ${spec.kind}, created` } },
+      async handler(call) {
+        const { params, deps } = call;
+        const tenant = await requireTenant(deps, params.tenantId);
+        const { document, secrets } = documentOf(spec, call);
+        const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
+        const options = writeOptions(call.preconditions, current, what(params.name));
+        await checkCandidate(deps, tenant.id, tenant.document, {
+          kind: spec.kind,
+          name: params.name,
+          document,
+          ...(secrets === undefined ? {} : { secrets }),
+        });
+        const stored = await deps.store.putEntity(call.writeContext, tenant.id, spec.kind, params.name, document, {
+          ...options,
+          ...(secrets === undefined ? {} : { secrets }),
+        });
+        return {
+          status: current === undefined ? 201 : 200,
+          body: entityView(stored, tenant),
+          etag: etagOf(stored.version),
+        };
+      },
+    }),
+    defineAdminRoute({
+      method: 'DELETE',
+      path: `${base}/{name}`,
+      operationId: `delete${spec.noun}`,
+      summary: `Delete one ${spec.kind}`,
+      tag: spec.noun,
+      access: 'tenant',
+      params: entityParams,
+      conditional: 'if-match-required',
+      responses: { 204: { description: 'Deleted' } },
+      async handler({ params, deps, preconditions, writeContext }) {
+        const tenant = await requireTenant(deps, params.tenantId);
+        const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
+        if (current === undefined) throw new AdminProblem('not-found', `No ${what(params.name)} in this tenant`);
+        const options = writeOptions(preconditions, current, what(params.name));
+        await checkCandidate(deps, tenant.id, tenant.document, { kind: spec.kind, name: params.name, document: null });
+        await deps.store.deleteEntity(writeContext, tenant.id, spec.kind, params.name, options);
+        return { status: 204 };
+      },
+    }),
+  ];
+}
+
+/** Issuers, sources, grants and admin role bindings: the same four operations each. */
+export const entityRoutes: readonly AdminRoute[] = KINDS.flatMap(routesOf);

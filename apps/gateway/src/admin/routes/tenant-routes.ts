@@ -1,0 +1,133 @@
+import type { AdminRoute } from '../admin-route.js';
+import { defineAdminRoute } from '../admin-route.js';
+import {
+  createTenantBody,
+  tenantIdParams,
+  tenantList,
+  tenantSettingsSchema,
+  tenantView as tenantViewSchema,
+} from '../admin-schemas.js';
+import { requireTenant, tenantView, writeOptions } from '../admin-views.js';
+import { etagOf } from '../etag.js';
+import { checkCandidate } from '../tenant-candidate.js';
+
+const TAG = 'Tenants';
+const tenantResponse = { description: 'The tenant', schema: tenantViewSchema, etag: true };
+
+const setStatus = (status: 'active' | 'suspended', operationId: string, summary: string, description: string) =>
+  defineAdminRoute({
+    method: 'POST',
+    path: `/tenants/{tenantId}/${status === 'active' ? 'resume' : 'suspend'}`,
+    operationId,
+    summary,
+    description,
+    tag: TAG,
+    access: 'operator',
+    params: tenantIdParams,
+    conditional: 'if-match-optional',
+    responses: { 200: tenantResponse },
+    async handler({ params, deps, preconditions, writeContext }) {
+      const tenant = await requireTenant(deps, params.tenantId);
+      const options = preconditions.ifVersion === undefined ? {} : { ifVersion: preconditions.ifVersion };
+      const updated =
+        tenant.status === status && options.ifVersion === undefined
+          ? tenant
+          : await deps.store.updateTenant(writeContext, tenant.id, { status }, options);
+      return { status: 200, body: tenantView(updated), etag: etagOf(updated.version) };
+    },
+  });
+
+/** Operators: tenants' life cycle. Tenant admins: read their own tenant. */
+export const tenantRoutes: readonly AdminRoute[] = [
+  defineAdminRoute({
+    method: 'GET',
+    path: '/tenants',
+    operationId: 'listTenants',
+    summary: 'List every tenant',
+    tag: TAG,
+    access: 'operator',
+    responses: { 200: { description: 'Every tenant, by id', schema: tenantList } },
+    async handler({ deps }) {
+      return { status: 200, body: { tenants: (await deps.store.listTenants()).map(tenantView) } };
+    },
+  }),
+  defineAdminRoute({
+    method: 'POST',
+    path: '/tenants',
+    operationId: 'createTenant',
+    summary: 'Create a tenant',
+    description:
+      'Creates an empty tenant with its own settings. It is served once it has an issuer (or is anonymous) and a source.',
+    tag: TAG,
+    access: 'operator',
+    body: createTenantBody,
+    responses: { 201: tenantResponse },
+    async handler({ body, deps, writeContext }) {
+      const { id, ...settings } = body;
+      await checkCandidate(deps, id, settings, { kind: 'settings', settings });
+      const created = await deps.store.createTenant(writeContext, id, { document: settings });
+      return { status: 201, body: tenantView(created), etag: etagOf(created.version) };
+    },
+  }),
+  defineAdminRoute({
+    method: 'GET',
+    path: '/tenants/{tenantId}',
+    operationId: 'getTenant',
+    summary: "Read a tenant's settings and state",
+    tag: TAG,
+    access: 'tenant',
+    params: tenantIdParams,
+    responses: { 200: tenantResponse },
+    async handler({ params, deps }) {
+      const tenant = await requireTenant(deps, params.tenantId);
+      return { status: 200, body: tenantView(tenant), etag: etagOf(tenant.version) };
+    },
+  }),
+  defineAdminRoute({
+    method: 'PUT',
+    path: '/tenants/{tenantId}',
+    operationId: 'replaceTenantSettings',
+    summary: "Replace a tenant's own settings (name, auth settings, limits)",
+    tag: TAG,
+    access: 'operator',
+    params: tenantIdParams,
+    body: tenantSettingsSchema,
+    conditional: 'if-match-required',
+    responses: { 200: tenantResponse },
+    async handler({ params, body, deps, preconditions, writeContext }) {
+      const tenant = await requireTenant(deps, params.tenantId);
+      const options = writeOptions(preconditions, tenant, `tenant "${tenant.id}"`);
+      await checkCandidate(deps, tenant.id, body, { kind: 'settings', settings: body });
+      const updated = await deps.store.updateTenant(writeContext, tenant.id, { document: body }, options);
+      return { status: 200, body: tenantView(updated), etag: etagOf(updated.version) };
+    },
+  }),
+  setStatus(
+    'suspended',
+    'suspendTenant',
+    'Suspend a tenant',
+    'Stops serving it on every replica (its MCP endpoint answers 404); what it holds is kept.',
+  ),
+  setStatus('active', 'resumeTenant', 'Resume a suspended tenant', 'Serves it again on every replica.'),
+  defineAdminRoute({
+    method: 'DELETE',
+    path: '/tenants/{tenantId}',
+    operationId: 'deleteTenant',
+    summary: 'Delete a tenant and everything it holds',
+    description: 'Its audit log is kept. A tenant the bootstrap file declares comes back on its next apply.',
+    tag: TAG,
+    access: 'operator',
+    params: tenantIdParams,
+    conditional: 'if-match-required',
+    responses: { 204: { description: 'Deleted' } },
+    async handler({ params, deps, preconditions, writeContext }) {
+      const tenant = await requireTenant(deps, params.tenantId);
+      await deps.store.deleteTenant(
+        writeContext,
+        tenant.id,
+        writeOptions(preconditions, tenant, `tenant "${tenant.id}"`),
+      );
+      return { status: 204 };
+    },
+  }),
+];

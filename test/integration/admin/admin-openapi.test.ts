@@ -1,0 +1,120 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminRouteTable } from '@mcpgw/gateway/testing';
+import { type AdminFixture, startAdminFixture } from './admin-fixture.js';
+
+// The served OpenAPI 3.1 document and its reference page: every route of the
+// table is in it and every operation in it is served; its structure is
+// checked by the OpenAPI 3.1 rules that matter to clients (no OpenAPI
+// meta-schema is available offline), and every schema in it compiles as
+// JSON Schema 2020-12, the dialect it declares.
+
+type Json = Record<string, unknown>;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+describe('admin API OpenAPI document', () => {
+  let f: AdminFixture;
+  let document: Json;
+
+  beforeAll(async () => {
+    f = await startAdminFixture('pglite');
+    const response = await f.call('GET', '/openapi.json');
+    expect(response.status).toBe(200);
+    document = response.json;
+  }, 120_000);
+  afterAll(async () => f?.close());
+
+  const operations = () =>
+    Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ path, method, op })),
+    );
+
+  it('lists every route of the table, and every operation it lists is served', async () => {
+    const routes = adminRouteTable(f.base).list();
+    const listed = operations().map(
+      ({ path, method, op }) => `${method.toUpperCase()} ${path} ${String(op.operationId)}`,
+    );
+    expect(listed.sort()).toEqual(routes.map((r) => `${r.method} ${r.path} ${r.operationId}`).sort());
+    for (const { path, method } of operations()) {
+      const concrete = path.replace('{tenantId}', 'alpha').replace('{name}', 'notes');
+      const response = await f.call(method.toUpperCase(), concrete, { headers: { 'if-match': '"0"' } });
+      expect(response.text, `${method} ${path}`).not.toContain('No such admin API route');
+    }
+  });
+
+  it('has the structure of an OpenAPI 3.1 document', () => {
+    expect(document).toMatchObject({
+      openapi: '3.1.0',
+      jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+      info: { title: expect.any(String), version: expect.any(String) },
+      servers: [{ url: `${f.base}/admin/v1` }],
+    });
+    const ids = new Set<string>();
+    for (const { path, method, op } of operations()) {
+      const where = `${method} ${path}`;
+      expect(path.startsWith('/'), where).toBe(true);
+      expect(METHODS, where).toContain(method);
+      expect(ids.has(String(op.operationId)), where).toBe(false);
+      ids.add(String(op.operationId));
+      const params = (op.parameters as Json[] | undefined) ?? [];
+      // OpenAPI 3.1 section 4.8.12.1: each template variable is a required path parameter, and only those.
+      const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+      const inPath = params.filter((p) => p.in === 'path');
+      expect(inPath.map((p) => p.name).sort(), where).toEqual(templated.sort());
+      expect(
+        inPath.every((p) => p.required === true),
+        where,
+      ).toBe(true);
+      for (const p of params) expect(['path', 'query', 'header', 'cookie'], where).toContain(p.in);
+      const responses = op.responses as Record<string, Json>;
+      expect(
+        Object.keys(responses).some((status) => /^2\d\d$/.test(status)),
+        where,
+      ).toBe(true);
+      for (const [status, response] of Object.entries(responses)) {
+        expect(status, where).toMatch(/^[1-5]\d\d$/);
+        expect(typeof response.description, where).toBe('string');
+        if (Number(status) >= 400) {
+          expect(Object.keys(response.content as Json), `${where} ${status}`).toEqual(['application/problem+json']);
+        }
+      }
+      if (op['x-access'] !== 'public') expect(op.security, where).toEqual([{ bearer: [] }]);
+    }
+  });
+
+  it('holds only schemas that compile as JSON Schema 2020-12, and references that resolve', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const components = document.components as { schemas: Record<string, Json> };
+    ajv.addSchema({ $id: 'https://admin.test/components', $defs: components.schemas });
+    const schemas: Json[] = [];
+    const visit = (value: unknown, key?: string): void => {
+      if (Array.isArray(value)) value.forEach((item) => visit(item));
+      else if (value !== null && typeof value === 'object') {
+        if (key === 'schema') schemas.push(value as Json);
+        for (const [k, item] of Object.entries(value)) visit(item, k);
+      }
+    };
+    visit(document.paths);
+    expect(schemas.length).toBeGreaterThan(40);
+    const rewrite = (schema: Json): Json =>
+      JSON.parse(
+        JSON.stringify(schema).replaceAll('"#/components/schemas/', '"https://admin.test/components#/$defs/'),
+      ) as Json;
+    for (const schema of schemas) expect(() => ajv.compile(rewrite(schema))).not.toThrow();
+    // The problem schema accepts what the API sends.
+    const validate = ajv.getSchema('https://admin.test/components#/$defs/Problem')!;
+    expect(validate({ type: 'urn:x', title: 't', status: 404, detail: 'd' })).toBe(true);
+  });
+
+  it('renders a self-contained reference page naming every operation', async () => {
+    const response = await fetch(`${f.base}/admin/v1/docs`);
+    const html = await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    for (const { op } of operations()) expect(html).toContain(`id="${String(op.operationId)}"`);
+    // Nothing loaded from elsewhere: the network may be closed.
+    expect(html).not.toMatch(/<script|<link|src="http|@import|url\(/i);
+  });
+});
