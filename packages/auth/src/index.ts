@@ -15,3 +15,5 @@ export type { IssuerSettings } from './issuer-settings.js';
 export { createTokenVerifier, type TokenVerifier } from './token-verifier.js';
 /** Hooks the app counts JWKS fetches and introspection requests through (metrics, traces). */
 export type { IntrospectionOutcome, JwksFetchOutcome, VerifierObserver } from './verifier-observer.js';
+/** The Principal of verified claims under an issuer's claim settings (the admin preview maps given claims with it too). */
+export { principalFromClaims } from './principal-from-claims.js';
