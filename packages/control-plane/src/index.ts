@@ -19,3 +19,5 @@ export type { ControlPlaneStore, Document } from './control-plane-store.js';
 export type { WriteContext } from './write-context.js';
 /** Applies a declarative state (the bootstrap file) idempotently: only what differs is written. */
 export { applyDeclaredState, type ApplyReport, type DeclaredTenant } from './apply-declared-state.js';
+/** The kinds of entity a tenant owns (issuers, sources, grants, admin role bindings). */
+export type { TenantEntityKind } from './control-plane-store.js';
