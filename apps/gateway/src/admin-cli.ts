@@ -16,7 +16,8 @@ export const ADMIN_USAGE = `usage: npm run admin -- preview --tenant ID (--claim
 Shows what an MCP caller of the tenant would see: the grants that match it,
 its principal fingerprint (as in the access log), the first page of
 resources/list, and warnings for grant patterns that match nothing in their
-source. It asks a running gateway's admin API; nothing is changed or cached.
+source. It asks a running gateway's admin API; nothing is changed, and nothing is
+cached for the previewed caller.
 
   --tenant ID          the tenant to preview
   --claims JSON        the caller's token claims, e.g. '{"sub":"alice","scope":"mcp:read"}'

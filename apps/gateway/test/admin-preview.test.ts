@@ -17,6 +17,7 @@ import type { PreviewResponse } from '../src/admin/preview-schema.js';
 import { previewResponseSchema } from '../src/admin/preview-schema.js';
 import { runAdminCli } from '../src/admin-cli.js';
 import { createPrincipalFingerprint } from '../src/principal-fingerprint.js';
+import { ADMIN_CLI, runBuilt } from './gateway-process.js';
 
 // "Preview as" over real HTTP: a gateway with two tenants, each trusting its
 // own local issuer (real keys, JWKS), the preview route registered as the
@@ -387,6 +388,20 @@ describe('npm run admin -- preview', () => {
       from: 'token',
       principal: { subject: 'bob' },
     });
+  });
+
+  it('runs as `npm run admin` does: the built script, the operator token from ADMIN_TOKEN, the gateway at PORT', async () => {
+    const run = runBuilt(ADMIN_CLI, ['preview', '--tenant', 'globex', '--claims', '{"sub":"x"}'], {
+      env: { ADMIN_TOKEN: await operatorToken(), PORT: new URL(baseUrl).port },
+      killAfterMs: 30_000,
+    });
+    const exit = await run.exited;
+    expect(exit, exit.stderr).toMatchObject({ code: 0, stderr: '' });
+    expect(exit.stdout).toContain(`Tenant globex, as x of ${idpGlobex.issuer} (from claims)`);
+    expect(exit.stdout).toContain('Grants matched: everyone');
+    const help = await runBuilt(ADMIN_CLI, ['--help'], { env: {} }).exited;
+    expect(help).toMatchObject({ code: 0 });
+    expect(help.stdout).toMatch(/^usage: npm run admin -- preview --tenant ID/);
   });
 
   it('exits 1 with the problem when the gateway refuses, 2 on a usage mistake', async () => {
