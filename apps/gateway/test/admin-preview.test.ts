@@ -118,6 +118,7 @@ beforeAll(async () => {
           { id: 'handbook', type: 'files', root: 'handbook' },
         ],
       },
+      { id: 'open', anonymous: true, sources: [staticSource('notes', 3)] },
       {
         id: 'globex',
         auth: { issuers: [{ issuer: idpGlobex.issuer, jwksUri: idpGlobex.jwksUri }] },
@@ -287,6 +288,23 @@ describe('preview as', () => {
     const token = await idpAcme.token({ aud: resource('acme'), ...claims });
     await mcpPost(resource('acme'), 'resources/list', { _meta: MODERN_META }, { authorization: `Bearer ${token}` });
     expect(gateway.app.cache.metrics().acme!.result).toMatchObject({ hits: before.hits, misses: before.misses + 1 });
+  });
+
+  it('says so for an anonymous tenant: everyone sees everything, whoever is described', async () => {
+    const answer = await previewOk('open', { claims: { sub: 'anyone' } });
+    expect(answer).toEqual({
+      tenantId: 'open',
+      from: 'anonymous',
+      admitted: true,
+      grants: { matched: [], unmatched: [] },
+      resources: {
+        items: [0, 1, 2].map((i) => ({ uri: `test://notes/${i}`, name: `notes-${i}`, size: 19 })),
+        hasMore: false,
+        unavailableSources: [],
+        incompleteSources: [],
+      },
+      warnings: [],
+    });
   });
 
   it('names the offending fields of a bad request', async () => {
