@@ -213,7 +213,7 @@ describe('preview as', () => {
       expect(failed.status, failed.text).toBe(422);
       expect(failed.type).toContain('application/problem+json');
       const problem = JSON.parse(failed.text) as { errors: Array<{ pointer: string }>; detail: string };
-      expect(problem.errors).toEqual([expect.objectContaining({ pointer: '#/token' })]);
+      expect(problem.errors).toEqual([expect.objectContaining({ pointer: '/token' })]);
       expect(problem.detail).toMatch(/^The tenant refuses this token: /);
       expect(failed.text).not.toContain(token);
       expect(failed.text).not.toContain('"resources"');
@@ -309,26 +309,32 @@ describe('preview as', () => {
 
   it('names the offending fields of a bad request', async () => {
     const cases: Array<[unknown, string[]]> = [
-      [{}, ['#/claims']],
-      [{ claims: { sub: 'a' }, token: 'x' }, ['#/claims']],
-      [{ token: 'x', issuer: idpAcme.issuer }, ['#/issuer']],
-      [{ claims: 'sub=a' }, ['#/claims']],
-      [{ claims: { sub: 'a' }, extra: 1 }, ['#/']],
+      [{}, ['/claims']],
+      [{ claims: { sub: 'a' }, token: 'x' }, ['/claims']],
+      [{ token: 'x', issuer: idpAcme.issuer }, ['/issuer']],
+      [{ claims: 'sub=a' }, ['/claims']],
+      [{ claims: { sub: 'a' }, extra: 1 }, ['']],
     ];
     for (const [body, pointers] of cases) {
       const answer = await preview('acme', body, await operatorToken());
-      expect(answer.status, answer.text).toBe(400);
-      const problem = JSON.parse(answer.text) as { status: number; errors: Array<{ pointer: string }> };
-      expect(problem.status).toBe(400);
+      expect(answer.status, answer.text).toBe(422);
+      const problem = JSON.parse(answer.text) as { type: string; status: number; errors: Array<{ pointer: string }> };
+      expect(problem).toMatchObject({ type: 'urn:mcpgw:admin:problem:validation-failed', status: 422 });
       expect(problem.errors.map((error) => error.pointer)).toEqual(pointers);
     }
+    const noBody = await fetch(`${baseUrl}/admin/v1/tenants/acme/preview`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await operatorToken()}` },
+    });
+    expect(noBody.status).toBe(400);
+    expect(await noBody.json()).toMatchObject({ type: 'urn:mcpgw:admin:problem:invalid-request' });
     // Claims the tenant's issuer settings cannot map, and an issuer it does not trust: 422.
     const malformed = await preview('acme', { claims: { sub: 'a', scope: 42 } }, await operatorToken());
     expect(malformed.status).toBe(422);
-    expect(JSON.parse(malformed.text)).toMatchObject({ errors: [{ pointer: '#/claims' }] });
+    expect(JSON.parse(malformed.text)).toMatchObject({ errors: [{ pointer: '/claims' }] });
     const untrusted = await preview('acme', { claims: { sub: 'a' }, issuer: idpGlobex.issuer }, await operatorToken());
     expect(untrusted.status).toBe(422);
-    expect(JSON.parse(untrusted.text)).toMatchObject({ errors: [{ pointer: '#/issuer' }] });
+    expect(JSON.parse(untrusted.text)).toMatchObject({ errors: [{ pointer: '/issuer' }] });
   });
 });
 
@@ -425,11 +431,11 @@ describe('npm run admin -- preview', () => {
   it('exits 1 with the problem when the gateway refuses, 2 on a usage mistake', async () => {
     const refused = await cli(['preview', '--tenant', 'globex', '--claims', '{"sub":"x"}'], await acmeAdminToken());
     expect(refused).toMatchObject({ code: 1, out: '' });
-    expect(refused.err).toBe('admin: HTTP 404 Not Found: No such tenant\n');
+    expect(refused.err).toBe('admin: HTTP 404 Not found: No such tenant, or not one you administer\n');
     const expired = await cli(['preview', '--tenant', 'acme', '--token', 'not-a-jwt'], await operatorToken());
     expect(expired.code).toBe(1);
     expect(expired.err).toMatch(
-      /^admin: HTTP 422 Unprocessable Content: The tenant refuses this token: .*\n {2}#\/token: /,
+      /^admin: HTTP 422 The request content is invalid: The tenant refuses this token: .*\n {2}\/token: /,
     );
 
     expect((await cli(['preview', '--tenant', 'acme', '--claims', '{"sub":"x"}'], undefined)).code).toBe(2);
