@@ -3,7 +3,7 @@ import type {
   ResourceContents,
   ResourceDescriptor,
   ResourceTemplateDescriptor,
-  SourceTtl,
+  SourceTtlMs,
 } from '@mcpgw/core';
 import type { CursorListing, ReadOutcome, ResourceService } from '@mcpgw/protocol';
 import { EncodedJson } from '@mcpgw/protocol';
@@ -82,7 +82,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
     fromBody: (body: ResultBody, rest: { nextCursor?: string; ttlMs: number }) => P,
   ): Promise<P> {
     let page: P | undefined;
-    const { body, remainingMs } = await cache.lookupResult({
+    const { body, ttlMs } = await cache.getOrFetchResult({
       tenantId,
       who: fingerprint,
       // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
@@ -97,8 +97,8 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       },
     });
     // Fetched by this very call: its own page. A call that joined another's flight builds it from the body.
-    if (remainingMs === undefined && page !== undefined) return page;
-    return fromBody(body!, { ...optional('nextCursor', cursorFor(listing, body!)), ttlMs: remainingMs ?? body!.ttlMs });
+    if (ttlMs === undefined && page !== undefined) return page;
+    return fromBody(body!, { ...optional('nextCursor', cursorFor(listing, body!)), ttlMs: ttlMs ?? body!.ttlMs });
   }
 
   return {
@@ -140,7 +140,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
 
     async read(uri, signal, options) {
       let outcome: ReadOutcome | undefined;
-      const { body, remainingMs } = await cache.lookupResult({
+      const { body, ttlMs } = await cache.getOrFetchResult({
         tenantId,
         who: fingerprint,
         // No cursor in a read: the caller's view alone decides what it sees.
@@ -159,14 +159,14 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       });
       if (body === undefined) return undefined;
       // Fetched by this very call: its own answer. A call that joined another's flight builds it from the body.
-      if (remainingMs === undefined && outcome !== undefined) return outcome;
+      if (ttlMs === undefined && outcome !== undefined) return outcome;
       const text = body.text;
       return {
         get contents(): ResourceContents[] {
           return JSON.parse(text) as ResourceContents[];
         },
         encodedContents: new EncodedJson(text, body.bytes),
-        ttlMs: remainingMs ?? body.ttlMs,
+        ttlMs: ttlMs ?? body.ttlMs,
       };
     },
   };
@@ -214,15 +214,15 @@ function optional<K extends string, V>(name: K, value: V | undefined): { [P in K
 /** Anything with the catalog's shape: a tenant id, its sources and a per-scope view. */
 export interface ScopedCatalog {
   readonly tenantId: string;
-  readonly sources: ReadonlyArray<{ readonly ttl: SourceTtl }>;
+  readonly sources: ReadonlyArray<{ readonly ttlMs: SourceTtlMs }>;
   forScope(scope: AccessScope): ResourceService;
 }
 
 /** The same catalog, whose per-scope views go through the per-credential result cache. */
 export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: GatewayCache): C {
   const neverCached = {
-    lists: catalog.sources.every((source) => source.ttl.listMs <= 0),
-    reads: catalog.sources.every((source) => source.ttl.readMs <= 0),
+    lists: catalog.sources.every((source) => source.ttlMs.list <= 0),
+    reads: catalog.sources.every((source) => source.ttlMs.read <= 0),
   };
   const sealed = new SealedCursors();
   return {
