@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import fc from 'fast-check';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
@@ -335,6 +336,45 @@ describe('preview as', () => {
     const untrusted = await preview('acme', { claims: { sub: 'a' }, issuer: idpGlobex.issuer }, await operatorToken());
     expect(untrusted.status).toBe(422);
     expect(JSON.parse(untrusted.text)).toMatchObject({ errors: [{ pointer: '/issuer' }] });
+  });
+});
+
+describe('robustness', () => {
+  it('never answers 5xx, whatever the body: random JSON, and claims of every shape', async () => {
+    const admin = await operatorToken();
+    const value = fc.oneof(
+      fc.string({ maxLength: 20 }),
+      fc.integer(),
+      fc.double(),
+      fc.constant(null),
+      fc.array(fc.oneof(fc.string({ maxLength: 10 }), fc.integer()), { maxLength: 4 }),
+      fc.dictionary(fc.string({ maxLength: 5 }), fc.string({ maxLength: 5 }), { maxKeys: 3 }),
+    );
+    const claims = fc.record(
+      { sub: value, scope: value, groups: value, client_id: value, azp: value, exp: value, iss: value },
+      { requiredKeys: [] },
+    );
+    const body = fc.oneof(
+      fc.record({ claims, issuer: value }, { requiredKeys: ['claims'] }),
+      fc.record({ token: value }),
+      fc.jsonValue({ maxDepth: 3 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (payload) => {
+        const response = await gateway.app.inject({
+          method: 'POST',
+          url: '/admin/v1/tenants/acme/preview',
+          headers: {
+            host: new URL(baseUrl).host,
+            authorization: `Bearer ${admin}`,
+            'content-type': 'application/json',
+          },
+          payload: JSON.stringify(payload),
+        });
+        expect([200, 400, 422], response.body).toContain(response.statusCode);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
