@@ -12,3 +12,5 @@ export { demoBootstrap } from './demo.js';
 export { mintTenantToken } from './token-cli.js';
 /** Starts OTLP/HTTP tracing as main.ts does when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
 export { startOtlpTracing } from './observability/otlp-tracing.js';
+/** The registry tenants are served from (bench/tenant-registry.ts times its lease against a map lookup). */
+export { createTenantRegistry } from './tenant-registry.js';
