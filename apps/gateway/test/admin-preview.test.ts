@@ -1,164 +1,31 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import fc from 'fast-check';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '@mcpgw/test-helpers/free-port';
-import { buildTestApp, type TestApp } from '@mcpgw/test-helpers/gateway';
-import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
-import { MODERN_META, mcpPost } from '@mcpgw/test-helpers/mcp-http';
-import type { AdminPrincipal } from '../src/admin/admin-principal.js';
 import { compileGrants } from '@mcpgw/policy';
+import type { LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { MODERN_META, mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { findUnmatchedPatterns } from '../src/admin/preview-pattern-check.js';
-import { previewRoutes } from '../src/admin/preview-route.js';
-import type { PreviewResponse } from '../src/admin/preview-schema.js';
-import { previewResponseSchema } from '../src/admin/preview-schema.js';
-import { runAdminCli } from '../src/admin-cli.js';
-import { createPrincipalFingerprint } from '../src/principal-fingerprint.js';
-import { ADMIN_CLI, runBuilt } from './gateway-process.js';
+import { type PreviewFixture, startPreviewFixture } from './admin-preview-fixture.js';
 
-// "Preview as" over real HTTP: a gateway with two tenants, each trusting its
-// own local issuer (real keys, JWKS), the preview route registered as the
-// admin API will register it, behind a bearer check of a third local issuer
-// (the operators' and admins' identity provider). Every preview is compared
-// with what a real MCP request of the same caller gets.
+// "Preview as" over real HTTP (admin-preview-fixture.ts): every preview is
+// compared with what a real MCP request of the same caller gets.
 
-const SECRET = 'preview-test-secret-key-0123456789abcdef';
-const ADMIN_AUDIENCE = 'mcpgw-admin';
-let gateway: TestApp;
+let fixture: PreviewFixture;
+let gateway: PreviewFixture['gateway'];
 let baseUrl: string;
 let idpAcme: LocalIssuer;
 let idpGlobex: LocalIssuer;
-let idpAdmin: LocalIssuer;
-const logLines: string[] = [];
-
-const resource = (tenant: string) => `${baseUrl}/t/${tenant}/mcp`;
-const staticSource = (id: string, count: number) => ({
-  id,
-  type: 'static',
-  resources: Array.from({ length: count }, (_, i) => ({
-    uri: `test://${id}/${i}`,
-    name: `${id}-${i}`,
-    text: `secret body ${id} ${i}`,
-  })),
-});
-
-/** The admin API's bearer check, built for this test from the admin issuer: operator role, or admin scope of one tenant. */
-function adminBearerCheck(issuer: LocalIssuer) {
-  const keys = createRemoteJWKSet(new URL(issuer.jwksUri));
-  return async (request: FastifyRequest): Promise<AdminPrincipal | undefined> => {
-    const header = request.headers.authorization;
-    if (header === undefined || !header.startsWith('Bearer ')) return undefined;
-    let payload;
-    try {
-      ({ payload } = await jwtVerify(header.slice(7), keys, { issuer: issuer.issuer, audience: ADMIN_AUDIENCE }));
-    } catch {
-      throw Object.assign(new Error('The admin token is not valid'), { statusCode: 401 });
-    }
-    const subject = payload.sub ?? '';
-    if (payload.role === 'operator') return { kind: 'operator', issuer: issuer.issuer, subject, via: 'bearer' };
-    if (typeof payload.tenant === 'string' && String(payload.scope).split(' ').includes('admin')) {
-      return { kind: 'tenant-admin', tenantId: payload.tenant, issuer: issuer.issuer, subject, via: 'bearer' };
-    }
-    throw Object.assign(new Error('Not an admin'), { statusCode: 403 });
-  };
-}
-
-const operatorToken = () => idpAdmin.token({ aud: ADMIN_AUDIENCE, sub: 'olga', role: 'operator' });
-const acmeAdminToken = () => idpAdmin.token({ aud: ADMIN_AUDIENCE, sub: 'ann', tenant: 'acme', scope: 'admin' });
-
-async function preview(tenant: string, body: unknown, adminToken: string) {
-  const response = await fetch(`${baseUrl}/admin/v1/tenants/${tenant}/preview`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, type: response.headers.get('content-type'), text: await response.text() };
-}
-
-async function previewOk(tenant: string, body: unknown): Promise<PreviewResponse> {
-  const answer = await preview(tenant, body, await operatorToken());
-  expect(answer.status, answer.text).toBe(200);
-  return previewResponseSchema.parse(JSON.parse(answer.text));
-}
+let logLines: string[];
+const resource = (tenant: string) => fixture.resource(tenant);
+const operatorToken = () => fixture.operatorToken();
+const acmeAdminToken = () => fixture.acmeAdminToken();
+const preview = (tenant: string, body: unknown, adminToken: string) => fixture.preview(tenant, body, adminToken);
+const previewOk = (tenant: string, body: unknown) => fixture.previewOk(tenant, body);
 
 beforeAll(async () => {
-  idpAcme = await startLocalIssuer({ path: '/acme' });
-  idpGlobex = await startLocalIssuer({ path: '/globex' });
-  idpAdmin = await startLocalIssuer({ path: '/admins' });
-  const dir = await mkdtemp(join(tmpdir(), 'gw-preview-'));
-  await mkdir(join(dir, 'handbook', 'eng'), { recursive: true });
-  await writeFile(join(dir, 'handbook', 'eng', 'setup.md'), '# Setup\n');
-  const config = {
-    tenants: [
-      {
-        id: 'acme',
-        auth: {
-          issuers: [{ issuer: idpAcme.issuer, jwksUri: idpAcme.jwksUri, groupsClaim: 'groups' }],
-          requiredScopes: ['mcp:read'],
-        },
-        grants: [
-          { name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] },
-          {
-            name: 'finance',
-            match: { groups: ['finance'] },
-            allow: [{ source: 'ledger', uris: ['test://ledger/1*'] }],
-          },
-          {
-            name: 'engineering',
-            match: { groups: ['eng'] },
-            allow: [{ source: 'handbook', uris: ['file:///handbook/eng/**', 'file:///handbook/archive/**'] }],
-          },
-        ],
-        sources: [
-          staticSource('docs', 150),
-          staticSource('ledger', 20),
-          { id: 'handbook', type: 'files', root: 'handbook' },
-        ],
-      },
-      { id: 'open', anonymous: true, sources: [staticSource('notes', 3)] },
-      {
-        id: 'globex',
-        auth: { issuers: [{ issuer: idpGlobex.issuer, jwksUri: idpGlobex.jwksUri }] },
-        grants: [{ name: 'everyone', match: {}, allow: [{ source: 'plans' }] }],
-        sources: [staticSource('plans', 3)],
-      },
-    ],
-  };
-  await writeFile(join(dir, 'gateway.json'), JSON.stringify(config));
-  const port = await freePort();
-  const logStream = new PassThrough();
-  logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  gateway = await buildTestApp({
-    logStream,
-    env: {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      GATEWAY_CONFIG: join(dir, 'gateway.json'),
-      SECRETS_KEY: SECRET,
-      // Shedding has its own tests; on a busy test machine it would turn a comparison request into a 503.
-      SHED_EVENT_LOOP_DELAY_MS: '0',
-    },
-  });
-  const { app } = gateway;
-  // As the admin API registers it: under /admin/v1, with its caller check and the app's registry.
-  await app.register(previewRoutes, {
-    prefix: '/admin/v1',
-    authenticate: adminBearerCheck(idpAdmin),
-    acquire: (tenantId) => app.tenants.acquire(tenantId),
-    principalFingerprint: createPrincipalFingerprint(Buffer.from(SECRET, 'utf8')),
-  });
-  await app.listen({ host: '127.0.0.1', port });
-  baseUrl = `http://127.0.0.1:${port}`;
+  fixture = await startPreviewFixture();
+  ({ gateway, baseUrl, idpAcme, idpGlobex, logLines } = fixture);
 });
-
-afterAll(async () => {
-  await gateway?.close();
-  await Promise.all([idpAcme?.close(), idpGlobex?.close(), idpAdmin?.close()]);
-});
+afterAll(() => fixture?.close());
 
 describe('preview as', () => {
   it('answers exactly what a real MCP request of the same caller sees, with its access-log fingerprint', async () => {
@@ -403,97 +270,10 @@ describe('who may preview', () => {
     });
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
-    const notAdmin = await preview(
-      'acme',
-      { claims: { sub: 'x' } },
-      await idpAdmin.token({ aud: ADMIN_AUDIENCE, sub: 'z' }),
-    );
+    const notAdmin = await preview('acme', { claims: { sub: 'x' } }, await fixture.nonAdminToken());
     expect(notAdmin.status).toBe(403);
     // A token of the tenant's own issuer is not an admin credential.
     const tenantToken = await idpAcme.token({ aud: resource('acme'), scope: 'mcp:read' });
     expect((await preview('acme', { claims: { sub: 'x' } }, tenantToken)).status).toBe(401);
-  });
-});
-
-describe('npm run admin -- preview', () => {
-  async function cli(argv: string[], adminToken: string | undefined, stdin = '') {
-    let out = '';
-    let err = '';
-    const code = await runAdminCli(argv, {
-      defaultUrl: () => baseUrl,
-      adminToken,
-      readStdin: () => stdin,
-      out: (text) => (out += text),
-      err: (text) => (err += text),
-    });
-    return { code, out, err };
-  }
-
-  it('prints a readable summary, or the JSON answer with --json', async () => {
-    const claims = JSON.stringify({ sub: 'dan', scope: 'mcp:read', groups: ['eng'] });
-    const summary = await cli(['preview', '--tenant', 'acme', '--claims', claims], await operatorToken());
-    expect(summary).toMatchObject({ code: 0, err: '' });
-    expect(summary.out).toContain(`Tenant acme, as dan of ${idpAcme.issuer} (from claims)`);
-    expect(summary.out).toContain('Admitted: yes');
-    expect(summary.out).toContain('Grants matched: readers, engineering');
-    expect(summary.out).toContain('Resources, first page: 100 (more pages follow)');
-    expect(summary.out).toContain(
-      "! grant engineering, source handbook: No resource the source currently lists matches 'file:///handbook/archive/**'",
-    );
-
-    const token = await idpAcme.token({ aud: resource('acme'), sub: 'bob', scope: 'mcp:read' });
-    const json = await cli(
-      ['preview', '--tenant', 'acme', '--token', '-', '--json'],
-      await operatorToken(),
-      `${token}\n`,
-    );
-    expect(json.code).toBe(0);
-    expect(previewResponseSchema.parse(JSON.parse(json.out))).toMatchObject({
-      from: 'token',
-      principal: { subject: 'bob' },
-    });
-  });
-
-  it('runs as `npm run admin` does: the built script, the operator token from ADMIN_TOKEN, the gateway at PORT', async () => {
-    const run = runBuilt(ADMIN_CLI, ['preview', '--tenant', 'globex', '--claims', '{"sub":"x"}'], {
-      env: { ADMIN_TOKEN: await operatorToken(), PORT: new URL(baseUrl).port },
-      killAfterMs: 30_000,
-    });
-    const exit = await run.exited;
-    expect(exit, exit.stderr).toMatchObject({ code: 0, stderr: '' });
-    expect(exit.stdout).toContain(`Tenant globex, as x of ${idpGlobex.issuer} (from claims)`);
-    expect(exit.stdout).toContain('Grants matched: everyone');
-    const help = await runBuilt(ADMIN_CLI, ['--help'], { env: {} }).exited;
-    expect(help).toMatchObject({ code: 0 });
-    expect(help.stdout).toMatch(/^usage: npm run admin -- preview --tenant ID/);
-  });
-
-  it('exits 1 with the problem when the gateway refuses, 2 on a usage mistake', async () => {
-    const refused = await cli(['preview', '--tenant', 'globex', '--claims', '{"sub":"x"}'], await acmeAdminToken());
-    expect(refused).toMatchObject({ code: 1, out: '' });
-    expect(refused.err).toBe('admin: HTTP 404 Not found: No such tenant, or not one you administer\n');
-    const expired = await cli(['preview', '--tenant', 'acme', '--token', 'not-a-jwt'], await operatorToken());
-    expect(expired.code).toBe(1);
-    expect(expired.err).toMatch(
-      /^admin: HTTP 422 The request content is invalid: The tenant refuses this token: .*\n {2}\/token: /,
-    );
-
-    expect((await cli(['preview', '--tenant', 'acme', '--claims', '{"sub":"x"}'], undefined)).code).toBe(2);
-    expect((await cli(['preview', '--tenant', 'acme'], 'x')).err).toContain('give exactly one of --claims or --token');
-    expect((await cli(['preview', '--tenant', 'acme', '--claims', '{oops'], 'x')).err).toContain(
-      '--claims is not JSON',
-    );
-    expect((await cli(['delete', '--tenant', 'acme'], 'x')).err).toContain("unknown command 'delete'");
-    const unreachable = await runAdminCli(
-      ['preview', '--tenant', 'acme', '--claims', '{}', '--url', `http://127.0.0.1:${await freePort()}`],
-      {
-        defaultUrl: () => baseUrl,
-        adminToken: 'x',
-        readStdin: () => '',
-        out: () => undefined,
-        err: () => undefined,
-      },
-    );
-    expect(unreachable).toBe(1);
   });
 });
