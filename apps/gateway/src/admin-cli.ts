@@ -1,8 +1,8 @@
 /**
  * `npm run admin -- preview --tenant ID (--claims JSON | --token TOKEN)`: the
- * admin API's "preview as" for operators at a terminal. It only calls the
+ * admin API's "preview as" for operators (and tenant admins) at a terminal. It only calls the
  * admin API over HTTP (`POST /admin/v1/tenants/{id}/preview`) with an
- * operator bearer token, and prints a summary (or the JSON answer).
+ * admin bearer token, and prints a summary (or the JSON answer).
  */
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -24,8 +24,9 @@ cached for the previewed caller.
   --issuer URL         with --claims: which of the tenant's issuers maps them (needed when it trusts several)
   --token TOKEN        an access token of the tenant's issuer, verified for real ('-' reads it from stdin)
   --url URL            the gateway (default: PUBLIC_URL, else http://HOST:PORT of this environment)
-  --admin-token TOKEN  the operator's bearer token (default: the ADMIN_TOKEN environment variable;
-                       prefer the variable: command lines are visible to other users)
+  --admin-token TOKEN  an admin API bearer token: an operator's, or a tenant admin's for their own tenant
+                       (default: the ADMIN_TOKEN environment variable; prefer the variable: command
+                       lines are visible to other users)
   --json               print the admin API's JSON answer as it is
 
 Exit codes: 0 answered, 1 the gateway refused or could not be reached, 2 usage.
@@ -34,7 +35,7 @@ Exit codes: 0 answered, 1 the gateway refused or could not be reached, 2 usage.
 export interface AdminCliIo {
   /** The gateway when --url is absent. */
   defaultUrl: () => string;
-  /** The operator token when --admin-token is absent. */
+  /** The admin bearer token when --admin-token is absent. */
   adminToken: string | undefined;
   readStdin: () => string;
   out: (text: string) => void;
@@ -76,7 +77,7 @@ export async function runAdminCli(argv: readonly string[], io: AdminCliIo): Prom
     return usage(io, 'give exactly one of --claims or --token');
   }
   const adminToken = values['admin-token'] ?? io.adminToken;
-  if (adminToken === undefined) return usage(io, 'no operator token: set ADMIN_TOKEN or pass --admin-token');
+  if (adminToken === undefined) return usage(io, 'no admin token: set ADMIN_TOKEN or pass --admin-token');
   let body: Record<string, unknown>;
   if (values.claims !== undefined) {
     let claims: unknown;

@@ -1,5 +1,5 @@
 /**
- * The operator token the admin command line sends as its bearer credential
+ * The admin API token the admin command line sends as its bearer credential
  * (`ADMIN_TOKEN`), read here because only this package reads the
  * environment. The gateway itself never reads it.
  */

@@ -13,5 +13,5 @@ export type { TenantConfig } from './tenant-config.js';
 export type { IssuerEntry } from './auth-schema.js';
 /** A tenant's own rate and concurrency limits (bootstrap file `limits`). */
 export type { TenantLimits } from './bootstrap-schema.js';
-/** The admin command line's operator token (ADMIN_TOKEN). */
+/** The admin command line's bearer token (ADMIN_TOKEN). */
 export { readAdminToken } from './admin-cli-env.js';
