@@ -27,7 +27,16 @@ export type ServerSpec =
   | { kind: 'raw'; bytes: string }
   | { kind: 'handwritten'; resources: Descriptor[]; pageSize: number }
   | { kind: 'sdk'; resources: Descriptor[]; pageSize: number }
-  | { kind: 'gateway'; env: Record<string, string> };
+  | {
+      kind: 'gateway';
+      env: Record<string, string>;
+      /**
+       * `static-map` (bench/tenant-registry.ts's baseline): the MCP route finds
+       * each tenant in a Map of the runtimes built at start, with no lease,
+       * as the gateway did before its tenant registry.
+       */
+      tenantLookup?: 'registry' | 'static-map';
+    };
 
 export type ServerMessage =
   { port: number } | { stats: { cpuMicros: number; rss: number; cache?: Record<string, unknown> } };
@@ -107,6 +116,7 @@ async function start(spec: ServerSpec): Promise<number> {
       )) as typeof BuiltGatewayModule;
       const started = await startBuiltGateway(spec.env);
       gatewayCache = (started.app as unknown as { cache: { metrics(): Record<string, unknown> } }).cache;
+      if (spec.tenantLookup === 'static-map') useStaticMap(started.app);
       app = started.app;
       return started.port;
     }
@@ -114,6 +124,22 @@ async function start(spec: ServerSpec): Promise<number> {
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   return typeof address === 'object' && address !== null ? address.port : 0;
+}
+
+/**
+ * Replaces the registry's `acquire` (the MCP route holds the registry object
+ * itself, so this reaches it) with a lookup in a Map built once from the
+ * runtimes serving now: no in-flight count, a release that does nothing.
+ */
+function useStaticMap(gateway: FastifyInstance): void {
+  const tenants = (gateway as unknown as { tenants: { serving: ReadonlyMap<string, unknown>; acquire: unknown } })
+    .tenants;
+  const map = new Map(tenants.serving);
+  const release = () => undefined;
+  tenants.acquire = (id: string) => {
+    const runtime = map.get(id);
+    return runtime === undefined ? undefined : { runtime, release };
+  };
 }
 
 const reply = (message: ServerMessage) => process.send?.(message);

@@ -286,7 +286,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   if (options.admin !== undefined && controlPlane !== undefined) {
     const context = { config, controlPlane, tenants, cache, registry, devAuthorizationServer, logger, baseUrlOf };
     const secrets = sessionSecrets(config, secret);
-    await installAdminApi(app, { ...context, secrets, baseUrls: [baseUrl, ...aliasBaseUrls] }, options.admin);
+    const baseUrls: [string, ...string[]] = [baseUrl, ...aliasBaseUrls];
+    await installAdminApi(app, { ...context, principalFingerprint, secrets, baseUrls }, options.admin);
   } else app.decorate('adminAccess', undefined);
   return app;
 }

@@ -8,8 +8,10 @@ import {
   bearerChallenge,
   createTokenVerifier,
   extractBearerToken,
+  principalFromClaims,
   protectedResourceMetadata,
 } from '@mcpgw/auth';
+import type { CompiledGrants } from '@mcpgw/policy';
 import { compileGrants, resolveAccess } from '@mcpgw/policy';
 import { protectedResourceMetadataUrl, tenantResourceUri } from './public-url.js';
 
@@ -32,7 +34,17 @@ export type AuthRefusalReason = 'no_token' | 'invalid_request' | 'invalid_token'
 /** A refusal carries its registry error (status and JSON-RPC body), the `WWW-Authenticate` challenge and, for logs, its reason. */
 export type AuthOutcome =
   | { ok: true; scope: AccessScope; principal: Principal }
-  | { ok: false; error: GatewayError; challenge: string; reason: AuthRefusalReason };
+  | {
+      ok: false;
+      error: GatewayError;
+      challenge: string;
+      reason: AuthRefusalReason;
+      /** A verified caller refused for missing required scopes (the admin preview shows who). */
+      principal?: Principal;
+    };
+
+/** What a verified principal may do: its resource set, or the required scopes it lacks (a 403). */
+export type Admission = { ok: true; scope: AccessScope } | { ok: false; missingScopes: readonly string[] };
 
 /** The RFC 6750 section 3.1 error code of each refusal (none when no credentials were sent). */
 const OAUTH_ERROR = {
@@ -72,6 +84,22 @@ export interface TenantAuthenticator {
    * is gone or a required scope was added. Token expiry is the caller's to watch.
    */
   accessOf(principal: Principal): AccessScope | undefined;
+  /**
+   * The step after verification that `authenticate` takes for every request:
+   * the tenant's required scopes, then the caller's resource set from the
+   * grants. The admin preview calls it with the principal it previews.
+   */
+  admit(principal: Principal): Admission;
+  /** The tenant's grants as compiled at load (the ones `admit` resolves against). */
+  readonly grants: CompiledGrants;
+  /**
+   * The principal a verified token with these claims would give, mapped by
+   * the named issuer's claim settings (scope and groups claims), or by the
+   * tenant's only issuer. Throws AuthError for malformed claims or an issuer
+   * the tenant does not trust. No signature is involved: the admin preview's
+   * "as these claims" only.
+   */
+  principalFromClaims(claims: Readonly<Record<string, unknown>>, issuer?: string): Principal;
   close(): void;
 }
 
@@ -130,6 +158,11 @@ export function createTenantAuthenticator(
     return scope;
   };
 
+  const admit = (principal: Principal): Admission => {
+    const missingScopes = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));
+    return missingScopes.length > 0 ? { ok: false, missingScopes } : { ok: true, scope: scopeOf(principal) };
+  };
+
   const documentFor = (base: string) =>
     protectedResourceMetadata({
       resource: tenantResourceUri(base, tenant.id),
@@ -179,11 +212,11 @@ export function createTenantAuthenticator(
         // an error code (RFC 6750 section 3.1).
         if (token === undefined) return refuse(request.baseUrl, 'MCPGW_AUTH_REQUIRED');
         const principal = await verifier.verify(token, signal);
-        const missing = auth.requiredScopes.filter((scope) => !principal.scopes.includes(scope));
-        if (missing.length > 0) {
-          return refuse(request.baseUrl, 'MCPGW_SCOPE_INSUFFICIENT', auth.requiredScopes.join(' '));
+        const admission = admit(principal);
+        if (!admission.ok) {
+          return { ...refuse(request.baseUrl, 'MCPGW_SCOPE_INSUFFICIENT', auth.requiredScopes.join(' ')), principal };
         }
-        return { ok: true, scope: scopeOf(principal), principal };
+        return { ok: true, scope: admission.scope, principal };
       } catch (error) {
         if (error instanceof AuthError) return refuse(request.baseUrl, FROM_AUTH_ERROR[error.code], error.message);
         throw error;
@@ -193,6 +226,26 @@ export function createTenantAuthenticator(
       if (!issuers.some((settings) => settings.issuer === principal.issuer)) return undefined;
       if (auth.requiredScopes.some((scope) => !principal.scopes.includes(scope))) return undefined;
       return scopeOf(principal);
+    },
+    admit,
+    grants,
+    principalFromClaims(claims, issuer) {
+      const settings =
+        issuer === undefined
+          ? issuers.length === 1
+            ? issuers[0]
+            : undefined
+          : issuers.find((entry) => entry.issuer === issuer);
+      if (settings === undefined) {
+        throw new AuthError(
+          'invalid_request',
+          issuer === undefined
+            ? `The tenant trusts ${issuers.length} issuers: name one (${issuers.map((entry) => entry.issuer).join(', ')})`
+            : `The tenant does not trust the issuer '${issuer}'`,
+        );
+      }
+      const expiresAt = typeof claims.exp === 'number' ? claims.exp : Math.floor(Date.now() / 1000) + 300;
+      return principalFromClaims(claims, settings, expiresAt);
     },
     close: () => verifier.close(),
   };

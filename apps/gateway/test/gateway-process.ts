@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 /** The built entry points; `npm run build` makes them (npm test builds first). */
 export const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 export const TOKEN_CLI = fileURLToPath(new URL('../dist/token-cli.js', import.meta.url));
+export const ADMIN_CLI = fileURLToPath(new URL('../dist/admin-cli.js', import.meta.url));
 
 export interface Exit {
   code: number | null;

@@ -17,3 +17,5 @@ export { createTokenVerifier, type TokenVerifier } from './token-verifier.js';
 export type { IntrospectionOutcome, JwksFetchOutcome, VerifierObserver } from './verifier-observer.js';
 /** An issuer's validated RFC 8414 / OpenID Connect discovery metadata (the admin sign-in reads its endpoints). */
 export { discoverIssuerMetadata } from './discovery.js';
+/** The Principal of verified claims under an issuer's claim settings (the admin preview maps given claims with it too). */
+export { principalFromClaims } from './principal-from-claims.js';

@@ -22,3 +22,5 @@ export type { ConfigIssue } from './config-error.js';
 /** The bootstrap file's pieces the admin API validates writes with and documents in its OpenAPI document. */
 export { slug, sourceTtlMsSchema, tenantLimitsSchema } from './bootstrap-schema.js';
 export { grantSchema, issuerSchema } from './auth-schema.js';
+/** The admin command line's bearer token (ADMIN_TOKEN). */
+export { readAdminToken } from './admin-cli-env.js';

@@ -4,9 +4,11 @@
 /** A grant as written in the bootstrap file: who it matches and what it allows. */
 export type { Grant } from './grant.js';
 /** Compiles a tenant's grants once, at load. */
-export { compileGrants } from './compile-grants.js';
+export { compileGrants, type CompiledGrants } from './compile-grants.js';
 /** A principal's access scope under the compiled grants, with its fingerprint. */
 export { resolveAccess } from './resolve-access.js';
+/** The grants a principal matches (the admin preview's "which grants apply"). */
+export { matchingGrants } from './resolve-access.js';
 /** Why a grant URI pattern is refused at load (config validation), or undefined. */
 export { grantPatternProblem } from './grant-pattern-problem.js';
 export { listingPrefixesOf, listingRangeOf, listingRangesOf, literalPrefix } from './listing-prefixes.js';

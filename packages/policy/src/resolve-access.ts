@@ -23,7 +23,7 @@ export function resolveAccess(
   grants: CompiledGrants | readonly Grant[],
 ): AccessScope {
   const compiled = isCompiled(grants) ? grants : compileGrants(grants);
-  const effective = compiled.grants.filter((grant) => matches(grant.match, principal));
+  const effective = matchingGrants(compiled, principal);
   const rules = new Map<string, UriPattern[] | 'all'>();
   for (const grant of effective) {
     for (const allow of grant.allow) {
@@ -85,6 +85,15 @@ export function resolveAccess(
       return prefixes.get(sourceId);
     },
   };
+}
+
+/**
+ * The grants whose `match` the principal satisfies, in the tenant's order:
+ * the only grants {@link resolveAccess} builds a scope from (the admin
+ * preview names them with this very function).
+ */
+export function matchingGrants(grants: CompiledGrants, principal: Principal): readonly Grant[] {
+  return grants.grants.filter((grant) => matches(grant.match, principal));
 }
 
 function isCompiled(grants: CompiledGrants | readonly Grant[]): grants is CompiledGrants {

@@ -1,6 +1,6 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import type { GatewayConfig } from '@mcpgw/config';
-import type { Logger, SourceFactory } from '@mcpgw/core';
+import type { Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyInstance } from 'fastify';
 import type { ControlPlane } from '../control-plane/open-control-plane.js';
 import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
@@ -15,6 +15,7 @@ import { ADMIN_PREFIX } from './admin-resources.js';
 import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
 import { createBearerAuthenticator } from './bearer-authenticator.js';
+import { previewAdminRoutes } from './routes/preview-routes.js';
 import { problemBody, tenantNotFound } from './problem.js';
 import { createAdminSignIn } from './sign-in/admin-sign-in.js';
 import type { ProblemError } from './sign-in/sign-in-problem.js';
@@ -46,6 +47,8 @@ export interface AdminApiContext {
   readonly baseUrlOf: (host: string | undefined) => string;
   /** SECRETS_KEY (else the process's random key), then SECRETS_KEY_PREVIOUS: browser sessions are sealed with the first. */
   readonly secrets: readonly Uint8Array[];
+  /** The access log's fingerprint of a caller: the preview names the previewed caller with it. */
+  readonly principalFingerprint: (principal: Principal) => string;
   readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
   readonly logger: Logger;
 }
@@ -115,7 +118,10 @@ export async function installAdminApi(
       configDir: config.configDir,
       logger,
     },
-    table: adminRouteTable(baseUrls[0], options.routes),
+    table: adminRouteTable(baseUrls[0], [
+      ...previewAdminRoutes(context.principalFingerprint),
+      ...(options.routes ?? []),
+    ]),
     authenticators: [
       createBearerAuthenticator(access),
       signIn.session.authenticator,

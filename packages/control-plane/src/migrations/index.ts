@@ -1,4 +1,5 @@
 import { initialSchema } from './0001-initial.js';
+import { auditFilters } from './0002-audit-filters.js';
 
 /** One forward-only schema step. Applied steps are never edited: add a new one. */
 export interface Migration {
@@ -9,4 +10,7 @@ export interface Migration {
 }
 
 /** Every migration this gateway knows, oldest first. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial', sql: initialSchema }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial', sql: initialSchema },
+  { version: 2, name: 'audit-filters', sql: auditFilters },
+];

@@ -1,0 +1,49 @@
+import type { Principal } from '@mcpgw/core';
+import type { AdminRoute } from '../admin-route.js';
+import { defineAdminRoute } from '../admin-route.js';
+import { tenantIdParams } from '../admin-schemas.js';
+import { AdminProblem } from '../problem.js';
+import { PreviewRefusal, previewTenant } from '../preview-route.js';
+import { previewRequestSchema, previewResponseSchema } from '../preview-schema.js';
+
+/**
+ * "Preview as" (docs/admin-api.md): what an MCP caller with the given claims,
+ * or the given token of the tenant's issuer, would see, computed by the same
+ * code a real request runs. Keyed by the access log's fingerprint function so
+ * the answer names the caller as the logs do.
+ */
+export const previewAdminRoutes = (principalFingerprint: (principal: Principal) => string): readonly AdminRoute[] => [
+  defineAdminRoute({
+    method: 'POST',
+    path: '/tenants/{tenantId}/preview',
+    operationId: 'previewAs',
+    summary: 'What an MCP caller with these claims, or this token, would see',
+    description:
+      'The grants that match, the principal fingerprint, the first page of resource descriptors (never contents), and warnings for grant patterns that match nothing listed in their source.',
+    tag: 'Operations',
+    access: 'tenant',
+    params: tenantIdParams,
+    body: previewRequestSchema,
+    responses: { 200: { description: 'The preview', schema: previewResponseSchema } },
+    async handler({ params, body, deps, principal, request }) {
+      const aborted = new AbortController();
+      request.raw.once('close', () => aborted.abort());
+      try {
+        const preview = await previewTenant(
+          { acquire: (id) => deps.tenants.acquire(id), principalFingerprint },
+          params.tenantId,
+          body,
+          aborted.signal,
+        );
+        deps.logger.info(
+          { tenant: params.tenantId, admin: principal?.subject, previewed: preview.principalFingerprint },
+          'admin preview',
+        );
+        return { status: 200, body: preview };
+      } catch (error) {
+        if (error instanceof PreviewRefusal) throw new AdminProblem(error.type, error.detail, error.errors);
+        throw error;
+      }
+    },
+  }),
+];
