@@ -1,7 +1,7 @@
 import { BLOB_BYTES, BLOB_STREAM, isStreamedBlob } from '@mcpgw/core';
 import type { JsonRpcResponseBody } from './dispatch.js';
-import type { Part } from './streamed-body.js';
-import { BASE64_PIECE, base64Length, StreamedBody, streamParts } from './streamed-body.js';
+import type { Part, StreamedBody } from './streamed-body.js';
+import { BASE64_PIECE, base64Length, streamParts } from './streamed-body.js';
 
 /**
  * A JSON value held as its serialized text, e.g. a cached page's `resources`

@@ -7,6 +7,7 @@ export { ErrorCode } from './error-codes.js';
 export { McpError } from './mcp-error.js';
 /** A JSON-RPC request id (JSON-RPC 2.0 section 4). */
 export type { RequestId } from './envelope.js';
+export { readRequestId } from './envelope.js';
 /** Signs and checks opaque cursors, bound to tenant, caller and listing. */
 export { createCursorCodec, type CursorCodec } from './cursor.js';
 /** Handles one POST to the MCP endpoint, for both eras (MCP 2026-07-28 and the initialize era). */

@@ -61,7 +61,9 @@ describe('a streamed blob in a response', () => {
       );
       // Odd chunk sizes, so pieces end mid-group of 3 and the carry is exercised.
       const streamed = serializeResponse(
-        response([streamedBlobContents(uri, 'application/octet-stream', blobStream(bytes, [1, 7, 65_536, 2, 100_000]))]),
+        response([
+          streamedBlobContents(uri, 'application/octet-stream', blobStream(bytes, [1, 7, 65_536, 2, 100_000])),
+        ]),
       );
       expect(streamed).toBeInstanceOf(StreamedBody);
       if (!(streamed instanceof StreamedBody)) return;
@@ -69,6 +71,7 @@ describe('a streamed blob in a response', () => {
       expect(error).toBeUndefined();
       expect(streamed.byteLength).toBe(wire.length);
       expect(wire.toString('utf8')).toBe(plain);
+      if (whole instanceof StreamedBody) throw new Error('whole bytes are not streamed');
       expect(wire.equals(Buffer.isBuffer(whole) ? whole : Buffer.from(whole))).toBe(true);
       expect(validateResponseBody('2026-07-28', 'resources/read', JSON.parse(plain))).toEqual([]);
     },
@@ -121,16 +124,24 @@ describe('a streamed blob in a response', () => {
     const failures = await Promise.all(
       [short, long].map(
         async (blob) =>
-          (await collect(serializeResponse(response([streamedBlobContents('s3:///o/x', 'image/png', blob)])) as StreamedBody))
-            .error?.message,
+          (
+            await collect(
+              serializeResponse(response([streamedBlobContents('s3:///o/x', 'image/png', blob)])) as StreamedBody,
+            )
+          ).error?.message,
       ),
     );
-    expect(failures).toEqual(['a blob stream sent 1000 of its 1001 bytes', 'a blob stream sent more than its 999 bytes']);
+    expect(failures).toEqual([
+      'a blob stream sent 1000 of its 1001 bytes',
+      'a blob stream sent more than its 999 bytes',
+    ]);
   });
 
   it('lets the backend stream go when the response is abandoned', async () => {
     const blob = blobStream(randomBytes(MIB), [65_536]);
-    const streamed = serializeResponse(response([streamedBlobContents('s3:///o/x', 'image/png', blob)])) as StreamedBody;
+    const streamed = serializeResponse(
+      response([streamedBlobContents('s3:///o/x', 'image/png', blob)]),
+    ) as StreamedBody;
     const closed = new Promise((resolve) => streamed.stream.once('close', resolve));
     streamed.stream.destroy();
     await closed;
