@@ -61,16 +61,16 @@ const resources = Array.from({ length: 100 }, (_, i) => ({
   mimeType: 'text/markdown',
   text: `# Report ${i}`,
 }));
-const ttl = (listTtl: number | undefined) => (listTtl === undefined ? {} : { ttlMs: { list: listTtl } });
-const staticTenant = (id: string, listTtl?: number) => ({
+const ttlMs = (list: number | undefined) => (list === undefined ? {} : { ttlMs: { list } });
+const staticTenant = (id: string, listTtlMs?: number) => ({
   id,
   anonymous: true,
-  sources: [{ id: 'docs', type: 'static', ...ttl(listTtl), resources }],
+  sources: [{ id: 'docs', type: 'static', ...ttlMs(listTtlMs), resources }],
 });
-const postgresTenant = (id: string, listTtl?: number) => ({
+const postgresTenant = (id: string, listTtlMs?: number) => ({
   id,
   anonymous: true,
-  sources: [{ id: 'db', type: 'postgres', connection: { url: db.url }, schemas: ['public'], ...ttl(listTtl) }],
+  sources: [{ id: 'db', type: 'postgres', connection: { url: db.url }, schemas: ['public'], ...ttlMs(listTtlMs) }],
 });
 await writeFile(
   join(configDir, 'gateway.json'),

@@ -67,7 +67,7 @@ const descriptors: Descriptor[] = Array.from({ length: 150 }, (_, i) => ({
   description: 'A static fixture resource of the benchmark',
   mimeType: 'text/markdown',
 }));
-const tenant = (id: string, listTtl?: number) => ({
+const tenant = (id: string, listTtlMs?: number) => ({
   id,
   auth: {
     issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
@@ -78,7 +78,7 @@ const tenant = (id: string, listTtl?: number) => ({
     {
       id: 'docs',
       type: 'static',
-      ...(listTtl === undefined ? {} : { ttlMs: { list: listTtl } }),
+      ...(listTtlMs === undefined ? {} : { ttlMs: { list: listTtlMs } }),
       resources: descriptors.map((d, i) => ({ ...d, text: `# Report ${i}` })),
     },
   ],

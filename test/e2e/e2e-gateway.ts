@@ -135,7 +135,8 @@ export async function connectClient(url: URL, era: Era): Promise<ConnectedClient
     { versionNegotiation: { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' } },
   );
   await client.connect(transport);
-  // The legacy handshake ends with a background GET; it belongs to the handshake.
-  await recorder.settle();
+  // The legacy handshake ends with a background GET (the client asks for a server stream once
+  // `notifications/initialized` is accepted); it belongs to the handshake. The modern era has none.
+  if (era === 'legacy') await recorder.exchange((exchange) => exchange.method === 'GET');
   return { client, recorder, close: () => client.close() };
 }

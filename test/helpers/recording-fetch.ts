@@ -32,37 +32,27 @@ export interface RecordingFetch {
   /** Forgets what was recorded (e.g. between tests sharing a client). */
   clear(): void;
   /**
-   * Resolves once no exchange has been in flight for `quietMs`: the client
-   * sends some requests in the background (after `initialize`, a GET for a
-   * server stream), and a test must not have them land in the next test.
-   * Rejects after `limitMs`.
+   * Resolves with the first exchange, recorded already or still to come, that
+   * `matches`: the client sends some requests in the background (after the
+   * initialize era's handshake, a GET for a server stream), and a test must
+   * not have them land in the next test. Rejects after `limitMs` (default 5 s).
    */
-  settle(options?: { quietMs?: number; limitMs?: number }): Promise<void>;
+  exchange(matches: (exchange: RecordedExchange) => boolean, limitMs?: number): Promise<RecordedExchange>;
 }
 
 /** Wraps `base` (the global fetch by default), recording each exchange once its body has arrived. */
 export function createRecordingFetch(base: typeof fetch = globalThis.fetch): RecordingFetch {
   const exchanges: RecordedExchange[] = [];
-  let inFlight = 0;
-  let lastActivity = Date.now();
+  /** Waiting `exchange` calls, told of each exchange as it is recorded. */
+  const waiters = new Set<(recorded: RecordedExchange) => void>();
   const record = async (url: string | URL, init?: RequestInit): Promise<Response> => {
-    inFlight += 1;
-    lastActivity = Date.now();
-    try {
-      return await exchange(url, init);
-    } finally {
-      inFlight -= 1;
-      lastActivity = Date.now();
-    }
-  };
-  const exchange = async (url: string | URL, init?: RequestInit): Promise<Response> => {
     const request = new Request(url, init);
     const requestText = init?.body === undefined || init.body === null ? undefined : await request.clone().text();
     const response = await base(request);
     // The gateway answers with one JSON document, never a stream, so reading a
     // clone to the end here is bounded; the client still reads the original.
     const responseText = await response.clone().text();
-    exchanges.push({
+    const recorded: RecordedExchange = {
       method: request.method,
       url: request.url,
       requestHeaders: Object.fromEntries(request.headers),
@@ -71,7 +61,9 @@ export function createRecordingFetch(base: typeof fetch = globalThis.fetch): Rec
       responseHeaders: Object.fromEntries(response.headers),
       responseContentType: response.headers.get('content-type'),
       responseText,
-    });
+    };
+    exchanges.push(recorded);
+    for (const waiter of [...waiters]) waiter(recorded);
     return response;
   };
   return {
@@ -80,12 +72,22 @@ export function createRecordingFetch(base: typeof fetch = globalThis.fetch): Rec
     clear: () => {
       exchanges.length = 0;
     },
-    settle: async ({ quietMs = 50, limitMs = 5_000 } = {}) => {
-      const deadline = Date.now() + limitMs;
-      while (inFlight > 0 || Date.now() - lastActivity < quietMs) {
-        if (Date.now() > deadline) throw new Error(`HTTP exchanges still in flight after ${limitMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+    exchange: (matches, limitMs = 5_000) => {
+      const found = exchanges.find(matches);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const waiter = (recorded: RecordedExchange) => {
+          if (!matches(recorded)) return;
+          clearTimeout(timer);
+          waiters.delete(waiter);
+          resolve(recorded);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`no matching HTTP exchange within ${limitMs} ms`));
+        }, limitMs);
+        waiters.add(waiter);
+      });
     },
   };
 }

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
@@ -369,13 +369,16 @@ describe('logs', () => {
       await goodToken({ aud: 'https://x.example' }),
       await idpB.token({ aud: resource('acme') }),
     ];
+    // Each request's access line is written once its response has finished, maybe after the client has it.
+    const accessLines = () => logLines.filter((line) => line.includes('"msg":"request"')).length;
+    const before = accessLines();
     for (const token of tokens) await post('acme', 'resources/list', {}, bearer(token));
     await fetch(`${resource('acme')}?access_token=${tokens[0]}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{}',
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await vi.waitFor(() => expect(accessLines()).toBeGreaterThanOrEqual(before + 4), { timeout: 5_000, interval: 10 });
     expect(logLines.length).toBeGreaterThan(5);
     for (const token of tokens) {
       const signature = token.split('.')[2]!;

@@ -35,11 +35,11 @@ async function issues(source: Record<string, unknown>): Promise<ReadonlyArray<{ 
 describe('per-source ttlMs', () => {
   it('reaches the source configuration without bothering the type’s strict options schema', async () => {
     const config = await load({ ttlMs: { list: 0, read: 5000 } });
-    expect(config.tenants[0]?.sources[0]).toMatchObject({ id: 'docs', ttl: { listMs: 0, readMs: 5000 } });
+    expect(config.tenants[0]?.sources[0]).toMatchObject({ id: 'docs', ttlMs: { list: 0, read: 5000 } });
     const partial = await load({ ttlMs: { read: 0 } });
-    expect(partial.tenants[0]?.sources[0]?.ttl).toEqual({ readMs: 0 });
+    expect(partial.tenants[0]?.sources[0]?.ttlMs).toEqual({ read: 0 });
     const none = await load({});
-    expect(none.tenants[0]?.sources[0]?.ttl).toBeUndefined();
+    expect(none.tenants[0]?.sources[0]?.ttlMs).toBeUndefined();
   });
 
   it.each([

@@ -71,7 +71,7 @@ export async function createTenantRuntime(
           createCachingSource(options.observe?.source(created) ?? created, {
             tenantId: tenant.id,
             cache: options.cache,
-            ttl: entry.ttl,
+            ttlMs: entry.ttlMs,
             logger: sourceLogger,
           }),
         );

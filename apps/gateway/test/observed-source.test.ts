@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Source } from '@mcpgw/core';
-import { DEFAULT_SOURCE_TTL } from '@mcpgw/core';
+import { DEFAULT_SOURCE_TTL_MS } from '@mcpgw/core';
 import { createGatewayMetrics } from '../src/observability/gateway-metrics.js';
 import { observeSource } from '../src/observability/observed-source.js';
 import { parseExposition } from '@mcpgw/test-helpers/prometheus-text';
@@ -13,7 +13,7 @@ function brokenSource(): Source {
   return {
     id: 'ledger',
     kind: 'postgres',
-    ttl: DEFAULT_SOURCE_TTL,
+    ttlMs: DEFAULT_SOURCE_TTL_MS,
     listResources: async () => ({ items: [] }),
     listTemplates: async () => [],
     owns: (uri) => uri.startsWith('pg://'),

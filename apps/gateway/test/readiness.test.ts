@@ -30,7 +30,7 @@ function fakeSource(id: string, health: () => Promise<SourceHealth>): Source {
   return {
     id,
     kind: 'dead-bucket',
-    ttl: { listMs: 0, readMs: 0 },
+    ttlMs: { list: 0, read: 0 },
     listResources: async () => ({ items: [] }),
     listTemplates: async () => [],
     owns: () => false,

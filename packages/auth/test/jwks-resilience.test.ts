@@ -1,6 +1,6 @@
 import { silentLogger } from '@mcpgw/core';
 import type { JWTPayload } from 'jose';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AuthError } from '../src/auth-error.js';
 import { createTokenVerifier, type TokenVerifier } from '../src/token-verifier.js';
 import { REFETCH_COOLDOWN_MS, REFRESH_INTERVAL_MS } from '../src/jwks-cache.js';
@@ -295,7 +295,11 @@ describe('discovery', () => {
   });
 });
 
-/** Waits (bounded) for a condition the server side reaches asynchronously. */
+/**
+ * Waits for a condition the issuer's HTTP server reaches asynchronously (a
+ * background fetch arriving there); fails the test at the deadline instead
+ * of carrying on as if it had been met.
+ */
 async function settle(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  await vi.waitFor(() => expect(condition()).toBe(true), { timeout: 5_000, interval: 10 });
 }

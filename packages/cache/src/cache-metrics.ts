@@ -6,7 +6,7 @@ export interface CacheCounters {
   misses: number;
   /** A store command failed (timeout, connection); the request was served uncached. */
   errors: number;
-  /** The cache was not consulted: circuit open, a request that must not be cached, or a ttl of 0. */
+  /** The cache was not consulted: circuit open, a request that must not be cached, or a `ttlMs` of 0. */
   bypasses: number;
 }
 

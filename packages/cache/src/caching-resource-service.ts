@@ -4,7 +4,7 @@ import type {
   ResourceContents,
   ResourceDescriptor,
   ResourceTemplateDescriptor,
-  SourceTtl,
+  SourceTtlMs,
 } from '@mcpgw/core';
 import type { CursorListing, ReadOutcome, ResourceService } from '@mcpgw/protocol';
 import { EncodedJson } from '@mcpgw/protocol';
@@ -83,7 +83,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
     fromBody: (body: ResultBody, rest: { nextCursor?: string; ttlMs: number }) => P,
   ): Promise<P> {
     let page: P | undefined;
-    const { body, remainingMs } = await cache.lookupResult({
+    const { body, ttlMs } = await cache.getOrFetchResult({
       tenantId,
       who: fingerprint,
       // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
@@ -98,8 +98,8 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       },
     });
     // Fetched by this very call: its own page. A call that joined another's flight builds it from the body.
-    if (remainingMs === undefined && page !== undefined) return page;
-    return fromBody(body!, { ...optional('nextCursor', cursorFor(listing, body!)), ttlMs: remainingMs ?? body!.ttlMs });
+    if (ttlMs === undefined && page !== undefined) return page;
+    return fromBody(body!, { ...optional('nextCursor', cursorFor(listing, body!)), ttlMs: ttlMs ?? body!.ttlMs });
   }
 
   return {
@@ -141,7 +141,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
 
     async read(uri, signal, options) {
       let outcome: ReadOutcome | undefined;
-      const { body, remainingMs } = await cache.lookupResult({
+      const { body, ttlMs } = await cache.getOrFetchResult({
         tenantId,
         who: fingerprint,
         // No cursor in a read: the caller's view alone decides what it sees.
@@ -163,14 +163,14 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       // Joined another call's flight whose answer was streamed to that call: this one reads for itself.
       if (body === STREAMED && outcome === undefined) return inner.read(uri, signal, options);
       // Fetched by this very call: its own answer. A call that joined another's flight builds it from the body.
-      if (remainingMs === undefined && outcome !== undefined) return outcome;
+      if (ttlMs === undefined && outcome !== undefined) return outcome;
       const text = body.text;
       return {
         get contents(): ResourceContents[] {
           return JSON.parse(text) as ResourceContents[];
         },
         encodedContents: new EncodedJson(text, body.bytes),
-        ttlMs: remainingMs ?? body.ttlMs,
+        ttlMs: ttlMs ?? body.ttlMs,
       };
     },
   };
@@ -229,15 +229,15 @@ function optional<K extends string, V>(name: K, value: V | undefined): { [P in K
 /** Anything with the catalog's shape: a tenant id, its sources and a per-scope view. */
 export interface ScopedCatalog {
   readonly tenantId: string;
-  readonly sources: ReadonlyArray<{ readonly ttl: SourceTtl }>;
+  readonly sources: ReadonlyArray<{ readonly ttlMs: SourceTtlMs }>;
   forScope(scope: AccessScope): ResourceService;
 }
 
 /** The same catalog, whose per-scope views go through the per-credential result cache. */
 export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: GatewayCache): C {
   const neverCached = {
-    lists: catalog.sources.every((source) => source.ttl.listMs <= 0),
-    reads: catalog.sources.every((source) => source.ttl.readMs <= 0),
+    lists: catalog.sources.every((source) => source.ttlMs.list <= 0),
+    reads: catalog.sources.every((source) => source.ttlMs.read <= 0),
   };
   const sealed = new SealedCursors();
   return {

@@ -1,4 +1,4 @@
-import type { Logger, Source, SourceTtl } from '@mcpgw/core';
+import type { Logger, Source, SourceTtlMs } from '@mcpgw/core';
 import { errorSummary, silentLogger } from '@mcpgw/core';
 import type { GatewayCache } from './gateway-cache.js';
 
@@ -6,7 +6,7 @@ export interface SourceCacheContext {
   tenantId: string;
   cache: GatewayCache;
   /** Per-source overrides from configuration (`ttlMs` on a source entry); the rest keeps the source's own. */
-  ttl?: Partial<SourceTtl> | undefined;
+  ttlMs?: Partial<SourceTtlMs> | undefined;
   logger?: Logger;
 }
 
@@ -25,7 +25,7 @@ export interface SourceCacheContext {
 export function createCachingSource(inner: Source, context: SourceCacheContext): Source {
   const { tenantId, cache } = context;
   const logger = context.logger ?? silentLogger;
-  const ttl: SourceTtl = { ...inner.ttl, ...context.ttl };
+  const ttlMs: SourceTtlMs = { ...inner.ttlMs, ...context.ttlMs };
   const key = (method: string, params: unknown) => ({ layer: 'source' as const, who: inner.id, method, params });
   const stopWatching = inner.watch?.(() => {
     cache.invalidateTenant(tenantId).catch((error: unknown) => {
@@ -36,9 +36,9 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
   return {
     id: inner.id,
     kind: inner.kind,
-    ttl,
+    ttlMs,
     async listResources(page, signal) {
-      const { value, remainingMs } = await cache.lookup({
+      const stored = await cache.getOrFetch({
         tenantId,
         // Keyed by what the backend is asked, narrowing included (issue 15):
         // callers with the same grants share pages, and a narrowed page is
@@ -48,22 +48,22 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
           limit: page.limit,
           ...(page.prefixes === undefined ? {} : { prefixes: page.prefixes }),
         }),
-        cacheable: ttl.listMs > 0,
-        ttlMs: () => ttl.listMs,
+        cacheable: ttlMs.list > 0,
+        ttlMs: () => ttlMs.list,
         crossReplica: true,
         signal,
         fetch: (shared) => inner.listResources(page, shared),
       });
-      // A cached page is only as fresh as what is left of its ttl: the merged
+      // A cached page is only as fresh as the ttlMs it has left: the merged
       // page's ttlMs must not restart the clock (issue 4, "honors ttlMs").
-      return remainingMs === undefined ? value : { ...value, freshForMs: remainingMs };
+      return stored.ttlMs === undefined ? stored.value : { ...stored.value, ttlMs: stored.ttlMs };
     },
     async listTemplates(signal) {
-      const { value } = await cache.lookup({
+      const { value } = await cache.getOrFetch({
         tenantId,
         key: key('listTemplates', null),
-        cacheable: ttl.listMs > 0,
-        ttlMs: () => ttl.listMs,
+        cacheable: ttlMs.list > 0,
+        ttlMs: () => ttlMs.list,
         crossReplica: true,
         signal,
         fetch: (shared) => inner.listTemplates(shared),

@@ -39,7 +39,7 @@ export interface GatewayCacheOptions {
   now?: () => number;
 }
 
-/** How one lookup goes. */
+/** How one `getOrFetch` call goes. */
 export interface CachedCall<T> {
   tenantId: string;
   key: Omit<EntryKeyParts, 'tenantId' | 'generation'>;
@@ -56,23 +56,26 @@ export interface CachedCall<T> {
 /** A value as stored: when it was stored, so a hit can report the freshness left. */
 export interface Stored<T> {
   value: T;
-  /** Milliseconds of freshness left. */
-  remainingMs: number;
+  /** The `ttlMs` left: milliseconds of freshness since it was stored. */
+  ttlMs: number;
 }
 
 /** The cache the gateway holds for its lifetime: both layers share one store. */
 export interface GatewayCache {
   readonly kind: 'memory' | 'redis';
   /**
-   * Looks the call up and otherwise fetches, stores and returns it. Never
-   * fails because of the cache: store errors and an open circuit mean "fetch".
+   * The stored value of the call (with the `ttlMs` it has left), or else
+   * fetches, stores and returns it (`ttlMs` undefined: the caller knows the
+   * fresh value's own). Never fails because of the cache: store errors and
+   * an open circuit mean "fetch".
    */
-  lookup<T>(call: CachedCall<T>): Promise<Stored<T> | { value: T; remainingMs: undefined }>;
+  getOrFetch<T>(call: CachedCall<T>): Promise<Stored<T> | { value: T; ttlMs: undefined }>;
   /**
    * The per-credential result cache, with identical bodies stored once
-   * (see {@link createSharedResults}). Never fails because of the cache.
+   * (see {@link createSharedResults}); like `getOrFetch`, fetches and stores
+   * on a miss. Never fails because of the cache.
    */
-  lookupResult(call: ResultCall): Promise<ResultLookup>;
+  getOrFetchResult(call: ResultCall): Promise<ResultLookup>;
   /** Makes all of a tenant's entries unreachable on every replica (source change, admin write). */
   invalidateTenant(tenantId: string): Promise<void>;
   /**
@@ -134,7 +137,7 @@ export function createGatewayCacheOn(
   const decode = <T>(raw: string): Stored<T> | undefined => {
     try {
       const parsed = JSON.parse(raw) as { at: number; ttl: number; value: T };
-      return { value: parsed.value, remainingMs: Math.max(0, parsed.at + parsed.ttl - now()) };
+      return { value: parsed.value, ttlMs: Math.max(0, parsed.at + parsed.ttl - now()) };
     } catch {
       return undefined;
     }
@@ -162,7 +165,7 @@ export function createGatewayCacheOn(
     return undefined;
   };
 
-  const lookupResult = createSharedResults({
+  const getOrFetchResult = createSharedResults({
     store,
     keys,
     flights,
@@ -175,12 +178,12 @@ export function createGatewayCacheOn(
 
   return {
     kind: store.kind,
-    lookupResult,
+    getOrFetchResult,
 
-    async lookup<T>(call: CachedCall<T>) {
+    async getOrFetch<T>(call: CachedCall<T>) {
       const { tenantId } = call;
       const { layer } = call.key;
-      const uncached = async () => ({ value: await call.fetch(call.signal), remainingMs: undefined });
+      const uncached = async () => ({ value: await call.fetch(call.signal), ttlMs: undefined });
       if (!call.cacheable) {
         metrics.count(tenantId, layer, 'bypasses');
         return uncached();
@@ -223,7 +226,7 @@ export function createGatewayCacheOn(
           if (lock !== undefined) await store.delete(lock).catch(() => undefined);
         }
       });
-      return { value, remainingMs: undefined };
+      return { value, ttlMs: undefined };
     },
 
     ready: (timeoutMs) => store.ready(timeoutMs),

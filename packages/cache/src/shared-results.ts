@@ -37,8 +37,8 @@ export interface ResultCall {
 
 export interface ResultLookup {
   body: ResultBody | undefined;
-  /** Milliseconds of freshness left, on a hit; undefined when fetched. */
-  remainingMs: number | undefined;
+  /** The `ttlMs` left, on a hit; undefined when fetched (the body carries its own). */
+  ttlMs: number | undefined;
 }
 
 export interface SharedResultsDeps {
@@ -109,7 +109,7 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
     } catch {
       return undefined;
     }
-    const remainingMs = Math.max(0, record.at + record.ttl - now());
+    const ttlMs = Math.max(0, record.at + record.ttl - now());
     const key = keys.body(tenantId, record.b);
     let body = decoded.get(key);
     if (body === undefined) {
@@ -126,7 +126,7 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
       body: {
         text: body.text,
         bytes: body.bytes,
-        ttlMs: remainingMs,
+        ttlMs,
         ...(body.state === undefined ? {} : { state: body.state }),
       },
       bodyMac: record.b,
@@ -141,7 +141,7 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
     const { tenantId } = call;
     const uncached = async (): Promise<ResultLookup> => ({
       body: await call.fetch(call.signal),
-      remainingMs: undefined,
+      ttlMs: undefined,
     });
     if (!call.cacheable) {
       deps.count(tenantId, 'bypasses');
@@ -172,7 +172,7 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
     }
     if (found !== undefined) {
       deps.count(tenantId, 'hits');
-      return { body: found.body, remainingMs: found.body.ttlMs };
+      return { body: found.body, ttlMs: found.body.ttlMs };
     }
     deps.count(tenantId, 'misses');
     const flightKey = ownKey;
@@ -197,6 +197,6 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
         .catch((error: unknown) => deps.failed(tenantId, error));
       return fetched;
     });
-    return { body, remainingMs: undefined };
+    return { body, ttlMs: undefined };
   };
 }

@@ -1,5 +1,5 @@
 import type { Page, ResourceDescriptor, Source, SourceChange } from '@mcpgw/core';
-import { DEFAULT_SOURCE_TTL } from '@mcpgw/core';
+import { DEFAULT_SOURCE_TTL_MS } from '@mcpgw/core';
 
 /** A backend that counts its calls, answers after `delayMs`, and can announce a change like a watched source. */
 export interface CountingSource extends Source {
@@ -14,7 +14,7 @@ export function countingSource(id: string, delayMs = 0): CountingSource {
   const source: CountingSource = {
     id,
     kind: 'counting',
-    ttl: DEFAULT_SOURCE_TTL,
+    ttlMs: DEFAULT_SOURCE_TTL_MS,
     calls: { list: 0, templates: 0 },
     version: 1,
     async listResources(page): Promise<Page<ResourceDescriptor>> {

@@ -40,11 +40,22 @@ describe('in-process store', () => {
     expect(await store.setIfAbsent('lock', 'you', 1000)).toBe(true);
     const seen: string[] = [];
     const stop = store.subscribe('ch', (message) => seen.push(message));
+    // A second subscriber, added later, hears each message after the first would: the signal it was delivered.
+    const delivered = (message: string) =>
+      new Promise<void>((resolve) => {
+        const off = store.subscribe('ch', (heard) => {
+          if (heard !== message) return;
+          off();
+          resolve();
+        });
+      });
+    const one = delivered('one');
     await store.publish('ch', 'one');
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await one;
     stop();
+    const two = delivered('two');
     await store.publish('ch', 'two');
-    await new Promise((resolve) => setTimeout(resolve, 0));
+    await two;
     expect(seen).toEqual(['one']);
   });
 });

@@ -134,7 +134,7 @@ describe('withResultCache', () => {
     const cache = createGatewayCache({ secret: randomBytes(32) });
     const inner = fakeService('zero', 0);
     const catalog = withResultCache(
-      { tenantId: 'zero', sources: [{ ttl: { listMs: 0, readMs: 30_000 } }], forScope: (_scope: AccessScope) => inner },
+      { tenantId: 'zero', sources: [{ ttlMs: { list: 0, read: 30_000 } }], forScope: (_scope: AccessScope) => inner },
       cache,
     );
     const view = catalog.forScope(unrestrictedScope);

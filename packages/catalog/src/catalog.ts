@@ -54,7 +54,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
     if (ids.has(source.id)) throw new Error(`Tenant '${tenantId}' has two sources with id '${source.id}'`);
     ids.add(source.id);
   }
-  const fallbackListTtl = Math.min(...sources.map((s) => s.ttl.listMs), 60_000);
+  const fallbackListTtlMs = Math.min(...sources.map((s) => s.ttlMs.list), 60_000);
 
   return {
     tenantId,
@@ -88,7 +88,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
               continue;
             }
             calls += 1;
-            ttlMs = Math.min(ttlMs, source.ttl.listMs);
+            ttlMs = Math.min(ttlMs, source.ttlMs.list);
             let page;
             try {
               const limit = pageSize - resources.length;
@@ -102,7 +102,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
               position = undefined;
               continue;
             }
-            if (page.freshForMs !== undefined) ttlMs = Math.min(ttlMs, page.freshForMs);
+            if (page.ttlMs !== undefined) ttlMs = Math.min(ttlMs, page.ttlMs);
             if (page.incomplete === true && !incomplete.includes(source.id)) incomplete.push(source.id);
             for (const item of page.items) {
               if (scope.allows(source.id, item.uri)) resources.push(item);
@@ -120,7 +120,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
             resources,
             nextCursor: next === undefined ? undefined : cursors.encode(binding('resources'), next),
             ...(next === undefined ? {} : { nextState: next }),
-            ttlMs: unavailable.length > 0 ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtl,
+            ttlMs: unavailable.length > 0 ? 0 : Number.isFinite(ttlMs) ? ttlMs : fallbackListTtlMs,
             ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
             ...(incomplete.length > 0 ? { incompleteSources: incomplete } : {}),
           };
@@ -142,7 +142,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
             resourceTemplates: all.slice(offset, end),
             nextCursor: end < all.length ? cursors.encode(binding('templates'), end) : undefined,
             ...(end < all.length ? { nextState: end } : {}),
-            ttlMs: unavailable.length > 0 ? 0 : Math.min(fallbackListTtl, ...shown.map((s) => s.ttl.listMs)),
+            ttlMs: unavailable.length > 0 ? 0 : Math.min(fallbackListTtlMs, ...shown.map((s) => s.ttlMs.list)),
             ...(unavailable.length > 0 ? { unavailableSources: unavailable } : {}),
           };
         },
@@ -159,7 +159,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
           if (contents === undefined) return undefined;
           // A folder read returns its children: each must be visible on its own
           // (kept as a second line of defence for sources that ignore `visible`).
-          return { contents: contents.filter((entry) => scope.allows(owner.id, entry.uri)), ttlMs: owner.ttl.readMs };
+          return { contents: contents.filter((entry) => scope.allows(owner.id, entry.uri)), ttlMs: owner.ttlMs.read };
         },
 
         // The same sealing as above, for a page another caller of the same view listed.

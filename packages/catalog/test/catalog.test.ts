@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccessScope, PageRequest, Source, SourceTtl } from '@mcpgw/core';
+import type { AccessScope, PageRequest, Source, SourceTtlMs } from '@mcpgw/core';
 import { GatewayError, silentLogger, unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
@@ -8,7 +8,7 @@ import { createCatalog } from '../src/catalog.js';
 const signal = new AbortController().signal;
 const cursors = createCursorCodec({ secret: Buffer.from('c'.repeat(32)) });
 
-function staticSource(id: string, count: number, ttl?: SourceTtl): Source {
+function staticSource(id: string, count: number, ttlMs?: SourceTtlMs): Source {
   const source = createStaticSource(
     {
       resources: Array.from({ length: count }, (_, i) => ({
@@ -20,8 +20,8 @@ function staticSource(id: string, count: number, ttl?: SourceTtl): Source {
     },
     { sourceId: id, tenantId: 'acme', configDir: '.', logger: silentLogger },
   );
-  if (ttl === undefined) return source;
-  return new Proxy(source, { get: (target, key) => (key === 'ttl' ? ttl : Reflect.get(target, key)) });
+  if (ttlMs === undefined) return source;
+  return new Proxy(source, { get: (target, key) => (key === 'ttlMs' ? ttlMs : Reflect.get(target, key)) });
 }
 
 async function listAll(service: ReturnType<ReturnType<typeof createCatalog>['forScope']>) {
@@ -120,8 +120,8 @@ describe('catalog', () => {
     const catalog = createCatalog({
       tenantId: 'acme',
       sources: [
-        staticSource('a', 50, { listMs: 40_000, readMs: 9_000 }),
-        staticSource('b', 50, { listMs: 5_000, readMs: 1_000 }),
+        staticSource('a', 50, { list: 40_000, read: 9_000 }),
+        staticSource('b', 50, { list: 5_000, read: 1_000 }),
       ],
       cursors,
     });

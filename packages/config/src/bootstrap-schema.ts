@@ -17,13 +17,13 @@ const ttlMs = z.int('must be a whole number of milliseconds').min(0, 'must be 0 
  * Omitted values keep the source type's defaults (60 s and 30 s); 0 disables
  * caching of that kind for the source everywhere.
  */
-export const sourceTtlSchema = z.strictObject({ list: ttlMs.optional(), read: ttlMs.optional() });
+export const sourceTtlMsSchema = z.strictObject({ list: ttlMs.optional(), read: ttlMs.optional() });
 
 /**
  * A source entry: `id`, `type` and `ttlMs` here; every other key is the
  * source type's own options, validated by that type's schema (see loadBootstrap).
  */
-const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1), ttlMs: sourceTtlSchema.optional() });
+const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1), ttlMs: sourceTtlMsSchema.optional() });
 
 const perMinute = z.int('must be a whole number of requests per minute').min(0, 'must be 0 (no limit) or more');
 

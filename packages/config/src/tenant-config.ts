@@ -8,7 +8,7 @@ export interface SourceConfig {
   /** The output of the source type's options schema. */
   options: unknown;
   /** The entry's `ttlMs` overrides; absent keys keep the source's own. */
-  ttl?: { listMs?: number; readMs?: number };
+  ttlMs?: { list?: number; read?: number };
 }
 
 /** A tenant as the gateway runs it, from the bootstrap file or the control plane. */

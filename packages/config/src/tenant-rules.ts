@@ -112,11 +112,7 @@ async function validateSources(
       );
       continue;
     }
-    const ttl = {
-      ...(ttlMs?.list === undefined ? {} : { listMs: ttlMs.list }),
-      ...(ttlMs?.read === undefined ? {} : { readMs: ttlMs.read }),
-    };
-    sources.push({ id, type, options: result.value, ...(ttlMs === undefined ? {} : { ttl }) });
+    sources.push({ id, type, options: result.value, ...(ttlMs === undefined ? {} : { ttlMs }) });
   }
   return sources;
 }

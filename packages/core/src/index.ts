@@ -4,9 +4,9 @@
 /** MCP resource shapes (MCP 2026-07-28, server resources, data types): descriptors, templates, contents. */
 export type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
 /** The Source interface every source package implements, with its paging, change, health and TTL types. */
-export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtl, VisibleUri } from './source.js';
-/** The TTLs a source gets when it declares none. */
-export { DEFAULT_SOURCE_TTL } from './source.js';
+export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtlMs, VisibleUri } from './source.js';
+/** The `ttlMs` a source gets when it declares none. */
+export { DEFAULT_SOURCE_TTL_MS } from './source.js';
 /** The gateway's typed error, carrying a registry code; invalidPosition is the one cursor failure. */
 export { GatewayError, invalidPosition, isGatewayError, type GatewayErrorOptions } from './errors.js';
 /** The error registry: each code's JSON-RPC code, HTTP status and public message. */

@@ -13,8 +13,8 @@ export interface Source {
   readonly id: string;
   /** The source type, e.g. `"files"`; used in logs and metrics. */
   readonly kind: string;
-  /** Freshness hints the gateway returns as `ttlMs` for results this source shaped. */
-  readonly ttl: SourceTtl;
+  /** Freshness hints: the `ttlMs` the gateway returns for results this source shaped. */
+  readonly ttlMs: SourceTtlMs;
 
   /**
    * One page of descriptors in a deterministic order. `page.position` is the
@@ -73,14 +73,19 @@ export interface Source {
  */
 export type VisibleUri = (uri: string) => boolean;
 
-export interface SourceTtl {
+/**
+ * A source's `ttlMs`, in milliseconds: the same name and shape as the
+ * `ttlMs` key of a source entry in configuration and as the result field on
+ * the wire (MCP 2026-07-28, server utilities, caching).
+ */
+export interface SourceTtlMs {
   /** `ttlMs` for list and template-list pages (0 disables caching). */
-  listMs: number;
+  list: number;
   /** `ttlMs` for reads (0 disables caching). */
-  readMs: number;
+  read: number;
 }
 
-export const DEFAULT_SOURCE_TTL: SourceTtl = { listMs: 60_000, readMs: 30_000 };
+export const DEFAULT_SOURCE_TTL_MS: SourceTtlMs = { list: 60_000, read: 30_000 };
 
 export interface PageRequest {
   /** Absent for the first page. */
@@ -105,10 +110,11 @@ export interface Page<T> {
   /** Absent when this was the last page. */
   nextPosition?: string;
   /**
-   * How much longer this page is fresh, when it came out of a cache rather
-   * than the backend; the catalog never promises a client more than this.
+   * How much longer this page is fresh (its `ttlMs` left), when it came out
+   * of a cache rather than the backend; the catalog never promises a client
+   * more than this.
    */
-  freshForMs?: number;
+  ttlMs?: number;
   /**
    * True when a configured bound of the source (not the caller's view) left
    * entries out of this page's part of the listing; the catalog names the

@@ -41,26 +41,36 @@ async function verify(token: string, server = running) {
   });
 }
 
-/** Authorization request + token request, as an MCP client makes them (MCP authorization, "Authorization Flow Steps"). */
-async function obtainTokens(clientId: string, resource: string, scope: string) {
-  const { verifier, challenge } = pkcePair();
-  const authorizationUrl = new URL(String(metadata.authorization_endpoint));
-  authorizationUrl.search = new URLSearchParams({
+/**
+ * An authorization request URL (RFC 6749 section 4.1.1, with PKCE S256 per
+ * RFC 7636 and an RFC 8707 resource) for the demo resource; `params` adds or
+ * replaces parameters, and an undefined one is left out.
+ */
+function authorizationRequest(
+  clientId: string,
+  challenge: string,
+  params: Record<string, string | undefined> = {},
+  endpoint = String(metadata.authorization_endpoint),
+): URL {
+  const all: Record<string, string | undefined> = {
     response_type: 'code',
     client_id: clientId,
     redirect_uri: REDIRECT_URI,
-    scope,
-    state: 'state-123',
+    scope: SCOPE,
     code_challenge: challenge,
     code_challenge_method: 'S256',
-    resource,
-  }).toString();
-  const callback = await followToRedirectUri(authorizationUrl);
-  const code = callback.searchParams.get('code');
-  if (code === null) throw new Error(`no code: ${callback.href}`);
-  expect(callback.searchParams.get('state')).toBe('state-123');
-  // RFC 9207: the response names its issuer, and the metadata says it will.
-  expect(callback.searchParams.get('iss')).toBe(running.issuer);
+    resource: demoResource,
+    ...params,
+  };
+  const url = new URL(endpoint);
+  url.search = new URLSearchParams(
+    Object.entries(all).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  ).toString();
+  return url;
+}
+
+/** The token request that redeems `code` (RFC 6749 section 4.1.3, with the PKCE verifier and the resource). */
+function redeemCode(clientId: string, code: string, verifier: string, resource = demoResource) {
   return fetchJson(String(metadata.token_endpoint), {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -73,6 +83,20 @@ async function obtainTokens(clientId: string, resource: string, scope: string) {
       resource,
     }),
   });
+}
+
+/** Authorization request + token request, as an MCP client makes them (MCP authorization, "Authorization Flow Steps"). */
+async function obtainTokens(clientId: string, resource: string, scope: string) {
+  const { verifier, challenge } = pkcePair();
+  const callback = await followToRedirectUri(
+    authorizationRequest(clientId, challenge, { scope, state: 'state-123', resource }),
+  );
+  const code = callback.searchParams.get('code');
+  if (code === null) throw new Error(`no code: ${callback.href}`);
+  expect(callback.searchParams.get('state')).toBe('state-123');
+  // RFC 9207: the response names its issuer, and the metadata says it will.
+  expect(callback.searchParams.get('iss')).toBe(running.issuer);
+  return redeemCode(clientId, code, verifier, resource);
 }
 
 describe('development authorization server', () => {
@@ -191,16 +215,7 @@ describe('development authorization server', () => {
   it('refuses a resource it was not configured for (RFC 8707 invalid_target)', async () => {
     const clientId = await registerClient({}, String(metadata.registration_endpoint));
     const { challenge } = pkcePair();
-    const url = new URL(String(metadata.authorization_endpoint));
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      scope: SCOPE,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      resource: `${running.origin}/t/unknown/mcp`,
-    }).toString();
+    const url = authorizationRequest(clientId, challenge, { resource: `${running.origin}/t/unknown/mcp` });
     const callback = await followToRedirectUri(url);
     expect(callback.searchParams.get('error')).toBe('invalid_target');
     expect(callback.searchParams.get('code')).toBeNull();
@@ -208,21 +223,13 @@ describe('development authorization server', () => {
 
   it('requires PKCE with S256', async () => {
     const clientId = await registerClient({}, String(metadata.registration_endpoint));
-    const base = {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      scope: SCOPE,
-      resource: demoResource,
-    };
-    const variants: Array<Record<string, string>> = [
-      {},
-      { code_challenge: pkcePair().verifier, code_challenge_method: 'plain' },
+    const { verifier, challenge } = pkcePair();
+    const variants: Array<Record<string, string | undefined>> = [
+      { code_challenge: undefined, code_challenge_method: undefined },
+      { code_challenge: verifier, code_challenge_method: 'plain' },
     ];
     for (const extra of variants) {
-      const url = new URL(String(metadata.authorization_endpoint));
-      url.search = new URLSearchParams({ ...base, ...extra }).toString();
-      const callback = await followToRedirectUri(url);
+      const callback = await followToRedirectUri(authorizationRequest(clientId, challenge, extra));
       expect(callback.searchParams.get('error'), JSON.stringify(extra)).toBe('invalid_request');
       expect(callback.searchParams.get('code')).toBeNull();
     }
@@ -231,29 +238,8 @@ describe('development authorization server', () => {
   it('refuses a code exchanged with the wrong verifier', async () => {
     const clientId = await registerClient({}, String(metadata.registration_endpoint));
     const { challenge } = pkcePair();
-    const url = new URL(String(metadata.authorization_endpoint));
-    url.search = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      scope: SCOPE,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      resource: demoResource,
-    }).toString();
-    const code = (await followToRedirectUri(url)).searchParams.get('code') ?? '';
-    const { status, body } = await fetchJson(String(metadata.token_endpoint), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: REDIRECT_URI,
-        client_id: clientId,
-        code_verifier: pkcePair().verifier,
-        resource: demoResource,
-      }),
-    });
+    const code = (await followToRedirectUri(authorizationRequest(clientId, challenge))).searchParams.get('code') ?? '';
+    const { status, body } = await redeemCode(clientId, code, pkcePair().verifier);
     expect(status).toBe(400);
     expect(body.error).toBe('invalid_grant');
   });
@@ -323,16 +309,12 @@ describe('development authorization server', () => {
     const second = await startDevServer({ keystorePath, resources });
     try {
       const { challenge } = pkcePair();
-      const url = new URL(`${second.issuer}/auth`);
-      url.search = new URLSearchParams({
-        response_type: 'code',
-        client_id: clientId,
-        redirect_uri: REDIRECT_URI,
-        scope: SCOPE,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        resource: `${second.origin}/t/demo/mcp`,
-      }).toString();
+      const url = authorizationRequest(
+        clientId,
+        challenge,
+        { resource: `${second.origin}/t/demo/mcp` },
+        `${second.issuer}/auth`,
+      );
       const callback = await followToRedirectUri(url);
       expect(callback.searchParams.get('code')).toEqual(expect.any(String));
       expect((await stat(join(dir, 'restart', 'clients.jsonl'))).mode & 0o777).toBe(0o600);

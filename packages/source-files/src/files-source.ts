@@ -1,7 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
-  DEFAULT_SOURCE_TTL,
+  DEFAULT_SOURCE_TTL_MS,
   formatBytes,
   GatewayError,
   invalidPosition,
@@ -131,7 +131,7 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
   return {
     id: sourceId,
     kind: 'files',
-    ttl: DEFAULT_SOURCE_TTL,
+    ttlMs: DEFAULT_SOURCE_TTL_MS,
 
     /**
      * One page of the sorted depth-first walk, resumed from the position

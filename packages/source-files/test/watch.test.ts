@@ -7,15 +7,21 @@ import { createSource, listAll, tempDir, writeTree } from './helpers.js';
 const updated = (path: string): SourceChange => ({ type: 'resource-updated', uri: `file:///docs/${path}` });
 const listChanges = (events: SourceChange[]) => events.filter((e) => e.type === 'list-changed');
 
+/** A source over a new folder holding `tree`, watched by a listener that records, once the baseline is taken. */
+async function watched(tree: Record<string, string>) {
+  const root = await tempDir();
+  await writeTree(root, tree);
+  const source = await createSource({ root }, '/');
+  const events: SourceChange[] = [];
+  const stop = source.watch?.((change) => events.push(change));
+  expect(stop).toBeTypeOf('function');
+  await source.settled?.();
+  return { root, source, events, stop: stop! };
+}
+
 describe('watch', () => {
   it('reports list-changed once for a burst of changes, including in new subfolders', async () => {
-    const root = await tempDir();
-    await writeTree(root, { 'a.txt': 'a' });
-    const source = await createSource({ root }, '/');
-    const events: SourceChange[] = [];
-    const stop = source.watch?.((change) => events.push(change));
-    expect(stop).toBeTypeOf('function');
-    await source.settled?.(); // the baseline is taken
+    const { root, source, events, stop } = await watched({ 'a.txt': 'a' });
     await writeTree(root, { 'b.txt': 'b', 'c.txt': 'c', 'new/d.txt': 'd' });
     await source.settled?.();
     expect(listChanges(events)).toHaveLength(1);
@@ -34,16 +40,11 @@ describe('watch', () => {
     await writeFile(join(root, 'a.txt'), 'longer now');
     await source.settled?.();
     expect(events).toEqual([updated(''), updated('a.txt')]);
-    stop?.();
+    stop();
   });
 
   it('lets the next listing see a change at once, not after the walk reuse window', async () => {
-    const root = await tempDir();
-    await writeTree(root, { 'a.txt': 'a' });
-    const source = await createSource({ root }, '/');
-    const events: SourceChange[] = [];
-    const stop = source.watch?.((change) => events.push(change));
-    await source.settled?.();
+    const { root, source, events, stop } = await watched({ 'a.txt': 'a' });
     expect((await listAll(source, 100)).items.map((r) => r.name)).toEqual(['docs', 'a.txt']);
     await writeTree(root, { 'b.txt': 'b' });
     // Without a watcher, the walk just made would serve listings for WALK_REUSE_MS.
@@ -51,20 +52,15 @@ describe('watch', () => {
     await source.settled?.();
     expect(listChanges(events)).toHaveLength(1);
     expect((await listAll(source, 100)).items.map((r) => r.name)).toEqual(['docs', 'a.txt', 'b.txt']);
-    stop?.();
+    stop();
   });
 
   it('ignores changes under hidden names and stops after unsubscribing', async () => {
-    const root = await tempDir();
-    await writeTree(root, { 'a.txt': 'a' });
-    const source = await createSource({ root }, '/');
-    const events: SourceChange[] = [];
-    const stop = source.watch?.((change) => events.push(change));
-    await source.settled?.();
+    const { root, source, events, stop } = await watched({ 'a.txt': 'a' });
     await writeTree(root, { '.git/index': 'x', '.env': 'x' });
     await source.settled?.();
     expect(events).toEqual([]);
-    stop?.();
+    stop();
     await writeTree(root, { 'visible.txt': 'x' });
     await source.settled?.();
     expect(events).toEqual([]);

@@ -1,5 +1,5 @@
 import {
-  DEFAULT_SOURCE_TTL,
+  DEFAULT_SOURCE_TTL_MS,
   type Logger,
   type Page,
   type PageRequest,
@@ -159,7 +159,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
   return {
     id: sourceId,
     kind: 'postgres',
-    ttl: DEFAULT_SOURCE_TTL,
+    ttlMs: DEFAULT_SOURCE_TTL_MS,
     owns: (uri) => uri.startsWith(uriPrefix(sourceId)),
     listResources,
     listTemplates,

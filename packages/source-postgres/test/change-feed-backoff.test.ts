@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import type { Logger, SourceChange } from '@mcpgw/core';
+import { freePort } from '@mcpgw/test-helpers/free-port';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresSource } from '../src/postgres-source.js';
 import { postgresSourceOptionsSchema } from '../src/postgres-source-options.js';
@@ -12,15 +13,6 @@ import { createFixture, type Fixture } from './fixture.js';
  * with the clock faked: delays grow to a 30 s cap, connection attempts per
  * minute are bounded, and warnings are condensed to one per doubling.
  */
-
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function recordingLogger() {
   const warnings: object[] = [];
@@ -52,7 +44,7 @@ afterEach(() => {
 
 describe.each(['poll', 'event-trigger'] as const)('a change feed (%s) on a closed port', (mode) => {
   it('backs off to 30 s, opens few connections and logs a few condensed lines', async () => {
-    const port = await closedPort();
+    const port = await freePort(); // nothing listens there
     const { logger, warnings } = recordingLogger();
     const connect = vi.spyOn(net.Socket.prototype, 'connect');
     const ours = () =>
@@ -127,7 +119,7 @@ describe('a change feed whose database comes up after start', () => {
 
   it('installs its event trigger and listens once the database answers', async () => {
     // The database is reached through a port nothing listens on yet.
-    const port = await closedPort();
+    const port = await freePort(); // nothing listens there
     const target = new URL(fx.db.url);
     const url = new URL(fx.db.url);
     url.host = `127.0.0.1:${port}`;

@@ -17,24 +17,36 @@ afterAll(async () => {
   await fx?.close();
 });
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Collects a source's events; `until` waits (bounded) for a predicate over them. */
+/**
+ * Collects a source's events. `until` resolves as soon as an arriving event
+ * makes the predicate hold (checked on each event, not by polling); the
+ * deadline only turns a missing event into a failure with what did arrive.
+ */
 function record(source: Source) {
   const events: SourceChange[] = [];
-  const stop = source.watch!((change) => events.push(change));
+  let arrived: (() => void) | undefined;
+  const stop = source.watch!((change) => {
+    events.push(change);
+    arrived?.();
+  });
   return {
     events,
     stop,
     clear: () => events.splice(0),
-    async until(predicate: (events: SourceChange[]) => boolean, timeoutMs = 5000): Promise<SourceChange[]> {
-      const deadline = Date.now() + timeoutMs;
-      while (!predicate(events)) {
-        if (Date.now() > deadline)
-          throw new Error(`no matching events within ${timeoutMs} ms; got ${JSON.stringify(events)}`);
-        await sleep(20);
-      }
-      return events;
+    until(predicate: (events: SourceChange[]) => boolean, timeoutMs = 10_000): Promise<SourceChange[]> {
+      return new Promise((resolve, reject) => {
+        const deadline = setTimeout(() => {
+          arrived = undefined;
+          reject(new Error(`no matching events within ${timeoutMs} ms; got ${JSON.stringify(events)}`));
+        }, timeoutMs);
+        arrived = () => {
+          if (!predicate(events)) return;
+          clearTimeout(deadline);
+          arrived = undefined;
+          resolve(events);
+        };
+        arrived();
+      });
     },
   };
 }
@@ -42,16 +54,24 @@ function record(source: Source) {
 const updated = (uri: string): SourceChange => ({ type: 'resource-updated', uri });
 const has = (events: SourceChange[], change: SourceChange) =>
   events.some((e) => JSON.stringify(e) === JSON.stringify(change));
+const sortedEvents = (events: SourceChange[]) => events.map((e) => JSON.stringify(e)).sort();
 
-/** The scenario both modes must pass; `settle` is how long the feed needs to notice a change. */
-async function scenario(
-  source: Source,
-  settle: number,
-  ready: () => Promise<void> = async () => source.settled?.(),
-): Promise<void> {
+/**
+ * The scenario both modes must pass. Where nothing must be reported, a later
+ * visible change is the signal that the feed has looked: the comparison that
+ * reports it read a catalog that already held the change before it, so an
+ * event for that one would have come first or with it.
+ */
+async function scenario(source: Source): Promise<void> {
   const feed = record(source);
+  // A comment only this run writes: each one is a change the feed must report.
+  const marker = async () => {
+    await fx.db.sql(`COMMENT ON TABLE public.customers IS 'Marker ${randomBytes(4).toString('hex')}'`);
+    await feed.until((e) => has(e, updated(`${P}/public/customers`)));
+    await source.settled?.();
+  };
   try {
-    await ready(); // the feed takes its baseline
+    await source.settled?.(); // the feed takes its baseline
 
     await fx.db.sql('CREATE TABLE public.fresh (id int)');
     await feed.until((e) => has(e, { type: 'list-changed' }) && has(e, updated(`${P}/public/fresh`)));
@@ -60,7 +80,8 @@ async function scenario(
 
     await fx.db.sql('ALTER TABLE public.orders ADD COLUMN note text');
     await feed.until((e) => has(e, updated(`${P}/public/orders`)) && has(e, updated(`${P}/public`)));
-    await sleep(settle);
+    // A list-changed for the ALTER would have come from the same comparison, before these.
+    await source.settled?.();
     expect(feed.events).not.toContainEqual({ type: 'list-changed' });
     feed.clear();
 
@@ -83,15 +104,18 @@ async function scenario(
     await feed.until((e) => has(e, { type: 'list-changed' }) && has(e, updated(`${P}/public/fresh`)));
     feed.clear();
 
-    // Outside the allowlist, and row-estimate churn: no events.
+    // Outside the allowlist, and row-estimate churn: no events but the marker's.
     await fx.db.sql('CREATE TABLE secret.hidden (id int); INSERT INTO public.nokey VALUES (1); ANALYZE public.nokey');
-    await sleep(settle * 3);
-    expect(feed.events).toEqual([]);
+    await marker();
+    expect(sortedEvents(feed.events)).toEqual(sortedEvents([updated(`${P}/public`), updated(`${P}/public/customers`)]));
+    feed.clear();
 
-    // After the last listener leaves, nothing more is reported.
+    // A listener that left hears nothing more, while another one still does.
+    const other = record(source);
     feed.stop();
     await fx.db.sql('CREATE TABLE public.after_stop (id int)');
-    await sleep(settle * 3);
+    await other.until((e) => has(e, updated(`${P}/public/after_stop`)));
+    other.stop();
     expect(feed.events).toEqual([]);
   } finally {
     feed.stop();
@@ -111,7 +135,7 @@ async function listenSessions(): Promise<number> {
 describe('poll mode', () => {
   it('reports tables appearing, changing and disappearing', async () => {
     const source = fx.make({ changeDetection: { mode: 'poll', pollIntervalMs: 100 } }, 'crm');
-    await scenario(source, 400);
+    await scenario(source);
   }, 30_000);
 
   it('has no watch() when change detection is off', () => {
@@ -123,7 +147,7 @@ describe('event-trigger mode', () => {
   it('installs an event trigger and reports changes through LISTEN/NOTIFY, not by polling', async () => {
     // An hour between polls: any prompt event came from the trigger.
     const source = fx.make({ changeDetection: { mode: 'event-trigger', pollIntervalMs: 3_600_000 } }, 'crm');
-    await scenario(source, 400, async () => source.settled?.());
+    await scenario(source);
     const { rows } = await fx.db.sql(`SELECT evtevent FROM pg_event_trigger WHERE evtname = 'mcpgw_ddl_crm'`);
     expect(rows).toEqual([{ evtevent: 'ddl_command_end' }]);
     await source.close();

@@ -1,6 +1,7 @@
 import * as net from 'node:net';
 import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '@mcpgw/test-helpers/free-port';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresSource } from '../src/postgres-source.js';
 import { postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/postgres-source-options.js';
 import { createFixture, type Fixture } from './fixture.js';
@@ -31,15 +32,6 @@ function source(id: string, extra: Partial<PostgresSourceConfig> & Pick<Postgres
   );
   opened.push(s);
   return s;
-}
-
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A server that accepts connections and never says a word: a hung Postgres. */
@@ -107,7 +99,7 @@ function expectUnavailable(error: unknown, sourceId: string, secrets: string[]):
 
 describe('Postgres down', () => {
   it('fails fast with MCPGW_SOURCE_UNAVAILABLE naming the source, not the connection', async () => {
-    const port = await closedPort();
+    const port = await freePort(); // nothing listens there
     const down = source('down-db', { connection: { url: `postgres://reader:hunter2@127.0.0.1:${port}/crm` } });
     for (const work of [
       down.listResources({ limit: 5 }),
@@ -189,7 +181,18 @@ describe('recovery', () => {
     // unheard 'error' on a checked-out pg client would crash the process).
     await fx.db.sql('CREATE VIEW public.sleepy AS SELECT pg_sleep(3)::text AS s');
     const inFlight = failure(s.read('db+postgres:///flaky/public/sleepy/rows'));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // In the middle of the query: the server runs it (another process: polled, with a deadline).
+    await vi.waitFor(
+      async () => {
+        const { rows } = await fx.db.sql(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND state = 'active' AND query LIKE '%sleepy%'
+              AND pid <> pg_backend_pid()`,
+        );
+        expect(rows[0]).toEqual({ n: 1 });
+      },
+      { timeout: 10_000, interval: 20 },
+    );
     await p.down();
     expectUnavailable((await inFlight).error, 'flaky', [String(p.port())]);
     const { error, ms } = await failure(s.listResources({ limit: 2 }));

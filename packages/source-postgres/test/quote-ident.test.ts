@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresUrl, requirePostgres } from '@mcpgw/test-helpers/postgres';
 import { quoteIdent } from '../src/quote-ident.js';
 import { displayIdent } from '../src/quote-ident.js';
+import { identifier } from './identifier-arbitrary.js';
 
 let client: pg.Client;
 
@@ -15,21 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await client?.end();
 });
-
-/** Any string Postgres accepts as an identifier: no NUL, at most 63 bytes. */
-/** No lone surrogates (they have no UTF-8 form, so no catalog name holds one). */
-function wellFormed(s: string): boolean {
-  try {
-    encodeURIComponent(s);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const identifier = fc
-  .string({ unit: 'binary', minLength: 1, maxLength: 63 })
-  .filter((s) => !s.includes('\0') && Buffer.byteLength(s) <= 63 && wellFormed(s));
 
 describe('quoteIdent', () => {
   it('makes the server read back exactly the given name, for any identifier', async () => {

@@ -1,20 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeSegment, encodeSegment, parseResourceUri, schemaUri, tableUri } from '../src/resource-uri.js';
-
-/** No lone surrogates (they have no UTF-8 form, so no catalog name holds one). */
-function wellFormed(s: string): boolean {
-  try {
-    encodeURIComponent(s);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const identifier = fc
-  .string({ unit: 'binary', minLength: 1, maxLength: 63 })
-  .filter((s) => !s.includes('\0') && Buffer.byteLength(s) <= 63 && wellFormed(s));
+import { identifier } from './identifier-arbitrary.js';
 
 /** RFC 6570 section 3.2.2 simple string expansion of one value (what clients do with `{table}`). */
 function rfc6570Simple(value: string): string {

@@ -1,6 +1,6 @@
 import { HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
-  DEFAULT_SOURCE_TTL,
+  DEFAULT_SOURCE_TTL_MS,
   errorSummary,
   isGatewayError,
   mediaTypeOf,
@@ -174,7 +174,7 @@ export function createS3Source(
   return {
     id: sourceId,
     kind: 's3',
-    ttl: DEFAULT_SOURCE_TTL,
+    ttlMs: DEFAULT_SOURCE_TTL_MS,
     owns: (uri) => uri.startsWith(uriPrefix(sourceId)),
     listResources,
     listTemplates,

@@ -39,6 +39,38 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   throw new Error('expected a rejection');
 }
 
+/** `arrived` resolves once `count` has been called `times` times (a backend handler counts the requests it got). */
+function arrivals(times: number): { arrived: Promise<void>; count: () => void } {
+  let seen = 0;
+  let reached!: () => void;
+  const arrived = new Promise<void>((resolve) => (reached = resolve));
+  return {
+    arrived,
+    count: () => {
+      seen += 1;
+      if (seen === times) reached();
+    },
+  };
+}
+
+/**
+ * A backend whose `slow-bucket` answers after `delayMs` and any other bucket
+ * at once; `arrived` resolves once `slowRequests` requests reached the slow one.
+ */
+async function slowBucketBackend(
+  delayMs: number,
+  slowRequests: number,
+): Promise<{ backend: FakeS3; arrived: Promise<void> }> {
+  const slow = arrivals(slowRequests);
+  const backend = await startFakeS3((_request, response, bucket) => {
+    if (bucket !== 'slow-bucket') return answerObject(response, 'fast');
+    slow.count();
+    return answerObject(response, 'slow', delayMs);
+  });
+  servers.push(backend);
+  return { backend, arrived: slow.arrived };
+}
+
 afterEach(async () => {
   await Promise.all(sources.splice(0).map((each) => each.close()));
 });
@@ -110,12 +142,15 @@ describe('S3 source timeouts and retries', () => {
   });
 
   it('pass a caller abort through instead of blaming the backend', async () => {
-    const hanging = await startFakeS3(() => {});
+    const { arrived, count } = arrivals(1);
+    const hanging = await startFakeS3(count);
     servers.push(hanging);
     const slow = source(hanging.endpoint, {}, { sourceId: 'slow', tenantId: 't-abort' });
     const controller = new AbortController();
     const pending = slow.read('s3:///slow/a.txt', controller.signal);
-    setTimeout(() => controller.abort(new Error('client went away')), 50);
+    // The request hangs at the backend; then the caller goes away.
+    await arrived;
+    controller.abort(new Error('client went away'));
     const error = await rejection(pending);
     expect(error.message).toBe('client went away');
   });
@@ -137,10 +172,7 @@ describe('S3 source timeouts and retries', () => {
 
 describe('S3 per-tenant in-flight cap', () => {
   it("holds one tenant's requests to its cap across its sources while another tenant reads at full speed", async () => {
-    const backend = await startFakeS3((_request, response, bucket) =>
-      bucket === 'slow-bucket' ? answerObject(response, 'slow', 300) : answerObject(response, 'fast'),
-    );
-    servers.push(backend);
+    const { backend, arrived: saturated } = await slowBucketBackend(300, 3);
     let slowMax = 0;
     const slowTenant = 'tenant-with-slow-bucket';
     const one = source(
@@ -166,7 +198,7 @@ describe('S3 per-tenant in-flight cap', () => {
     const slowReads = Array.from({ length: 12 }, (_, i) =>
       (i % 2 === 0 ? one : two).read(`s3:///${i % 2 === 0 ? 'one' : 'two'}/k${i}.txt`).then(() => Date.now() - started),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await saturated;
     // The slow tenant is saturated; the other tenant is not queued behind it.
     const fastStarted = Date.now();
     const fast = await other.read('s3:///one/f.txt');
@@ -185,10 +217,7 @@ describe('S3 per-tenant in-flight cap', () => {
   });
 
   it('fails a request that waited for a tenant slot past its deadline', async () => {
-    const backend = await startFakeS3((_request, response, bucket) =>
-      bucket === 'slow-bucket' ? answerObject(response, 'slow', 1_000) : answerObject(response, 'fast'),
-    );
-    servers.push(backend);
+    const { backend, arrived: hogging } = await slowBucketBackend(1_000, 1);
     const tenantId = 'tenant-queued';
     const hog = source(
       backend.endpoint,
@@ -201,7 +230,7 @@ describe('S3 per-tenant in-flight cap', () => {
       { sourceId: 'waiter', tenantId },
     );
     const hogRead = hog.read('s3:///hog/a.txt');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await hogging; // the hog holds the tenant's one slot
     const started = Date.now();
     const error = await rejection(waiter.read('s3:///waiter/b.txt'));
     expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');

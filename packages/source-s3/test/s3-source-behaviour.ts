@@ -437,10 +437,15 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
         await vi.waitFor(() => expect(events).toContain('list-changed'), { timeout: 5_000, interval: 50 });
         expect(events).toContain('updated s3:///files/sub/');
 
+        // A listener that left hears nothing more, while another one still does: the other
+        // listener hearing of the new object is the signal that a scan has looked.
+        const others: string[] = [];
+        const stopOther = files.watch?.((change) => others.push(change.type));
         stop?.();
         events.length = 0;
         await putObjects(backend.client, 'watched-bucket', [{ key: 'w/after-stop.txt', body: 'x' }]);
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await vi.waitFor(() => expect(others).toContain('list-changed'), { timeout: 5_000, interval: 50 });
+        stopOther?.();
         expect(events).toEqual([]);
       });
 

@@ -15,8 +15,11 @@ describe('tenant slots', () => {
       order.push('loose');
       return release;
     });
-    await new Promise((resolve) => setTimeout(resolve, 10));
     // The limit-1 waiter is at the head and the tenant is at 1: both wait (FIFO, no overtaking).
+    // A slot is granted synchronously or on a release, so the count tells at once; the order
+    // after one turn of the event loop (every promise reaction has run by then).
+    expect(tenantInFlight('t-fifo')).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual([]);
     first();
     const releaseStrict = await strict;

@@ -1,5 +1,5 @@
 import {
-  DEFAULT_SOURCE_TTL,
+  DEFAULT_SOURCE_TTL_MS,
   invalidPosition,
   type Page,
   type PageRequest,
@@ -49,7 +49,7 @@ export function createStaticSource(options: StaticSourceOptions, context: Source
   return {
     id: context.sourceId,
     kind: 'static',
-    ttl: DEFAULT_SOURCE_TTL,
+    ttlMs: DEFAULT_SOURCE_TTL_MS,
 
     async listResources(page: PageRequest): Promise<Page<ResourceDescriptor>> {
       // Position: the index of the next resource, in declaration order.

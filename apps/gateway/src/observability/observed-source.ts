@@ -31,7 +31,7 @@ export function observeSource(source: Source, metrics: GatewayMetrics, tracing: 
   const observed: Source = {
     id: source.id,
     kind: source.kind,
-    ttl: source.ttl,
+    ttlMs: source.ttlMs,
     listResources: (page, signal) => call('listResources', () => source.listResources(page, signal)),
     listTemplates: (signal) => call('listTemplates', () => source.listTemplates(signal)),
     owns: (uri) => source.owns(uri),
