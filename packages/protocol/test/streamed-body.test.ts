@@ -37,14 +37,14 @@ const response = (contents: unknown[]): JsonRpcResponseBody => ({
   result: { resultType: 'complete', contents, ttlMs: 0, cacheScope: 'private' },
 });
 
-async function collect(body: StreamedBody): Promise<{ bytes: Buffer; error?: Error }> {
+/** The body as an HTTP response would carry it: read in flowing mode, as a pipe to the socket does. */
+function collect(body: StreamedBody): Promise<{ bytes: Buffer; error?: Error }> {
   const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of body.stream) chunks.push(chunk as Buffer);
-  } catch (error) {
-    return { bytes: Buffer.concat(chunks), error: error as Error };
-  }
-  return { bytes: Buffer.concat(chunks) };
+  return new Promise((resolve) => {
+    body.stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    body.stream.once('end', () => resolve({ bytes: Buffer.concat(chunks) }));
+    body.stream.once('error', (error) => resolve({ bytes: Buffer.concat(chunks), error }));
+  });
 }
 
 const MIB = 1024 * 1024;
@@ -135,6 +135,30 @@ describe('a streamed blob in a response', () => {
       'a blob stream sent 1000 of its 1001 bytes',
       'a blob stream sent more than its 999 bytes',
     ]);
+  });
+
+  it('reads the backend to its end even while the client takes nothing', async () => {
+    const bytes = randomBytes(MIB);
+    let finished!: () => void;
+    const readThrough = new Promise<void>((resolve) => (finished = resolve));
+    const blob: BlobByteStream = {
+      byteLength: bytes.length,
+      async *[Symbol.asyncIterator]() {
+        for (let at = 0; at < bytes.length; at += 65_536) yield bytes.subarray(at, at + 65_536);
+        finished();
+      },
+      cancel() {},
+    };
+    const streamed = serializeResponse(
+      response([streamedBlobContents('s3:///o/x', 'image/png', blob)]),
+    ) as StreamedBody;
+    // A client that takes the first piece and then stalls: the backend is still read through (its deadline
+    // and connection are not stretched by a slow client); the rest waits in the stream.
+    streamed.stream.once('data', () => streamed.stream.pause());
+    await readThrough;
+    streamed.stream.resume();
+    const rest = await collect(streamed);
+    expect(rest.error).toBeUndefined();
   });
 
   it('lets the backend stream go when the response is abandoned', async () => {
