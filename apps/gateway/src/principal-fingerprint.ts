@@ -9,6 +9,18 @@ import type { Principal } from '@mcpgw/core';
  */
 export function createPrincipalFingerprint(secret: Buffer): (principal: Principal) => string {
   const key = createHmac('sha256', secret).update('mcpgw request-log principal fingerprint').digest();
-  return (principal) =>
-    createHmac('sha256', key).update(`${principal.issuer}\n${principal.subject}`).digest('base64url').slice(0, 12);
+  // The verifier hands back the same Principal object for as long as it keeps
+  // the token, so the HMAC is worked out once per verified token and dropped with it.
+  const known = new WeakMap<Principal, string>();
+  return (principal) => {
+    let fingerprint = known.get(principal);
+    if (fingerprint === undefined) {
+      fingerprint = createHmac('sha256', key)
+        .update(`${principal.issuer}\n${principal.subject}`)
+        .digest('base64url')
+        .slice(0, 12);
+      known.set(principal, fingerprint);
+    }
+    return fingerprint;
+  };
 }

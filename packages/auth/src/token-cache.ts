@@ -1,5 +1,5 @@
 import type { Principal } from '@mcpgw/core';
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 
 /** Default bound on verified tokens remembered per verifier. */
 export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
@@ -9,7 +9,8 @@ export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
  * (issue 3: "A verified token may be cached by a hash of it").
  */
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  // The one-shot form: the same digest without a Hash object per request.
+  return digest('sha256', token, 'base64url');
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isStreamedBlob } from '@mcpgw/core';
 import type {
   AccessScope,
   ResourceContents,
@@ -152,12 +153,15 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
         fetch: async (shared) => {
           outcome = await inner.read(uri, shared ?? signal, options);
           // Absent resources are not stored: the next read asks the source again.
-          return outcome === undefined
-            ? undefined
-            : Object.assign(lazyText(outcome.contents), { ttlMs: outcome.ttlMs });
+          if (outcome === undefined) return undefined;
+          // Bytes still arriving are written once, to this caller: neither stored nor handed to a joined call.
+          if (outcome.contents.some(isStreamedBlob)) return STREAMED;
+          return Object.assign(lazyText(outcome.contents), { ttlMs: outcome.ttlMs });
         },
       });
       if (body === undefined) return undefined;
+      // Joined another call's flight whose answer was streamed to that call: this one reads for itself.
+      if (body === STREAMED && outcome === undefined) return inner.read(uri, signal, options);
       // Fetched by this very call: its own answer. A call that joined another's flight builds it from the body.
       if (ttlMs === undefined && outcome !== undefined) return outcome;
       const text = body.text;
@@ -171,6 +175,17 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
     },
   };
 }
+
+/**
+ * The body of a read whose contents hold a streamed blob: `ttlMs` 0, so it is
+ * never stored, and no text (a streamed blob has none).
+ */
+const STREAMED: ResultBody = Object.freeze({
+  get text(): string {
+    throw new Error('a streamed read has no stored form');
+  },
+  ttlMs: 0,
+});
 
 /** What a kept page says of its cursor: the position to seal again, or the cursor itself. */
 type KeptCursor = { position: unknown } | { cursor: string };

@@ -73,3 +73,49 @@ function blobContents(uri: string, mimeType: string, bytes: Uint8Array): Resourc
   Object.defineProperty(contents, BLOB_BYTES, { value: bytes, enumerable: false });
   return contents;
 }
+
+/**
+ * A blob's bytes as they arrive from the backend: exactly `byteLength` bytes,
+ * iterable once. Iteration throws when the backend fails or sends a length
+ * other than `byteLength`; `cancel` frees the backend stream (and whatever
+ * slot it holds) when nothing will read it, and is a no-op once iteration
+ * has ended.
+ */
+export interface BlobByteStream extends AsyncIterable<Uint8Array> {
+  readonly byteLength: number;
+  cancel(): void;
+}
+
+/**
+ * The byte stream behind a `blob` entry made by {@link streamedBlobContents}
+ * (not enumerable, like {@link BLOB_BYTES}): the response writer streams its
+ * base64 encoding into the response as the bytes arrive, so a large object
+ * is neither held whole nor encoded as one string.
+ */
+export const BLOB_STREAM: unique symbol = Symbol('mcpgw.blobStream');
+
+/**
+ * A `blob` entry whose bytes are still arriving. It can be written exactly
+ * once, by a response writer that knows {@link BLOB_STREAM}; its `blob`
+ * cannot be read as a string (a clear error rather than a silent copy of a
+ * large object), so whoever would store or copy contents must check for it
+ * with {@link isStreamedBlob} first.
+ */
+export function streamedBlobContents(uri: string, mimeType: string, stream: BlobByteStream): ResourceContents {
+  const contents = {
+    uri,
+    mimeType,
+    get blob(): string {
+      throw new Error(`The blob of ${uri} is streamed into the response and has no text form`);
+    },
+  };
+  Object.defineProperty(contents, BLOB_STREAM, { value: stream, enumerable: false });
+  return contents;
+}
+
+/** Whether a contents entry is a blob still arriving (see {@link streamedBlobContents}). */
+export function isStreamedBlob(
+  contents: unknown,
+): contents is ResourceContents & { readonly [BLOB_STREAM]: BlobByteStream } {
+  return typeof contents === 'object' && contents !== null && BLOB_STREAM in contents;
+}

@@ -23,8 +23,19 @@ export { silentLogger, type Logger } from './logger.js';
 export { unrestrictedScope, type AccessScope } from './access-scope.js';
 /** The authenticated caller. */
 export type { Principal } from './principal.js';
-/** Turns fetched bytes into text or blob contents by media type; BLOB_BYTES keeps a blob's bytes for streaming. */
-export { BLOB_BYTES, bytesToContents, isTextLike } from './contents.js';
+/**
+ * Turns fetched bytes into text or blob contents by media type; BLOB_BYTES keeps a blob's bytes for
+ * streaming, BLOB_STREAM marks a blob whose bytes are still arriving from the backend.
+ */
+export {
+  BLOB_BYTES,
+  BLOB_STREAM,
+  bytesToContents,
+  isStreamedBlob,
+  isTextLike,
+  streamedBlobContents,
+  type BlobByteStream,
+} from './contents.js';
 /** Normalizes and decodes the URI prefixes a listing is narrowed to. */
 export { decodePercentPrefix, normalizePrefixes } from './uri-prefixes.js';
 /** The shape of what a caller's grants reach per literal prefix: subtree, levels, or one URI. */

@@ -1,5 +1,7 @@
-import { BLOB_BYTES } from '@mcpgw/core';
+import { BLOB_BYTES, BLOB_STREAM, isStreamedBlob } from '@mcpgw/core';
 import type { JsonRpcResponseBody } from './dispatch.js';
+import type { Part, StreamedBody } from './streamed-body.js';
+import { BASE64_PIECE, base64Length, streamParts } from './streamed-body.js';
 
 /**
  * A JSON value held as its serialized text, e.g. a cached page's `resources`
@@ -23,12 +25,6 @@ export class EncodedJson {
   }
 }
 
-/** 48 KiB of bytes (a multiple of 3, so the pieces' base64 joins without padding) per piece. */
-const BASE64_PIECE = 3 * 16 * 1024;
-
-/** A piece of a response: text, bytes as they are, or bytes to write as base64 (RFC 4648 section 4). */
-type Part = string | { raw: Uint8Array } | { base64: Uint8Array };
-
 /**
  * The bytes of a response body, or its text when nothing in it is held as
  * bytes. Members of `result` that are {@link EncodedJson} are written as
@@ -38,8 +34,10 @@ type Part = string | { raw: Uint8Array } | { base64: Uint8Array };
  * Blobs with their bytes at hand (`BLOB_BYTES`) are encoded to base64 in
  * pieces straight into the response buffer, so no one large base64 string
  * is built, scanned for escapes and copied again on the way to the socket.
+ * Blobs whose bytes are still arriving (`BLOB_STREAM`) make the body a
+ * {@link StreamedBody}: the same bytes, written as they come.
  */
-export function serializeResponse(body: JsonRpcResponseBody): string | Buffer {
+export function serializeResponse(body: JsonRpcResponseBody): string | Buffer | StreamedBody {
   if (!('result' in body)) return JSON.stringify(body);
   const parts: Part[] = [];
   let text = `{"jsonrpc":"2.0","id":${JSON.stringify(body.id)},"result":{`;
@@ -55,19 +53,24 @@ export function serializeResponse(body: JsonRpcResponseBody): string | Buffer {
         parts.push(text, { raw: value.bytes });
         text = '';
       }
-    } else if (name === 'contents' && Array.isArray(value) && value.some(hasBlobBytes)) {
+    } else if (name === 'contents' && Array.isArray(value) && value.some(isBinaryBlob)) {
       text += '[';
       value.forEach((entry: unknown, index) => {
         if (index > 0) text += ',';
-        if (!hasBlobBytes(entry)) {
+        if (!hasBlobBytes(entry) && !isStreamedBlob(entry)) {
           text += JSON.stringify(entry);
           return;
         }
         let members = '';
-        for (const [key, member] of Object.entries(entry)) {
-          if (key !== 'blob' && member !== undefined) members += `${JSON.stringify(key)}:${JSON.stringify(member)},`;
+        // Keys, not entries: reading `blob` would build the very string this avoids (or throw, for a stream).
+        for (const key of Object.keys(entry)) {
+          const member = key === 'blob' ? undefined : (entry as Record<string, unknown>)[key];
+          if (member !== undefined) members += `${JSON.stringify(key)}:${JSON.stringify(member)},`;
         }
-        parts.push(`${text}{${members}"blob":"`, { base64: entry[BLOB_BYTES] });
+        parts.push(
+          `${text}{${members}"blob":"`,
+          isStreamedBlob(entry) ? { stream: entry[BLOB_STREAM] } : { base64: entry[BLOB_BYTES] },
+        );
         text = '"}';
       });
       text += ']';
@@ -78,7 +81,7 @@ export function serializeResponse(body: JsonRpcResponseBody): string | Buffer {
   text += '}}';
   if (parts.length === 0) return text;
   parts.push(text);
-  return assemble(parts);
+  return parts.some((part) => typeof part === 'object' && 'stream' in part) ? streamParts(parts) : assemble(parts);
 }
 
 function assemble(parts: readonly Part[]): Buffer {
@@ -89,7 +92,9 @@ function assemble(parts: readonly Part[]): Buffer {
         ? Buffer.byteLength(part)
         : 'raw' in part
           ? part.raw.byteLength
-          : Math.ceil(part.base64.byteLength / 3) * 4;
+          : 'base64' in part
+            ? base64Length(part.base64.byteLength)
+            : 0;
   }
   const out = Buffer.allocUnsafe(length);
   let offset = 0;
@@ -99,7 +104,7 @@ function assemble(parts: readonly Part[]): Buffer {
     } else if ('raw' in part) {
       out.set(part.raw, offset);
       offset += part.raw.byteLength;
-    } else {
+    } else if ('base64' in part) {
       const bytes = Buffer.from(part.base64.buffer, part.base64.byteOffset, part.base64.byteLength);
       for (let at = 0; at < bytes.length; at += BASE64_PIECE) {
         offset += out.write(bytes.subarray(at, at + BASE64_PIECE).toString('base64'), offset, 'latin1');
@@ -112,3 +117,6 @@ function assemble(parts: readonly Part[]): Buffer {
 function hasBlobBytes(entry: unknown): entry is Record<string, unknown> & { [BLOB_BYTES]: Uint8Array } {
   return typeof entry === 'object' && entry !== null && BLOB_BYTES in entry;
 }
+
+/** A blob whose bytes are at hand or still arriving: written from the bytes, never from its `blob` text. */
+const isBinaryBlob = (entry: unknown) => hasBlobBytes(entry) || isStreamedBlob(entry);

@@ -7,6 +7,7 @@ export { ErrorCode } from './error-codes.js';
 export { McpError } from './mcp-error.js';
 /** A JSON-RPC request id (JSON-RPC 2.0 section 4). */
 export type { RequestId } from './envelope.js';
+export { readRequestId } from './envelope.js';
 /** Signs and checks opaque cursors, bound to tenant, caller and listing. */
 export { createCursorCodec, type CursorCodec } from './cursor.js';
 /** Handles one POST to the MCP endpoint, for both eras (MCP 2026-07-28 and the initialize era). */
@@ -22,6 +23,7 @@ export type {
 } from './resource-service.js';
 /** Finished results kept as the bytes to send, and their serialization with the request id spliced in. */
 export { EncodedJson, serializeResponse } from './encoded-json.js';
+export { StreamedBody } from './streamed-body.js';
 /** Maps any thrown error to the JSON-RPC error the wire carries, from the error registry. */
 export { toMcpError, wireError } from './error-mapping.js';
 /** `subscriptions/listen`: the filter, the stream's messages and their SSE framing (2026-07-28). */

@@ -9,6 +9,8 @@ import {
 import {
   bytesToContents,
   errorSummary,
+  isTextLike,
+  streamedBlobContents,
   formatBytes,
   GatewayError,
   isGatewayError,
@@ -19,6 +21,7 @@ import {
 import type { ListedObject } from './listing-walk.js';
 import { effectiveMimeType } from './mime.js';
 import type { S3SourceOptions } from './s3-source-options.js';
+import { objectStream, type ObjectBody } from './object-stream.js';
 import { readBounded } from './read-bounded.js';
 import { isNotFound } from './s3-errors.js';
 import { acquireTenantSlot, type ReleaseSlot } from './tenant-slots.js';
@@ -26,6 +29,13 @@ import { keyToUri } from './uri.js';
 
 /** S3 returns at most 1,000 keys per ListObjectsV2 call. */
 export const MAX_LIST_KEYS = 1000;
+
+/**
+ * Binary objects of at least this size are streamed into the response as
+ * they arrive rather than read whole first (and are never kept by the result
+ * cache, whose default value limit of 1 MiB of JSON holds about 768 KiB of bytes).
+ */
+export const STREAM_FROM_BYTES = 512 * 1024;
 
 /** The parameters of one ListObjectsV2 call, less the bucket. */
 export interface ListParams {
@@ -53,17 +63,32 @@ export interface S3Access {
     operation: string,
     signal: AbortSignal | undefined,
     slot: boolean,
-    run: (deadline: AbortSignal) => Promise<T>,
+    run: (deadline: AbortSignal, keepSlot: KeepSlot) => Promise<T>,
   ): Promise<T>;
   /** One ListObjectsV2 call through `call`. */
   list(operation: string, signal: AbortSignal | undefined, params: ListParams): Promise<ListObjectsV2CommandOutput>;
-  /** The object's contents, or undefined when it does not exist. Call inside `call`. */
-  getObject(key: string, maxBytes: number, deadline: AbortSignal): Promise<ResourceContents | undefined>;
+  /**
+   * The object's contents, or undefined when it does not exist. Call inside
+   * `call`. A binary object of STREAM_FROM_BYTES or more comes back as a
+   * streamed blob that keeps the slot until its body is done.
+   */
+  getObject(
+    key: string,
+    maxBytes: number,
+    deadline: AbortSignal,
+    keepSlot?: KeepSlot,
+  ): Promise<ResourceContents | undefined>;
   /** A listing's common prefixes, relative to the source prefix. */
   relativePrefixes(prefixes: CommonPrefix[] | undefined): string[];
   /** A listing's objects under the source prefix, with keys relative to it. */
   relativeObjects(contents: _Object[] | undefined): ListedObject[];
 }
+
+/**
+ * Takes over the release of the operation's tenant slot from `call`, for
+ * work that outlives it (a body streamed after GetObject returned).
+ */
+export type KeepSlot = () => () => void;
 
 /** The bucket access of one S3 source over `client`. */
 export function createS3Access(client: S3Client, options: S3SourceOptions, context: SourceContext): S3Access {
@@ -76,14 +101,19 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
     operation: string,
     signal: AbortSignal | undefined,
     slot: boolean,
-    run: (deadline: AbortSignal) => Promise<T>,
+    run: (deadline: AbortSignal, keepSlot: KeepSlot) => Promise<T>,
   ): Promise<T> {
     const timeout = AbortSignal.timeout(operationBudgetMs);
     const deadline = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
     let release: ReleaseSlot | undefined;
+    const keepSlot: KeepSlot = () => {
+      const kept = release ?? (() => {});
+      release = undefined;
+      return kept;
+    };
     try {
       if (slot) release = await acquireTenantSlot(context.tenantId, options.maxInFlightPerTenant, deadline);
-      return await run(deadline);
+      return await run(deadline, keepSlot);
     } catch (error) {
       if (isGatewayError(error)) throw error;
       // The caller gave up (client cancelled): not a backend failure.
@@ -119,6 +149,7 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
     key: string,
     maxBytes: number,
     deadline: AbortSignal,
+    keepSlot?: KeepSlot,
   ): Promise<ResourceContents | undefined> {
     let output;
     try {
@@ -129,12 +160,31 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
       if (isNotFound(error)) return undefined;
       throw error;
     }
-    const body = output.Body as (AsyncIterable<Uint8Array> & { destroy?: () => void }) | undefined;
+    const body = output.Body as ObjectBody | undefined;
+    const uri = keyToUri(sourceId, key);
+    const mimeType = effectiveMimeType(output.ContentType, key);
+    const length = output.ContentLength;
+    // Text must be read whole (it is sent as text only when it decodes as UTF-8); so must a body of unknown length.
+    if (
+      body !== undefined &&
+      keepSlot !== undefined &&
+      length !== undefined &&
+      length >= STREAM_FROM_BYTES &&
+      length <= maxBytes &&
+      !isTextLike(mimeType)
+    ) {
+      const release = keepSlot();
+      return streamedBlobContents(
+        uri,
+        mimeType,
+        objectStream({ body, byteLength: length, deadline, release, sourceId, logger }),
+      );
+    }
     const bytes =
       body === undefined
         ? Buffer.alloc(0)
         : await readBounded(body, maxBytes, output.ContentLength, tooLarge, deadline);
-    return bytesToContents(keyToUri(sourceId, key), effectiveMimeType(output.ContentType, key), bytes);
+    return bytesToContents(uri, mimeType, bytes);
   }
 
   function relativePrefixes(prefixes: CommonPrefix[] | undefined): string[] {

