@@ -20,6 +20,13 @@ export const NO_SHEDDING_ENV: Readonly<Record<string, string>> = {
   SHED_EVENT_LOOP_UTILIZATION: '0',
 };
 
+/**
+ * The test app's Redis cache deadline, instead of the 50 ms default: on a busy
+ * test machine a late event loop runs that timer before it reads a live Redis's
+ * reply, and the lookup becomes a miss that a test counting hits would see.
+ */
+export const TEST_CACHE_COMMAND_TIMEOUT_MS = 1000;
+
 export interface TestAppOptions {
   /** The bootstrap document used when env has no GATEWAY_CONFIG; omitted: the built-in demo tenant. */
   bootstrap?: { document: unknown; configDir: string };
@@ -64,6 +71,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   const app = await buildApp(config, {
     registry,
+    cache: { commandTimeoutMs: TEST_CACHE_COMMAND_TIMEOUT_MS },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.controlPlane === undefined ? {} : { controlPlane: options.controlPlane }),
   });
