@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { MAIN, type RunningProcess, runBuilt } from '../../apps/gateway/test/gateway-process.js';
@@ -39,6 +40,7 @@ function startReplica(index: number): RunningProcess {
       DATABASE_URL: database.url,
       SECRETS_KEY,
       LOG_LEVEL: 'warn',
+      ...NO_SHEDDING_ENV,
     },
     killAfterMs: 120_000,
   });

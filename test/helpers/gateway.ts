@@ -7,10 +7,34 @@ import { loadConfig, type GatewayConfig } from '@mcpgw/config';
 import { buildApp, createSourceRegistry, demoBootstrap, type BuildAppOptions } from '@mcpgw/gateway/testing';
 import { freePort } from './free-port.js';
 
+/**
+ * Load shedding switched off (both thresholds 0), for gateways a test starts
+ * to exercise something else. Shedding judges the event loop, and on a loaded
+ * test machine the loop is late for reasons that have nothing to do with the
+ * gateway: a 503 there would fail a test about, say, source errors. The
+ * production defaults are untouched; the shedding tests set their own
+ * thresholds (an explicit env wins over this).
+ */
+export const NO_SHEDDING_ENV: Readonly<Record<string, string>> = {
+  SHED_EVENT_LOOP_DELAY_MS: '0',
+  SHED_EVENT_LOOP_UTILIZATION: '0',
+};
+
+/**
+ * The test app's Redis cache deadline, instead of the 50 ms default: on a busy
+ * test machine a late event loop runs that timer before it reads a live Redis's
+ * reply, and the lookup becomes a miss that a test counting hits would see.
+ */
+export const TEST_CACHE_COMMAND_TIMEOUT_MS = 1000;
+
 export interface TestAppOptions {
   /** The bootstrap document used when env has no GATEWAY_CONFIG; omitted: the built-in demo tenant. */
   bootstrap?: { document: unknown; configDir: string };
-  /** Extra environment, merged over silent logs (info with a logStream) and a temporary DATA_DIR. */
+  /**
+   * Extra environment, merged over silent logs (info with a logStream), a
+   * temporary DATA_DIR and load shedding off (NO_SHEDDING_ENV): a test about
+   * shedding sets SHED_* here.
+   */
   env?: Record<string, string>;
   /** Where the app writes its JSON log lines. */
   logStream?: NodeJS.WritableStream;
@@ -42,10 +66,16 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = await loadConfig({
     registry,
     defaultBootstrap: options.bootstrap ?? demoBootstrap(),
-    env: { LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info', DATA_DIR: dataDir, ...options.env },
+    env: {
+      LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info',
+      DATA_DIR: dataDir,
+      ...NO_SHEDDING_ENV,
+      ...options.env,
+    },
   });
   const app = await buildApp(config, {
     registry,
+    cache: { commandTimeoutMs: TEST_CACHE_COMMAND_TIMEOUT_MS },
     ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
     ...(options.controlPlane === undefined ? {} : { controlPlane: options.controlPlane }),
     ...(options.events === undefined ? {} : { events: options.events }),

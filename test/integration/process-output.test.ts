@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
 
@@ -95,6 +96,7 @@ describe('the gateway process output', () => {
           GATEWAY_CONFIG: configPath,
           S3_KEY_ID: s3.credentials.accessKeyId,
           S3_SECRET: s3.credentials.secretAccessKey,
+          ...NO_SHEDDING_ENV,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -12,6 +12,7 @@ import { loadConfig } from '@mcpgw/config';
 import { buildApp, createSourceRegistry, demoBootstrap, startOtlpTracing } from '@mcpgw/gateway/testing';
 import type { LocalIssuer } from '../helpers/local-issuer.js';
 import { startLocalIssuer } from '../helpers/local-issuer.js';
+import { NO_SHEDDING_ENV } from '../helpers/gateway.js';
 import { MODERN_META } from '../helpers/mcp-http.js';
 
 // Issue 14, "Observability": a span per MCP request (tenant, method) with children for
@@ -52,6 +53,7 @@ beforeAll(async () => {
       LOG_LEVEL: 'silent',
       DATA_DIR: dir,
       GATEWAY_CONFIG: join(dir, 'gateway.json'),
+      ...NO_SHEDDING_ENV,
     },
   });
   app = await buildApp(config, { registry, tracerProvider: provider });

@@ -82,6 +82,8 @@ export interface BuildAppOptions {
    * tests a Redis key namespace and deadline and a shorter event-loop sampling period.
    */
   limits?: Omit<LimitsOptions, 'env' | 'logger'>;
+  /** For tests: the result/catalog cache's Redis per-command deadline (default 50 ms, see createGatewayCache). */
+  cache?: { commandTimeoutMs?: number };
   /**
    * Where request spans go (main.ts passes the OTLP exporter's provider when
    * OTEL_EXPORTER_OTLP_ENDPOINT is set; tests an in-memory one). Absent: no tracing.
@@ -162,6 +164,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     redisUrl: config.env.REDIS_URL,
     secret,
     logger: logger.child({ component: 'cache' }),
+    ...(options.cache?.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.cache.commandTimeoutMs }),
   });
   if (config.env.REDIS_URL !== undefined && !(await cache.ready(2000))) {
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');

@@ -9,6 +9,7 @@ import type { Source, SourceFactory } from '@mcpgw/core';
 import { staticSourceFactory } from '@mcpgw/source-static';
 import { buildApp } from '../src/app.js';
 import { createSourceRegistry } from '../src/source-registry.js';
+import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import type { LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import type { TestDatabase } from '@mcpgw/test-helpers/postgres';
@@ -64,12 +65,13 @@ function post(
   });
 }
 
+/** Shedding is off unless `env` sets SHED_*: a late loop on a busy machine must not answer the rate-limit tests' requests. */
 async function build(document: unknown, env: Record<string, string>, extra: Parameters<typeof buildApp>[1] = {}) {
   const registry = extra.registry ?? createSourceRegistry();
   const config = await loadConfig({
     registry,
     defaultBootstrap: { configDir: '.', document },
-    env: { LOG_LEVEL: 'silent', ...env },
+    env: { LOG_LEVEL: 'silent', ...NO_SHEDDING_ENV, ...env },
   });
   return buildApp(config, { registry, ...extra });
 }

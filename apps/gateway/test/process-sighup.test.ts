@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import { MAIN, runBuilt } from './gateway-process.js';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
@@ -59,7 +60,7 @@ describe('SIGHUP', () => {
     await writeFile(file, bootstrap(['alpha']));
     try {
       const gateway = runBuilt(MAIN, [], {
-        env: { PORT: String(port), DATA_DIR: dataDir, GATEWAY_CONFIG: file },
+        env: { PORT: String(port), DATA_DIR: dataDir, GATEWAY_CONFIG: file, ...NO_SHEDDING_ENV },
         killAfterMs: 90_000,
       });
       await gateway.waitForOutput('gateway listening');

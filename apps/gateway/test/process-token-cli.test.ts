@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import { MAIN, TOKEN_CLI, runBuilt } from './gateway-process.js';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
@@ -56,7 +57,7 @@ describe('npm run token', () => {
     const port = await freePort();
     const gateway = runBuilt(MAIN, [], {
       cwd: dir,
-      env: { PORT: String(port), GATEWAY_CONFIG: 'gateway.json', DATA_DIR: dataDir },
+      env: { PORT: String(port), GATEWAY_CONFIG: 'gateway.json', DATA_DIR: dataDir, ...NO_SHEDDING_ENV },
     });
     try {
       await gateway.waitForOutput('gateway listening');

@@ -133,8 +133,8 @@ describe('JWKS cache (issue 3, "JWKS resilience")', () => {
     const elapsed = performance.now() - started;
     await settle(() => idp.hitCount('/jwks') === 2);
     expect(idp.hitCount('/jwks')).toBe(2); // the refresh is in flight, hanging
-    // Far below the 5 s fetch timeout: nobody waited on the refresh.
-    expect(elapsed).toBeLessThan(1_000);
+    // Below the 5 s fetch timeout, with room for a busy machine: nobody waited on the refresh.
+    expect(elapsed).toBeLessThan(4_000);
   });
 
   it('a first request with the endpoint down is refused, and retried only after the cooldown', async () => {
@@ -176,9 +176,10 @@ describe('JWKS cache (issue 3, "JWKS resilience")', () => {
     const started = performance.now();
     expect(await isRefused(verifier.verify(await idp.sign(claims())))).toBe(true);
     const elapsed = performance.now() - started;
+    // Waited out the timeout, then gave up (not a second timeout's worth more; room for a busy machine).
     expect(elapsed).toBeGreaterThan(4_500);
-    expect(elapsed).toBeLessThan(7_000);
-  }, 10_000);
+    expect(elapsed).toBeLessThan(9_000);
+  }, 15_000);
 
   it('a caller that aborts stops waiting on a refetch', async () => {
     idp.mode = 'hang';
@@ -219,7 +220,8 @@ describe('JWKS cache (issue 3, "JWKS resilience")', () => {
     const started = performance.now();
     verifier.close();
     await expect(pending).rejects.toThrow(/signing keys are unavailable/);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Aborted, not left to the 5 s fetch timeout.
+    expect(performance.now() - started).toBeLessThan(4_000);
     idp.mode = 'ok';
     clock.advance(REFETCH_COOLDOWN_MS);
     await expect(verifier.verify(await idp.sign(claims()))).rejects.toBeInstanceOf(AuthError);

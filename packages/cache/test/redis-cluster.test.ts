@@ -19,8 +19,16 @@ const signal = new AbortController().signal;
 let cluster: OwnRedisCluster;
 const opened: GatewayCache[] = [];
 
+// A generous Redis command deadline: on a busy test machine the 50 ms default times
+// out commands on a live Redis (a late event loop runs the timer before it reads
+// the reply), and a timed-out lookup is a miss these counts would see.
 async function replica(): Promise<GatewayCache> {
-  const cache = createGatewayCache({ secret, redisUrl: cluster.url, generationRefreshMs: 60_000 });
+  const cache = createGatewayCache({
+    secret,
+    redisUrl: cluster.url,
+    generationRefreshMs: 60_000,
+    commandTimeoutMs: 1000,
+  });
   opened.push(cache);
   expect(await cache.ready(5000)).toBe(true);
   return cache;

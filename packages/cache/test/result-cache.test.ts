@@ -21,13 +21,18 @@ afterAll(async () => {
   await deleteNamespace(namespace);
 });
 
+// A generous Redis command deadline: on a busy test machine the 50 ms default times
+// out commands on a live Redis (a late event loop runs the timer before it reads
+// the reply), and a timed-out lookup is a miss these counts would see.
+const COMMAND_TIMEOUT_MS = 1000;
+
 describe.each(['memory', 'redis'] as const)('result cache (%s store)', (kind) => {
   let cache: GatewayCache;
   beforeAll(async () => {
     cache = createGatewayCache({
       secret: randomBytes(32),
       namespace,
-      ...(kind === 'redis' ? { redisUrl: redisUrl() } : { now: () => clock }),
+      ...(kind === 'redis' ? { redisUrl: redisUrl(), commandTimeoutMs: COMMAND_TIMEOUT_MS } : { now: () => clock }),
     });
     expect(await cache.ready(3000)).toBe(true);
   });
@@ -114,15 +119,22 @@ describe('expiry honours ttlMs', () => {
     await cache.close();
   });
 
-  it('in Redis: the entry lives exactly ttlMs (a real 150 ms)', async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32), namespace, redisUrl: redisUrl() });
+  it('in Redis: the entry lives exactly ttlMs (a real 1 s)', async () => {
+    const cache = createGatewayCache({
+      secret: randomBytes(32),
+      namespace,
+      redisUrl: redisUrl(),
+      commandTimeoutMs: COMMAND_TIMEOUT_MS,
+    });
     expect(await cache.ready(3000)).toBe(true);
-    const inner = fakeService('short', 150);
+    // Long enough that the second read lands inside it on a busy machine too; Redis expires
+    // the entry on its own clock, so waiting out the time is the only way to see it go.
+    const inner = fakeService('short', 1_000);
     const service = createCachingResourceService(inner, { tenantId: 't', fingerprint: 'f', cache });
     await service.read('test://r', signal);
     await service.read('test://r', signal);
     expect(inner.calls.read).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     await service.read('test://r', signal);
     expect(inner.calls.read).toBe(2);
     await cache.close();

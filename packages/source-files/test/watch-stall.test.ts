@@ -68,10 +68,12 @@ describe('watching a folder under a symlink-swap loop', () => {
     // Measured here: before, one stall of about 3.2 s (the whole loop) and 2 reads; after,
     // about 6,000 swaps with the worst delay near 50 ms and about 95 reads.
     const measured = { swaps, maxDelayMs, p99DelayMs, reads: readMs.length, slowestReadMs };
-    // Bounds far above the measured numbers, so that a machine busy with other work passes.
-    expect(maxDelayMs, JSON.stringify(measured)).toBeLessThan(1_000);
-    expect(slowestReadMs, JSON.stringify(measured)).toBeLessThan(1_000);
-    expect(readMs.length, JSON.stringify(measured)).toBeGreaterThan(50);
+    // Bounds far from the measured numbers, so that a machine busy with other work passes,
+    // and still well clear of the stall (one 3.2 s delay, 2 reads): a loaded machine that
+    // runs this loop at a third of its speed still reads about 30 times.
+    expect(maxDelayMs, JSON.stringify(measured)).toBeLessThan(2_000);
+    expect(slowestReadMs, JSON.stringify(measured)).toBeLessThan(2_000);
+    expect(readMs.length, JSON.stringify(measured)).toBeGreaterThan(15);
     expect(swaps, JSON.stringify(measured)).toBeGreaterThan(200);
   }, 30_000);
 });

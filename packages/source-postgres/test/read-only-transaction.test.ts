@@ -65,7 +65,8 @@ describe('inReadOnlyTransaction', () => {
     await expect(inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT pg_sleep(3)', []))).rejects.toMatchObject({
       code: '57014',
     });
-    expect(performance.now() - started).toBeLessThan(1500);
+    // Ended by the 300 ms statement_timeout, not by the 3 s sleep (room for a busy machine).
+    expect(performance.now() - started).toBeLessThan(2_500);
     expect(await inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT 1 AS one', []))).toEqual([{ one: 1 }]);
   });
 
