@@ -288,16 +288,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, limits, listen });
   if (options.admin !== undefined && controlPlane !== undefined) {
     const context = { config, controlPlane, tenants, cache, registry, devAuthorizationServer, logger, baseUrlOf };
-    const secrets = sessionSecrets(config, secret);
     const baseUrls: [string, ...string[]] = [baseUrl, ...aliasBaseUrls];
-    await installAdminApi(app, { ...context, principalFingerprint, secrets, baseUrls }, options.admin);
+    await installAdminApi(app, { ...context, principalFingerprint, processSecret: secret, baseUrls }, options.admin);
   } else app.decorate('adminAccess', undefined);
   return app;
-}
-
-/** Browser sessions are sealed with SECRETS_KEY (else this process's random key) and opened with it or SECRETS_KEY_PREVIOUS. */
-function sessionSecrets(config: GatewayConfig, processSecret: Buffer): Buffer[] {
-  const { SECRETS_KEY, SECRETS_KEY_PREVIOUS } = config.env;
-  if (SECRETS_KEY === undefined) return [processSecret];
-  return [SECRETS_KEY, SECRETS_KEY_PREVIOUS].flatMap((key) => (key === undefined ? [] : [Buffer.from(key, 'utf8')]));
 }

@@ -1,7 +1,7 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import type { ControlPlaneStore, WriteContext } from '@mcpgw/control-plane';
 import type { TenantConfig } from '@mcpgw/config';
-import type { Logger, SourceFactory } from '@mcpgw/core';
+import type { Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { TenantRegistry } from '../tenant-registry.js';
@@ -27,6 +27,8 @@ export interface AdminDeps {
   /** Where relative paths in source options resolve (the bootstrap file's folder). */
   readonly configDir: string;
   readonly logger: Logger;
+  /** The access log's fingerprint of an MCP caller (the preview names the previewed caller with it). */
+  readonly principalFingerprint: (principal: Principal) => string;
   /** Every route served, for the OpenAPI document. */
   readonly routes: () => readonly AdminRoute[];
 }

@@ -4,6 +4,7 @@ import { auditRoutes } from './routes/audit-routes.js';
 import { docRoutes } from './routes/doc-routes.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { operationRoutes } from './routes/operation-routes.js';
+import { previewRoutes } from './routes/preview-routes.js';
 import { tenantRoutes } from './routes/tenant-routes.js';
 
 /**
@@ -16,6 +17,7 @@ export function adminRouteTable(serverUrl: string, extra: readonly AdminRoute[] 
     ...tenantRoutes,
     ...entityRoutes,
     ...operationRoutes,
+    ...previewRoutes,
     ...auditRoutes,
     ...extra,
   ]);

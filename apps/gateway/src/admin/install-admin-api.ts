@@ -15,7 +15,6 @@ import { ADMIN_PREFIX } from './admin-resources.js';
 import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
 import { createBearerAuthenticator } from './bearer-authenticator.js';
-import { previewAdminRoutes } from './routes/preview-routes.js';
 import { problemBody, tenantNotFound } from './problem.js';
 import { createAdminSignIn } from './sign-in/admin-sign-in.js';
 import type { ProblemError } from './sign-in/sign-in-problem.js';
@@ -45,8 +44,8 @@ export interface AdminApiContext {
   readonly baseUrls: readonly [string, ...string[]];
   /** The base URL a request's Host names (one of `baseUrls`, else the canonical one). */
   readonly baseUrlOf: (host: string | undefined) => string;
-  /** SECRETS_KEY (else the process's random key), then SECRETS_KEY_PREVIOUS: browser sessions are sealed with the first. */
-  readonly secrets: readonly Uint8Array[];
+  /** The key cursors and cache keys use (SECRETS_KEY, else random per process). */
+  readonly processSecret: Buffer;
   /** The access log's fingerprint of a caller: the preview names the previewed caller with it. */
   readonly principalFingerprint: (principal: Principal) => string;
   readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
@@ -97,7 +96,7 @@ export async function installAdminApi(
     tenants: context.tenants.serving,
     publicBaseUrl: baseUrls[0],
     baseUrlOf: context.baseUrlOf,
-    secrets: context.secrets,
+    secrets: sessionSecrets(config, context.processSecret),
     resolveAdmin: (tenantId, accessToken) => access.resolveAdminPrincipal(tenantId, accessToken),
     devIssuer: context.devAuthorizationServer?.issuer,
     tenantNotFound: adminTenantNotFound,
@@ -117,11 +116,9 @@ export async function installAdminApi(
       sourceFactories: context.registry,
       configDir: config.configDir,
       logger,
+      principalFingerprint: context.principalFingerprint,
     },
-    table: adminRouteTable(baseUrls[0], [
-      ...previewAdminRoutes(context.principalFingerprint),
-      ...(options.routes ?? []),
-    ]),
+    table: adminRouteTable(baseUrls[0], options.routes),
     authenticators: [
       createBearerAuthenticator(access),
       signIn.session.authenticator,
@@ -129,4 +126,11 @@ export async function installAdminApi(
     ],
     challenge: (tenantId) => access.challenge(tenantId),
   });
+}
+
+/** Browser sessions are sealed with SECRETS_KEY (else this process's random key) and opened with it or SECRETS_KEY_PREVIOUS. */
+function sessionSecrets(config: GatewayConfig, processSecret: Buffer): Buffer[] {
+  const { SECRETS_KEY, SECRETS_KEY_PREVIOUS } = config.env;
+  if (SECRETS_KEY === undefined) return [processSecret];
+  return [SECRETS_KEY, SECRETS_KEY_PREVIOUS].flatMap((key) => (key === undefined ? [] : [Buffer.from(key, 'utf8')]));
 }

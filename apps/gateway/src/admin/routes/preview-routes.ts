@@ -1,4 +1,3 @@
-import type { Principal } from '@mcpgw/core';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
 import { tenantIdParams } from '../admin-schemas.js';
@@ -9,10 +8,9 @@ import { previewRequestSchema, previewResponseSchema } from '../preview-schema.j
 /**
  * "Preview as" (docs/admin-api.md): what an MCP caller with the given claims,
  * or the given token of the tenant's issuer, would see, computed by the same
- * code a real request runs. Keyed by the access log's fingerprint function so
- * the answer names the caller as the logs do.
+ * code a real request runs, naming the caller by the access log's fingerprint.
  */
-export const previewAdminRoutes = (principalFingerprint: (principal: Principal) => string): readonly AdminRoute[] => [
+export const previewRoutes: readonly AdminRoute[] = [
   defineAdminRoute({
     method: 'POST',
     path: '/tenants/{tenantId}/preview',
@@ -30,7 +28,7 @@ export const previewAdminRoutes = (principalFingerprint: (principal: Principal) 
       request.raw.once('close', () => aborted.abort());
       try {
         const preview = await previewTenant(
-          { acquire: (id) => deps.tenants.acquire(id), principalFingerprint },
+          { acquire: (id) => deps.tenants.acquire(id), principalFingerprint: deps.principalFingerprint },
           params.tenantId,
           body,
           aborted.signal,
