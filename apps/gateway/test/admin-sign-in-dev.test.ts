@@ -3,42 +3,45 @@
  * (docs/admin-sign-in.md): the demo tenant's admin signs in with no browser
  * (fetch following redirects with cookie jars), gets a session cookie with
  * the attributes RFC 6265bis asks for, reads who they are and the CSRF token,
- * and a state-changing request needs that token and the gateway's Origin;
- * a bearer-token request needs neither.
+ * and a state-changing request of the admin API needs that token and the
+ * gateway's Origin; a bearer-token request needs neither. The gateway is the
+ * real one: buildApp's admin API over a control plane (PGlite), whose token
+ * check (audience = the tenant's admin resource, the tenant's admin role
+ * bindings) decides who is an admin, and whose audit log shows what a write did.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { demoBootstrap } from '../src/demo.js';
 import { devAuthorizationServerIssuer } from '../src/dev-authorization-server.js';
 import { mintTenantToken, UsageError } from '../src/token-cli.js';
-import type { Jar, Writes } from './admin-sign-in-harness.js';
+import { tenantAdminResource } from '../src/admin/admin-resources.js';
+import type { Jar } from './admin-sign-in-harness.js';
 import {
   ADMIN_SCOPE,
   SECRET,
+  auditOf,
   cookieHeader,
-  scopeResolver,
+  putGrant,
   signInThroughBrowser,
-  wireSignIn,
+  stateOf,
 } from './admin-sign-in-harness.js';
 
 let built: TestApp;
 let baseUrl: string;
 let devIssuer: string;
-let writes: Writes;
 
 beforeAll(async () => {
   const port = await freePort();
   built = await buildTestApp({
     bootstrap: demoBootstrap(),
     env: { HOST: '127.0.0.1', PORT: String(port), SECRETS_KEY: SECRET },
+    controlPlane: 'open-from-env',
+    admin: {},
   });
   baseUrl = `http://127.0.0.1:${port}`;
   devIssuer = devAuthorizationServerIssuer(baseUrl);
-  const resolve = scopeResolver(devIssuer, `${baseUrl}/admin/v1`, built.app.log as unknown as Logger);
-  ({ writes } = await wireSignIn(built, baseUrl, resolve, devIssuer));
   await built.app.listen({ host: '127.0.0.1', port });
 });
 afterAll(() => built?.close());
@@ -55,7 +58,9 @@ describe('admin sign-in through the development authorization server', () => {
     expect(authorize.searchParams.get('client_id')).toBe('mcpgw-admin-demo');
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorize.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(authorize.searchParams.get('resource')).toBe(`${baseUrl}/admin/v1`);
+    // The tenant's admin resource: the audience the admin API wants of a demo admin's token.
+    expect(authorize.searchParams.get('resource')).toBe(tenantAdminResource(baseUrl, 'demo'));
+    expect(authorize.searchParams.get('resource')).toBe(`${baseUrl}/admin/v1/tenants/demo`);
     expect(authorize.searchParams.get('scope')).toBe(`openid ${ADMIN_SCOPE}`);
     expect(authorize.searchParams.get('redirect_uri')).toBe(`${baseUrl}/admin/v1/tenants/demo/callback`);
     expect(authorize.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{16,}$/);
@@ -107,14 +112,12 @@ describe('admin sign-in through the development authorization server', () => {
     expect(csrfToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
-  const probe = (headers: Record<string, string>) =>
-    fetch(`${baseUrl}/admin/v1/tenants/demo/probe`, {
-      method: 'POST',
-      headers: { cookie: cookieHeader(jar), ...headers },
-    });
+  // A real write of the admin API: a grant of the demo tenant's handbook, recorded in the audit log.
+  const write = (name: string, headers: Record<string, string>) =>
+    putGrant(baseUrl, 'demo', name, { cookie: cookieHeader(jar), ...headers }, 'handbook');
 
   it('refuses a state-changing request without the CSRF token (403 problem), and changes nothing', async () => {
-    const before = writes.entries.length;
+    const before = await stateOf(built.app, 'demo');
     const attempts: Array<Record<string, string>> = [
       { origin: baseUrl },
       { origin: baseUrl, 'x-csrf-token': 'A'.repeat(43) },
@@ -122,36 +125,59 @@ describe('admin sign-in through the development authorization server', () => {
       { origin: baseUrl, 'x-csrf-token': csrfToken, 'sec-fetch-site': 'cross-site' },
     ];
     for (const headers of attempts) {
-      const response = await probe(headers);
+      const response = await write('refused', headers);
       expect(response.status).toBe(403);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const problem = (await response.json()) as Record<string, unknown>;
       expect(problem).toMatchObject({ type: 'urn:mcpgw:problem:csrf-refused', status: 403, code: 'csrf-refused' });
       expect(problem.detail).toEqual(expect.any(String));
     }
-    expect(writes.entries.length).toBe(before);
+    // Nor does the cache flush, another write, run without the token.
+    const flush = await fetch(`${baseUrl}/admin/v1/tenants/demo/cache/flush`, {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), origin: baseUrl },
+    });
+    expect(flush.status).toBe(403);
+    expect(await stateOf(built.app, 'demo')).toBe(before);
+    expect((await built.app.controlPlane!.store.getEntity('demo', 'grant', 'refused'))).toBeUndefined();
   });
 
-  it('admits it with the token and the gateway Origin', async () => {
-    const response = await probe({ origin: baseUrl, 'x-csrf-token': csrfToken, 'sec-fetch-site': 'same-origin' });
-    expect(response.status).toBe(204);
-    expect(writes.entries.at(-1)).toEqual({
-      tenantId: 'demo',
-      principal: expect.objectContaining({ kind: 'tenant-admin', subject: 'demo-user', via: 'session' }),
+  it('admits it with the token and the gateway Origin, and audits it as the signed-in admin', async () => {
+    const response = await write('by-session', {
+      origin: baseUrl,
+      'x-csrf-token': csrfToken,
+      'sec-fetch-site': 'same-origin',
     });
+    expect(response.status).toBe(201);
+    expect(await built.app.controlPlane!.store.getEntity('demo', 'grant', 'by-session')).toBeDefined();
+    const [event] = await auditOf(built.app, 'demo');
+    expect(event).toMatchObject({
+      action: 'create',
+      targetType: 'grant',
+      targetId: 'by-session',
+      actor: { kind: 'tenant-admin', subject: 'demo-user', issuer: devIssuer },
+    });
+    const flush = await fetch(`${baseUrl}/admin/v1/tenants/demo/cache/flush`, {
+      method: 'POST',
+      headers: { cookie: cookieHeader(jar), origin: baseUrl, 'x-csrf-token': csrfToken },
+    });
+    expect(flush.status).toBe(204);
   });
 
   it('needs no CSRF token from a bearer-token caller', async () => {
     // What `npm run token -- --tenant demo --admin` prints.
     const { token, resource, scope } = await mintTenantToken(built.config, { tenant: 'demo', admin: true });
-    expect(resource).toBe(`${baseUrl}/admin/v1`);
+    expect(resource).toBe(`${baseUrl}/admin/v1/tenants/demo`);
     expect(scope).toBe(ADMIN_SCOPE);
-    const response = await fetch(`${baseUrl}/admin/v1/tenants/demo/probe`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, cookie: cookieHeader(jar) },
-    });
-    expect(response.status).toBe(204);
-    expect(writes.entries.at(-1)?.principal.via).toBe('bearer');
+    const response = await putGrant(
+      baseUrl,
+      'demo',
+      'by-bearer',
+      { authorization: `Bearer ${token}`, cookie: cookieHeader(jar) },
+      'handbook',
+    );
+    expect(response.status).toBe(201);
+    expect((await auditOf(built.app, 'demo'))[0]).toMatchObject({ targetId: 'by-bearer', actor: { subject: 'demo-user' } });
   });
 
   it('mints no admin token for a tenant without browser sign-in', async () => {

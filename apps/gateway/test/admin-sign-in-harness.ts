@@ -1,119 +1,47 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createTokenVerifier } from '@mcpgw/auth';
+import type { FastifyInstance } from 'fastify';
+import type { AuditEvent } from '@mcpgw/control-plane';
 import type { Logger } from '@mcpgw/core';
 import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
-import type { TestApp } from '@mcpgw/test-helpers/gateway';
-import type { AdminPrincipal } from '../src/admin/admin-principal.js';
-import type { AdminSignInPlugin, ResolveAdmin } from '../src/admin/sign-in/admin-sign-in.js';
-import { createAdminSignIn } from '../src/admin/sign-in/admin-sign-in.js';
-import { createBaseUrlResolver } from '../src/public-url.js';
 
 /** The admin scope the tests' identity providers grant the signed-in admin. */
 export const ADMIN_SCOPE = 'mcpgw:admin';
 export const SECRET = 'a test SECRETS_KEY of at least thirty-two characters';
 
-/**
- * A real admin resolver standing in for the admin API's: the access token is
- * verified by packages/auth against the issuer's discovered JWKS (issuer,
- * audience = the admin resource, expiry, `typ` at+jwt), then must carry the
- * admin scope. The admin API's own resolver replaces it when wired.
- */
-export function scopeResolver(issuer: string, adminResource: string, logger: Logger): ResolveAdmin {
-  const verifier = createTokenVerifier({
-    resource: adminResource,
-    issuers: [
-      {
-        issuer,
-        keys: { discovery: true },
-        algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
-        audiences: [],
-        tokenTypes: ['at+jwt'],
-        scopeClaim: 'scope',
-        clockToleranceSeconds: 30,
-      },
-    ],
-    logger,
-  });
-  return async (tenantId, accessToken) => {
-    try {
-      const principal = await verifier.verify(accessToken, AbortSignal.timeout(5_000));
-      if (!principal.scopes.includes(ADMIN_SCOPE)) return undefined;
-      return { kind: 'tenant-admin', tenantId, issuer: principal.issuer, subject: principal.subject, via: 'bearer' };
-    } catch {
-      return undefined;
-    }
-  };
-}
-
-/** What the stand-in admin route recorded: one entry per admitted write. */
-export interface Writes {
-  entries: Array<{ tenantId: string; principal: AdminPrincipal }>;
-}
+/** The role binding the tests' tenants grant their admins: whoever holds the admin scope for the tenant's admin resource. */
+export const ADMIN_BINDING = { name: 'admins', scopes: [ADMIN_SCOPE] } as const;
 
 /**
- * Wires the sign-in into a built test app as the admin API will: its routes,
- * and in place of the admin API's resources (not part of the sign-in) one
- * state-changing route, `POST /admin/v1/tenants/:tenantId/probe`, behind the
- * CSRF guard, authenticated by the session then by bearer token, recording
- * what it admits.
+ * A state-changing request of the real admin API: creates (or replaces) the
+ * grant `name` of `tenant`, allowing its `source`. Writes go to the control
+ * plane and its audit log, where the tests check that a refused one left nothing.
  */
-/** The stand-in admin API's answer for a tenant that does not exist; the sign-in is told to answer the same. */
-export function adminTenantNotFound(): Error & { statusCode: number; problem: object } {
-  return Object.assign(new Error('no such tenant'), {
-    statusCode: 404,
-    problem: { type: 'about:blank', title: 'Not Found', status: 404, detail: 'No tenant by that id.' },
-  });
-}
-
-export async function wireSignIn(
-  built: TestApp,
-  /** The canonical base URL: PUBLIC_URL when set. */
+export function putGrant(
   baseUrl: string,
-  resolveAdmin: ResolveAdmin,
-  devIssuer?: string,
-): Promise<{ signIn: AdminSignInPlugin; writes: Writes }> {
-  const { app, config } = built;
-  const signIn = createAdminSignIn({
-    tenants: app.tenants.serving,
-    publicBaseUrl: baseUrl,
-    baseUrlOf: createBaseUrlResolver(config.env),
-    secrets: [Buffer.from(SECRET, 'utf8')],
-    resolveAdmin,
-    devIssuer,
-    tenantNotFound: adminTenantNotFound,
+  tenant: string,
+  name: string,
+  headers: Record<string, string>,
+  source = 'notes',
+): Promise<Response> {
+  return fetch(`${baseUrl}/admin/v1/tenants/${tenant}/grants/${name}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ match: { scopes: ['readers'] }, allow: [{ source }] }),
   });
-  await signIn.register(app);
-  const writes: Writes = { entries: [] };
-  const bearer = async (request: FastifyRequest) => {
-    const header = request.headers.authorization;
-    const tenantId = (request.params as { tenantId: string }).tenantId;
-    return header?.startsWith('Bearer ') === true ? resolveAdmin(tenantId, header.slice(7)) : undefined;
-  };
-  await app.register(async (scope: FastifyInstance) => {
-    scope.addHook('onRequest', signIn.session.csrfGuard);
-    scope.post('/admin/v1/tenants/:tenantId/probe', async (request, reply) => {
-      const { tenantId } = request.params as { tenantId: string };
-      const refuse = (refusal: { statusCode: number; problem: unknown }) =>
-        reply.code(refusal.statusCode).type('application/problem+json').send(refusal.problem);
-      let principal: AdminPrincipal | undefined;
-      try {
-        principal = (await signIn.session.authenticator.authenticate(request)) ?? (await bearer(request));
-      } catch (error) {
-        return refuse(error as { statusCode: number; problem: unknown });
-      }
-      if (principal === undefined) return reply.code(401).send({ title: 'Unauthorized' });
-      // As the admin API: a tenant admin of another tenant, or a missing tenant, gets the same 404.
-      const foreign = principal.kind === 'tenant-admin' && principal.tenantId !== tenantId;
-      if (foreign || !app.tenants.serving.has(tenantId)) return refuse(adminTenantNotFound());
-      writes.entries.push({ tenantId, principal });
-      return reply.code(204).send();
-    });
-  });
-  return { signIn, writes };
+}
+
+/** The control plane's audit log of `tenant`, newest first: what every admin write leaves behind. */
+export async function auditOf(app: FastifyInstance, tenant: string): Promise<AuditEvent[]> {
+  return app.controlPlane!.store.auditEvents(tenant, { limit: 200 });
+}
+
+/** What a refused request must not change: the tenant's grants and audit log, as text. */
+export async function stateOf(app: FastifyInstance, tenant: string): Promise<string> {
+  const grants = await app.controlPlane!.store.listEntities(tenant, 'grant');
+  return JSON.stringify({ grants, audit: await auditOf(app, tenant) });
 }
 
 /** A second, independent OpenID Connect issuer (oidc-provider) on a port of its own. */
