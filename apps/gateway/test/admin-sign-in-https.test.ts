@@ -3,7 +3,8 @@
  * PUBLIC_URL every cookie is `Secure`, the session cookie carries the
  * `__Secure-` prefix (RFC 6265bis section 4.1.3.1), and the CSRF check wants
  * the public origin. The gateway is reached over plain http, as behind a
- * TLS-terminating proxy; the identity provider is a local oidc-provider.
+ * TLS-terminating proxy; the identity provider is a local oidc-provider. The
+ * admin API is the real one, over a control plane (PGlite).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,13 +16,14 @@ import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import type { Jar } from './admin-sign-in-harness.js';
 import {
+  ADMIN_BINDING,
   ADMIN_SCOPE,
   SECRET,
   cookieHeader,
-  scopeResolver,
+  putGrant,
   signInThroughBrowser,
   startSecondIssuer,
-  wireSignIn,
+  stateOf,
 } from './admin-sign-in-harness.js';
 
 let built: TestApp;
@@ -38,7 +40,7 @@ beforeAll(async () => {
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResources: [`${publicUrl()}/admin/v1`],
+    adminResources: [`${publicUrl()}/admin/v1/tenants/globex`],
     clients: [{ clientId: 'globex-admin', redirectUris: [`${publicUrl()}/admin/v1/tenants/globex/callback`] }],
     logger: silent,
   });
@@ -53,13 +55,15 @@ beforeAll(async () => {
             grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
             sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] }],
             adminSignIn: { clientId: 'globex-admin', scopes: ['openid', ADMIN_SCOPE] },
+            adminRoleBindings: [ADMIN_BINDING],
           },
         ],
       },
     },
     env: { HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: publicUrl(), SECRETS_KEY: SECRET },
+    controlPlane: 'open-from-env',
+    admin: {},
   });
-  await wireSignIn(built, publicUrl(), scopeResolver(issuer, `${publicUrl()}/admin/v1`, silent));
   await built.app.listen({ host: '127.0.0.1', port });
 });
 afterAll(async () => {
@@ -93,11 +97,11 @@ describe('admin sign-in behind https (PUBLIC_URL https)', () => {
     expect(response.status).toBe(200);
     const { csrfToken } = (await response.json()) as { csrfToken: string };
     const write = (origin: string) =>
-      fetch(`${direct}/admin/v1/tenants/globex/probe`, {
-        method: 'POST',
-        headers: { cookie: cookieHeader(jar), origin, 'x-csrf-token': csrfToken },
-      });
+      putGrant(direct, 'globex', 'more-readers', { cookie: cookieHeader(jar), origin, 'x-csrf-token': csrfToken });
+    const before = await stateOf(built.app, 'globex');
     expect((await write(direct)).status).toBe(403);
-    expect((await write(publicUrl())).status).toBe(204);
+    expect(await stateOf(built.app, 'globex')).toBe(before);
+    expect((await write(publicUrl())).status).toBe(201);
+    expect(await built.app.controlPlane!.store.getEntity('globex', 'grant', 'more-readers')).toBeDefined();
   });
 });

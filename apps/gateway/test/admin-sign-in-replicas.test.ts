@@ -3,8 +3,10 @@
  * replica, the identity provider sends the browser back to another, and a
  * third request lands on the first again. The flow's state lives in the
  * browser's cookies and the session is sealed with SECRETS_KEY, so each step
- * works wherever it lands. Two apps, one configuration, one PUBLIC_URL, as
- * behind a load balancer; the identity provider is a local oidc-provider.
+ * works wherever it lands. Two apps, one configuration, one PUBLIC_URL, one
+ * control plane on the real Postgres, as behind a load balancer; the
+ * identity provider is a local oidc-provider. Each replica's admin API takes
+ * a write from the session, and both writes land in the one audit log.
  * Also here: a person the identity provider signs in who is not an admin.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,31 +17,35 @@ import type { Logger } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
-import type { Jar, Writes } from './admin-sign-in-harness.js';
+import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import type { Jar } from './admin-sign-in-harness.js';
 import {
+  ADMIN_BINDING,
   ADMIN_SCOPE,
   SECRET,
+  auditOf,
   cookieHeader,
-  scopeResolver,
+  putGrant,
   signInThroughBrowser,
   startSecondIssuer,
-  wireSignIn,
 } from './admin-sign-in-harness.js';
 
-const replicas: Array<{ built: TestApp; url: string; writes: Writes }> = [];
+const replicas: Array<{ built: TestApp; url: string }> = [];
+let database: TestDatabase;
 let idp: Awaited<ReturnType<typeof startSecondIssuer>>;
 let keysDir: string;
 let publicUrl: string;
 
 beforeAll(async () => {
   const [idpPort, first, second] = [await freePort(), await freePort(), await freePort()];
+  database = await createTestDatabase('admin_sign_in_replicas');
   publicUrl = `http://127.0.0.1:${first}`;
   const issuer = `http://127.0.0.1:${idpPort}/idp`;
   keysDir = await mkdtemp(join(tmpdir(), 'replicas-idp-'));
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResources: [`${publicUrl}/admin/v1`],
+    adminResources: ['acme', 'umbrella'].map((id) => `${publicUrl}/admin/v1/tenants/${id}`),
     clients: [
       { clientId: 'acme-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/acme/callback`] },
       { clientId: 'umbrella-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/umbrella/callback`] },
@@ -52,22 +58,31 @@ beforeAll(async () => {
     grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
     sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] }],
     adminSignIn: { clientId: `${id}-admin`, scopes },
+    adminRoleBindings: [ADMIN_BINDING],
   });
   // umbrella's sign-in does not ask for the admin scope: its people sign in, but not as admins.
   const document = { tenants: [tenant('acme', ['openid', ADMIN_SCOPE]), tenant('umbrella', ['openid'])] };
   for (const port of [first, second]) {
     const built = await buildTestApp({
       bootstrap: { configDir: keysDir, document },
-      env: { HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: publicUrl, SECRETS_KEY: SECRET },
+      env: {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        PUBLIC_URL: publicUrl,
+        SECRETS_KEY: SECRET,
+        DATABASE_URL: database.url,
+      },
+      controlPlane: 'open-from-env',
+      admin: {},
     });
-    const { writes } = await wireSignIn(built, publicUrl, scopeResolver(issuer, `${publicUrl}/admin/v1`, silent));
     await built.app.listen({ host: '127.0.0.1', port });
-    replicas.push({ built, url: `http://127.0.0.1:${port}`, writes });
+    replicas.push({ built, url: `http://127.0.0.1:${port}` });
   }
 });
 afterAll(async () => {
   for (const replica of replicas) await replica.built.close();
   await idp?.close();
+  await database?.drop();
   await rm(keysDir, { recursive: true, force: true });
 });
 
@@ -91,13 +106,20 @@ describe('admin sign-in across replicas', () => {
       expect(response.status).toBe(200);
       const { csrfToken, principal } = (await response.json()) as { csrfToken: string; principal: unknown };
       expect(principal).toMatchObject({ kind: 'tenant-admin', tenantId: 'acme', via: 'session' });
-      const write = await fetch(`${replica.url}/admin/v1/tenants/acme/probe`, {
-        method: 'POST',
-        headers: { cookie: cookieHeader(jar), origin: publicUrl, 'x-csrf-token': csrfToken },
+      const name = `by-${replica === a ? 'a' : 'b'}`;
+      const write = await putGrant(replica.url, 'acme', name, {
+        cookie: cookieHeader(jar),
+        origin: publicUrl,
+        'x-csrf-token': csrfToken,
       });
-      expect(write.status).toBe(204);
-      expect(replica.writes.entries).toHaveLength(1);
+      expect(write.status).toBe(201);
     }
+    // Both writes, one through each replica, in the one audit log, by the one signed-in admin.
+    const events = (await auditOf(a.built.app, 'acme')).filter((event) => event.actor.kind !== 'bootstrap');
+    expect(events.map((event) => [event.targetType, event.targetId, event.actor.kind, event.actor.subject])).toEqual([
+      ['grant', 'by-b', 'tenant-admin', 'demo-user'],
+      ['grant', 'by-a', 'tenant-admin', 'demo-user'],
+    ]);
   });
 });
 
