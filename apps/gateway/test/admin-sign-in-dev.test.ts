@@ -139,7 +139,7 @@ describe('admin sign-in through the development authorization server', () => {
     });
     expect(flush.status).toBe(403);
     expect(await stateOf(built.app, 'demo')).toBe(before);
-    expect((await built.app.controlPlane!.store.getEntity('demo', 'grant', 'refused'))).toBeUndefined();
+    expect(await built.app.controlPlane!.store.getEntity('demo', 'grant', 'refused')).toBeUndefined();
   });
 
   it('admits it with the token and the gateway Origin, and audits it as the signed-in admin', async () => {
@@ -177,7 +177,10 @@ describe('admin sign-in through the development authorization server', () => {
       'handbook',
     );
     expect(response.status).toBe(201);
-    expect((await auditOf(built.app, 'demo'))[0]).toMatchObject({ targetId: 'by-bearer', actor: { subject: 'demo-user' } });
+    expect((await auditOf(built.app, 'demo'))[0]).toMatchObject({
+      targetId: 'by-bearer',
+      actor: { subject: 'demo-user' },
+    });
   });
 
   it('mints no admin token for a tenant without browser sign-in', async () => {

@@ -5,7 +5,10 @@
  * refusals (docs/admin-sign-in.md): a cookie replayed on another tenant is a
  * 404 exactly like a missing tenant, an expired or tampered cookie is a 401,
  * a wrong `state` never yields a session, a tenant without sign-in has no
- * login URL.
+ * login URL. The gateway is the real one: buildApp's admin API over a
+ * control plane (PGlite), whose token check (the tenant's admin resource as
+ * audience, the tenant's admin role bindings) and 404s the sign-in shares,
+ * and whose grants and audit log show that a refused write changed nothing.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,17 +20,18 @@ import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
+import { problemBody, tenantNotFound } from '../src/admin/problem.js';
 import { createSessionSealer } from '../src/admin/sign-in/admin-session.js';
-import type { Jar, Writes } from './admin-sign-in-harness.js';
+import type { Jar } from './admin-sign-in-harness.js';
 import {
+  ADMIN_BINDING,
   ADMIN_SCOPE,
-  adminTenantNotFound,
   SECRET,
   cookieHeader,
-  scopeResolver,
+  putGrant,
   signInThroughBrowser,
   startSecondIssuer,
-  wireSignIn,
+  stateOf,
 } from './admin-sign-in-harness.js';
 
 const CLIENT_SECRET = 'acme-admin-client-secret-from-the-environment';
@@ -39,7 +43,8 @@ const logs: string[] = [];
 let idp: Awaited<ReturnType<typeof startSecondIssuer>>;
 let keysDir: string;
 let baseUrl: string;
-let writes: Writes;
+/** The admin resource of a tenant: the audience its admins' access tokens name. */
+const adminResource = (tenant: string) => `${baseUrl}/admin/v1/tenants/${tenant}`;
 
 const files = { type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] };
 
@@ -52,7 +57,7 @@ beforeAll(async () => {
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResources: [`${baseUrl}/admin/v1`],
+    adminResources: ['acme', 'globex', 'hooli'].map((tenant) => `${baseUrl}/admin/v1/tenants/${tenant}`),
     clients: [
       { clientId: 'acme-admin', clientSecret: CLIENT_SECRET, redirectUris: [callback('acme')] },
       { clientId: 'globex-admin', redirectUris: [callback('globex')] },
@@ -69,6 +74,7 @@ beforeAll(async () => {
     auth: { issuers: [{ issuer, discovery: true }] },
     grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
     sources: [{ id: 'notes', ...files }],
+    adminRoleBindings: [ADMIN_BINDING],
     ...(adminSignIn === undefined ? {} : { adminSignIn }),
   });
   built = await buildTestApp({
@@ -99,6 +105,8 @@ beforeAll(async () => {
       ACME_ADMIN_SECRET: CLIENT_SECRET,
       HOOLI_ADMIN_SECRET: WRONG_SECRET,
     },
+    controlPlane: 'open-from-env',
+    admin: {},
     logStream: new Writable({
       write(chunk: Buffer, _encoding, done) {
         logs.push(chunk.toString('utf8'));
@@ -106,8 +114,6 @@ beforeAll(async () => {
       },
     }),
   });
-  const resolve = scopeResolver(issuer, `${baseUrl}/admin/v1`, built.app.log as unknown as Logger);
-  ({ writes } = await wireSignIn(built, baseUrl, resolve));
   await built.app.listen({ host: '127.0.0.1', port });
 });
 afterAll(async () => {
@@ -118,6 +124,24 @@ afterAll(async () => {
 
 const session = (tenant: string, cookie: string) =>
   fetch(`${baseUrl}/admin/v1/tenants/${tenant}/session`, { headers: { cookie } });
+
+/** A real acme admin's bearer token from the issuer (what an API client of acme's admins holds). */
+const acmeAdminToken = () =>
+  mintDevAccessToken({
+    issuer: idp.issuer,
+    keystorePath: join(keysDir, 'keys.json'),
+    resource: adminResource('acme'),
+    scope: ADMIN_SCOPE,
+  });
+
+/** The admin API's own answer for a tenant that does not exist, as its bearer caller gets it. */
+async function adminApiMissingTenant(): Promise<{ contentType: string | null; body: string }> {
+  const missing = await putGrant(baseUrl, 'no-such-tenant', 'readers', {
+    authorization: `Bearer ${await acmeAdminToken()}`,
+  });
+  expect(missing.status).toBe(404);
+  return { contentType: missing.headers.get('content-type'), body: await missing.text() };
+}
 
 describe('admin sign-in through a second OpenID Connect issuer', () => {
   const acme: Jar = new Map();
@@ -141,35 +165,33 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
 
   it('refuses the acme cookie on globex with the 404 of a missing tenant, and writes nothing there', async () => {
     // What the admin API answers for a tenant that does not exist (its bearer caller, another tenant's admin).
-    const adminToken = await mintDevAccessToken({
-      issuer: idp.issuer,
-      keystorePath: join(keysDir, 'keys.json'),
-      resource: `${baseUrl}/admin/v1`,
-      scope: ADMIN_SCOPE,
+    const missing = await adminApiMissingTenant();
+    expect(JSON.parse(missing.body)).toEqual(problemBody(tenantNotFound()));
+    const crossTenant = await putGrant(baseUrl, 'globex', 'readers', {
+      authorization: `Bearer ${await acmeAdminToken()}`,
     });
-    const missing = await fetch(`${baseUrl}/admin/v1/tenants/no-such-tenant/probe`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${adminToken}` },
-    });
-    expect(missing.status).toBe(404);
-    const missingBody = await missing.text();
-    expect(JSON.parse(missingBody)).toMatchObject({ status: 404, detail: 'No tenant by that id.' });
 
-    const before = writes.entries.length;
+    const before = await stateOf(built.app, 'globex');
     const replays = [
       fetch(`${baseUrl}/admin/v1/tenants/globex/session`, { headers: { cookie: cookieHeader(acme) } }),
-      fetch(`${baseUrl}/admin/v1/tenants/globex/probe`, {
+      putGrant(baseUrl, 'globex', 'readers', {
+        cookie: cookieHeader(acme),
+        origin: baseUrl,
+        'x-csrf-token': csrfToken,
+      }),
+      fetch(`${baseUrl}/admin/v1/tenants/globex/cache/flush`, {
         method: 'POST',
         headers: { cookie: cookieHeader(acme), origin: baseUrl, 'x-csrf-token': csrfToken },
       }),
       fetch(`${baseUrl}/admin/v1/tenants/no-such-tenant/session`, { headers: { cookie: cookieHeader(acme) } }),
+      crossTenant,
     ];
     for (const replayed of await Promise.all(replays)) {
       expect(replayed.status).toBe(404);
-      expect(replayed.headers.get('content-type')).toBe(missing.headers.get('content-type'));
-      expect(await replayed.text()).toBe(missingBody);
+      expect(replayed.headers.get('content-type')).toBe(missing.contentType);
+      expect(await replayed.text()).toBe(missing.body);
     }
-    expect(writes.entries.length).toBe(before);
+    expect(await stateOf(built.app, 'globex')).toBe(before);
   });
 
   it('refuses an expired cookie and a tampered one (401), and changes nothing', async () => {
@@ -186,7 +208,7 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     const body = Buffer.from(parts[3]!, 'base64url');
     body[5] = body[5]! ^ 1;
     const tampered = [...parts.slice(0, 3), body.toString('base64url')].join('.');
-    const before = writes.entries.length;
+    const before = await stateOf(built.app, 'acme');
     for (const [cookie, detail] of [
       [expired, /expired/],
       [tampered, /not valid/],
@@ -198,13 +220,15 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
         status: 401,
         detail: expect.stringMatching(detail),
       });
-      const write = await fetch(`${baseUrl}/admin/v1/tenants/acme/probe`, {
-        method: 'POST',
-        headers: { cookie: `mcpgw-admin-session=${cookie}`, origin: baseUrl, 'x-csrf-token': csrfToken },
+      const write = await putGrant(baseUrl, 'acme', 'readers', {
+        cookie: `mcpgw-admin-session=${cookie}`,
+        origin: baseUrl,
+        'x-csrf-token': csrfToken,
       });
       expect(write.status).toBe(401);
+      expect(await write.json()).toMatchObject({ code: 'session-invalid', status: 401 });
     }
-    expect(writes.entries.length).toBe(before);
+    expect(await stateOf(built.app, 'acme')).toBe(before);
   });
 
   it('refuses a callback whose state is not the one this browser was given, and sets no session', async () => {
@@ -245,7 +269,8 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     expect(without.status).toBe(404);
     const body = await missing.text();
     expect(await without.text()).toBe(body);
-    expect(JSON.parse(body)).toEqual(adminTenantNotFound().problem);
+    // The admin API's bytes for a missing tenant: the sign-in reveals no more than the API does.
+    expect(body).toBe((await adminApiMissingTenant()).body);
     // Nor does a HEAD start one (no cookies, no redirect).
     const head = await fetch(`${baseUrl}/admin/v1/tenants/acme/login`, { method: 'HEAD', redirect: 'manual' });
     expect(head.status).toBe(404);

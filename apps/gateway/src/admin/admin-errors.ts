@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorSummary } from '@mcpgw/core';
 import { problemOfStoreError, StoreError } from './admin-views.js';
 import { AdminProblem, sendProblem } from './problem.js';
+import { isProblemError, sendProblem as sendOwnProblem } from './sign-in/sign-in-problem.js';
 
 /** Framework refusals (before a handler runs) as problems. */
 function fromFramework(error: FastifyError): AdminProblem | undefined {
@@ -39,6 +40,10 @@ export function installAdminErrors(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AdminProblem) return sendProblem(reply, error);
     if (error instanceof StoreError) return sendProblem(reply, problemOfStoreError(error));
+    // An authenticator's refusal that brings its own RFC 9457 body (the browser session's
+    // `session-invalid`, its missing-tenant 404) is sent as it is: a page told
+    // `session-invalid` on a write knows to sign in again, as on GET .../session.
+    if (isProblemError(error)) return sendOwnProblem(reply, error);
     const framework = fromFramework(error);
     if (framework !== undefined) return sendProblem(reply, framework);
     request.log.error({ err: errorSummary(error) }, 'admin API request failed');
