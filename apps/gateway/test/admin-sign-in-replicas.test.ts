@@ -7,7 +7,9 @@
  * control plane on the real Postgres, as behind a load balancer; the
  * identity provider is a local oidc-provider. Each replica's admin API takes
  * a write from the session, and both writes land in the one audit log.
- * Also here: a person the identity provider signs in who is not an admin.
+ * Also here: a person the identity provider signs in who is not an admin,
+ * and one who becomes an admin when the tenant's role bindings change in the
+ * control plane (the sign-in asks the admin API's own check, bindings and all).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -45,23 +47,32 @@ beforeAll(async () => {
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResources: ['acme', 'umbrella'].map((id) => `${publicUrl}/admin/v1/tenants/${id}`),
+    adminResources: ['acme', 'umbrella', 'initrode'].map((id) => `${publicUrl}/admin/v1/tenants/${id}`),
     clients: [
       { clientId: 'acme-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/acme/callback`] },
       { clientId: 'umbrella-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/umbrella/callback`] },
+      { clientId: 'initrode-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/initrode/callback`] },
     ],
     logger: silent,
   });
-  const tenant = (id: string, scopes: string[]) => ({
+  const tenant = (id: string, scopes: string[], binding: object = ADMIN_BINDING) => ({
     id,
     auth: { issuers: [{ issuer, discovery: true }] },
     grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
     sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] }],
     adminSignIn: { clientId: `${id}-admin`, scopes },
-    adminRoleBindings: [ADMIN_BINDING],
+    adminRoleBindings: [binding],
   });
   // umbrella's sign-in does not ask for the admin scope: its people sign in, but not as admins.
-  const document = { tenants: [tenant('acme', ['openid', ADMIN_SCOPE]), tenant('umbrella', ['openid'])] };
+  // initrode's people get the admin scope, but its only role binding wants a group the identity provider never sends.
+  const groupOnly = { name: 'group-only', groups: ['gateway-admins'] };
+  const document = {
+    tenants: [
+      tenant('acme', ['openid', ADMIN_SCOPE]),
+      tenant('umbrella', ['openid']),
+      tenant('initrode', ['openid', ADMIN_SCOPE], groupOnly),
+    ],
+  };
   for (const port of [first, second]) {
     const built = await buildTestApp({
       bootstrap: { configDir: keysDir, document },
@@ -134,5 +145,38 @@ describe('a person who signs in but is not an admin', () => {
       headers: { cookie: cookieHeader(jar) },
     });
     expect(session.status).toBe(401);
+  });
+});
+
+describe("a tenant's admin role bindings decide who signs in as an admin", () => {
+  it('refuses a holder of the admin scope the bindings do not name, then admits them once a binding does', async () => {
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+    const refused = await signInThroughBrowser(a.url, 'initrode', new Map());
+    expect(refused.callback.status).toBe(403);
+    expect(await refused.callback.json()).toMatchObject({ code: 'not-an-admin', status: 403 });
+    expect(refused.callbackCookies.some((cookie) => cookie.startsWith('mcpgw-admin-session='))).toBe(false);
+
+    // A binding for the scope's holders, committed to the shared control plane (as the bootstrap or an operator would).
+    await a.built.app.controlPlane!.store.putEntity(
+      { actor: { kind: 'operator', subject: 'test-operator' } },
+      'initrode',
+      'admin-role-binding',
+      'scope-holders',
+      { scopes: [ADMIN_SCOPE] },
+    );
+    const jar: Jar = new Map();
+    const admitted = await signInThroughBrowser(
+      b.url,
+      'initrode',
+      jar,
+      (url) => new URL(`${url.pathname}${url.search}`, b.url),
+      publicUrl,
+    );
+    expect(admitted.callback.status).toBe(303);
+    const session = await fetch(`${b.url}/admin/v1/tenants/initrode/session`, {
+      headers: { cookie: cookieHeader(jar) },
+    });
+    expect(session.status).toBe(200);
+    expect(await session.json()).toMatchObject({ principal: { kind: 'tenant-admin', tenantId: 'initrode' } });
   });
 });
