@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { AuditEvent } from '@mcpgw/control-plane';
 import type { Logger } from '@mcpgw/core';
@@ -10,6 +11,22 @@ import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
 /** The admin scope the tests' identity providers grant the signed-in admin. */
 export const ADMIN_SCOPE = 'mcpgw:admin';
 export const SECRET = 'a test SECRETS_KEY of at least thirty-two characters';
+
+/** A logger for the identity providers the tests start: their logs are not under test. */
+export const SILENT: Logger = (() => {
+  const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} };
+  return silent as unknown as Logger;
+})();
+
+/** A log stream that keeps the gateway's JSON lines in `lines`, for a test to scan. */
+export function recordLines(lines: string[]): Writable {
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+}
 
 /** The role binding the tests' tenants grant their admins: whoever holds the admin scope for the tenant's admin resource. */
 export const ADMIN_BINDING = { name: 'admins', scopes: [ADMIN_SCOPE] } as const;

@@ -10,7 +10,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
@@ -19,6 +18,7 @@ import {
   ADMIN_BINDING,
   ADMIN_SCOPE,
   SECRET,
+  SILENT,
   cookieHeader,
   putGrant,
   signInThroughBrowser,
@@ -37,12 +37,11 @@ beforeAll(async () => {
   port = await freePort();
   const issuer = `http://127.0.0.1:${idpPort}/idp`;
   keysDir = await mkdtemp(join(tmpdir(), 'https-idp-'));
-  const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
     adminResources: [`${publicUrl()}/admin/v1/tenants/globex`],
     clients: [{ clientId: 'globex-admin', redirectUris: [`${publicUrl()}/admin/v1/tenants/globex/callback`] }],
-    logger: silent,
+    logger: SILENT,
   });
   built = await buildTestApp({
     bootstrap: {

@@ -12,10 +12,8 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '@mcpgw/core';
 import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
@@ -27,8 +25,10 @@ import {
   ADMIN_BINDING,
   ADMIN_SCOPE,
   SECRET,
+  SILENT,
   cookieHeader,
   putGrant,
+  recordLines,
   signInThroughBrowser,
   startSecondIssuer,
   stateOf,
@@ -43,10 +43,6 @@ const logs: string[] = [];
 let idp: Awaited<ReturnType<typeof startSecondIssuer>>;
 let keysDir: string;
 let baseUrl: string;
-/** The admin resource of a tenant: the audience its admins' access tokens name. */
-const adminResource = (tenant: string) => `${baseUrl}/admin/v1/tenants/${tenant}`;
-
-const files = { type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] };
 
 beforeAll(async () => {
   const [port, idpPort] = [await freePort(), await freePort()];
@@ -54,9 +50,9 @@ beforeAll(async () => {
   const issuer = `http://127.0.0.1:${idpPort}/idp`;
   const callback = (tenant: string) => `${baseUrl}/admin/v1/tenants/${tenant}/callback`;
   keysDir = await mkdtemp(join(tmpdir(), 'second-idp-'));
-  const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
+    // Each tenant's admin resource: the audience the admin API wants of that tenant's admins.
     adminResources: ['acme', 'globex', 'hooli'].map((tenant) => `${baseUrl}/admin/v1/tenants/${tenant}`),
     clients: [
       { clientId: 'acme-admin', clientSecret: CLIENT_SECRET, redirectUris: [callback('acme')] },
@@ -67,13 +63,13 @@ beforeAll(async () => {
         redirectUris: [callback('hooli')],
       },
     ],
-    logger: silent,
+    logger: SILENT,
   });
   const tenant = (id: string, adminSignIn?: object) => ({
     id,
     auth: { issuers: [{ issuer, discovery: true }] },
     grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
-    sources: [{ id: 'notes', ...files }],
+    sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://one', name: 'one', text: 'one' }] }],
     adminRoleBindings: [ADMIN_BINDING],
     ...(adminSignIn === undefined ? {} : { adminSignIn }),
   });
@@ -107,12 +103,7 @@ beforeAll(async () => {
     },
     controlPlane: 'open-from-env',
     admin: {},
-    logStream: new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logs.push(chunk.toString('utf8'));
-        done();
-      },
-    }),
+    logStream: recordLines(logs),
   });
   await built.app.listen({ host: '127.0.0.1', port });
 });
@@ -130,7 +121,7 @@ const acmeAdminToken = () =>
   mintDevAccessToken({
     issuer: idp.issuer,
     keystorePath: join(keysDir, 'keys.json'),
-    resource: adminResource('acme'),
+    resource: `${baseUrl}/admin/v1/tenants/acme`, // acme's admin resource: the audience the admin API wants
     scope: ADMIN_SCOPE,
   });
 

@@ -15,7 +15,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
@@ -25,6 +24,7 @@ import {
   ADMIN_BINDING,
   ADMIN_SCOPE,
   SECRET,
+  SILENT,
   auditOf,
   cookieHeader,
   putGrant,
@@ -44,7 +44,6 @@ beforeAll(async () => {
   publicUrl = `http://127.0.0.1:${first}`;
   const issuer = `http://127.0.0.1:${idpPort}/idp`;
   keysDir = await mkdtemp(join(tmpdir(), 'replicas-idp-'));
-  const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
     adminResources: ['acme', 'umbrella', 'initrode'].map((id) => `${publicUrl}/admin/v1/tenants/${id}`),
@@ -53,7 +52,7 @@ beforeAll(async () => {
       { clientId: 'umbrella-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/umbrella/callback`] },
       { clientId: 'initrode-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/initrode/callback`] },
     ],
-    logger: silent,
+    logger: SILENT,
   });
   const tenant = (id: string, scopes: string[], binding: object = ADMIN_BINDING) => ({
     id,
