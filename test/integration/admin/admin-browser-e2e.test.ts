@@ -259,6 +259,28 @@ describe('a tenant admin signed in from a browser', () => {
     }
   });
 
+  it('keeps a session signed in on replica 1 working on replica 2, and off the operator-only routes', async () => {
+    const [one, two] = replicas as [StartedGateway, StartedGateway];
+    const jar = await signIn(one, 'acme');
+    const csrfToken = await csrfTokenOf(two, jar, 'acme');
+    const flush = await adminCall(two, jar, 'POST', '/tenants/acme/cache/flush', { csrfToken });
+    expect(flush.status, flush.text).toBe(204);
+    const tenant = await adminCall(two, jar, 'GET', '/tenants/acme');
+    expect(tenant.status, tenant.text).toBe(200);
+    // Suspending is an operator's action: a tenant admin's session is refused, and the tenant keeps serving.
+    const suspend = await adminCall(two, jar, 'POST', '/tenants/acme/suspend', { csrfToken });
+    expect(suspend.status, suspend.text).toBe(403);
+    expect((await adminCall(one, jar, 'GET', '/tenants/acme')).text).toContain('"status":"active"');
+    const everyTenant = await adminCall(two, jar, 'GET', '/tenants');
+    expect(everyTenant.status, everyTenant.text).toBe(401);
+    // A session cookie that does not open (tampered) is no session: 401, on either replica.
+    const tampered: Jar = new Map([...jar].map(([name, value]) => [name, `${value.slice(0, -4)}AAAA`]));
+    for (const replica of [one, two]) {
+      const refused = await adminCall(replica, tampered, 'GET', '/tenants/acme/sources');
+      expect(refused.status, refused.text).toBe(401);
+    }
+  });
+
   it('is refused 403 for the same write without the CSRF token, and nothing changes', async () => {
     const [one, two] = replicas as [StartedGateway, StartedGateway];
     const jar = await signIn(one, 'acme');
