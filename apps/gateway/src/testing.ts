@@ -19,6 +19,8 @@ export type { TenantEvent, TenantEventBus } from './notifications/tenant-events.
 export type { EventsOption, TenantEvents } from './notifications/gateway-events.js';
 /** The admin API's route table (tests enumerate every route for isolation and the OpenAPI document). */
 export { adminRouteTable } from './admin/admin-routes.js';
+/** The preview row the app adds to that table (tests enumerate every route the app serves). */
+export { previewAdminRoutes } from './admin/routes/preview-routes.js';
 export { defineAdminRoute, type AdminRoute } from './admin/admin-route.js';
 export type { AdminAuthenticator, AdminPrincipal } from './admin/admin-principal.js';
 /** The registry tenants are served from (bench/tenant-registry.ts times its lease against a map lookup). */

@@ -20,6 +20,7 @@ import {
   SECRET,
   cookieHeader,
   scopeResolver,
+  tenantAdminResource,
   signInThroughBrowser,
   wireSignIn,
 } from './admin-sign-in-harness.js';
@@ -37,7 +38,7 @@ beforeAll(async () => {
   });
   baseUrl = `http://127.0.0.1:${port}`;
   devIssuer = devAuthorizationServerIssuer(baseUrl);
-  const resolve = scopeResolver(devIssuer, `${baseUrl}/admin/v1`, built.app.log as unknown as Logger);
+  const resolve = scopeResolver(devIssuer, [tenantAdminResource(baseUrl, 'demo')], built.app.log as unknown as Logger);
   ({ writes } = await wireSignIn(built, baseUrl, resolve, devIssuer));
   await built.app.listen({ host: '127.0.0.1', port });
 });
@@ -55,7 +56,7 @@ describe('admin sign-in through the development authorization server', () => {
     expect(authorize.searchParams.get('client_id')).toBe('mcpgw-admin-demo');
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorize.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(authorize.searchParams.get('resource')).toBe(`${baseUrl}/admin/v1`);
+    expect(authorize.searchParams.get('resource')).toBe(tenantAdminResource(baseUrl, 'demo'));
     expect(authorize.searchParams.get('scope')).toBe(`openid ${ADMIN_SCOPE}`);
     expect(authorize.searchParams.get('redirect_uri')).toBe(`${baseUrl}/admin/v1/tenants/demo/callback`);
     expect(authorize.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{16,}$/);
@@ -144,7 +145,7 @@ describe('admin sign-in through the development authorization server', () => {
   it('needs no CSRF token from a bearer-token caller', async () => {
     // What `npm run token -- --tenant demo --admin` prints.
     const { token, resource, scope } = await mintTenantToken(built.config, { tenant: 'demo', admin: true });
-    expect(resource).toBe(`${baseUrl}/admin/v1`);
+    expect(resource).toBe(tenantAdminResource(baseUrl, 'demo'));
     expect(scope).toBe(ADMIN_SCOPE);
     const response = await fetch(`${baseUrl}/admin/v1/tenants/demo/probe`, {
       method: 'POST',

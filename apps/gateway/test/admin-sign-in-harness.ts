@@ -16,21 +16,26 @@ import { createBaseUrlResolver } from '../src/public-url.js';
 export const ADMIN_SCOPE = 'mcpgw:admin';
 export const SECRET = 'a test SECRETS_KEY of at least thirty-two characters';
 
+/** The admin API resource of a tenant, the sign-in's default `resource` (docs/admin-sign-in.md). */
+export const tenantAdminResource = (baseUrl: string, tenantId: string): string =>
+  `${baseUrl}/admin/v1/tenants/${tenantId}`;
+
 /**
  * A real admin resolver standing in for the admin API's: the access token is
  * verified by packages/auth against the issuer's discovered JWKS (issuer,
- * audience = the admin resource, expiry, `typ` at+jwt), then must carry the
- * admin scope. The admin API's own resolver replaces it when wired.
+ * audience = one of the tenants' admin resources, expiry, `typ` at+jwt), then
+ * must carry the admin scope. The admin API's own resolver (tested through the
+ * app in test/integration/admin) also ties the audience to the tenant.
  */
-export function scopeResolver(issuer: string, adminResource: string, logger: Logger): ResolveAdmin {
+export function scopeResolver(issuer: string, adminResources: readonly string[], logger: Logger): ResolveAdmin {
   const verifier = createTokenVerifier({
-    resource: adminResource,
+    resource: adminResources[0] as string,
     issuers: [
       {
         issuer,
         keys: { discovery: true },
         algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
-        audiences: [],
+        audiences: adminResources.slice(1),
         tokenTypes: ['at+jwt'],
         scopeClaim: 'scope',
         clockToleranceSeconds: 30,

@@ -19,6 +19,7 @@ import {
   SECRET,
   cookieHeader,
   scopeResolver,
+  tenantAdminResource,
   signInThroughBrowser,
   startSecondIssuer,
   wireSignIn,
@@ -38,7 +39,7 @@ beforeAll(async () => {
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResources: [`${publicUrl()}/admin/v1`],
+    adminResources: [tenantAdminResource(publicUrl(), 'globex')],
     clients: [{ clientId: 'globex-admin', redirectUris: [`${publicUrl()}/admin/v1/tenants/globex/callback`] }],
     logger: silent,
   });
@@ -59,7 +60,7 @@ beforeAll(async () => {
     },
     env: { HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: publicUrl(), SECRETS_KEY: SECRET },
   });
-  await wireSignIn(built, publicUrl(), scopeResolver(issuer, `${publicUrl()}/admin/v1`, silent));
+  await wireSignIn(built, publicUrl(), scopeResolver(issuer, [tenantAdminResource(publicUrl(), 'globex')], silent));
   await built.app.listen({ host: '127.0.0.1', port });
 });
 afterAll(async () => {

@@ -25,6 +25,7 @@ import {
   SECRET,
   cookieHeader,
   scopeResolver,
+  tenantAdminResource,
   signInThroughBrowser,
   startSecondIssuer,
   wireSignIn,
@@ -49,10 +50,11 @@ beforeAll(async () => {
   const issuer = `http://127.0.0.1:${idpPort}/idp`;
   const callback = (tenant: string) => `${baseUrl}/admin/v1/tenants/${tenant}/callback`;
   keysDir = await mkdtemp(join(tmpdir(), 'second-idp-'));
+  const adminResources = ['acme', 'globex', 'hooli', 'initech'].map((id) => tenantAdminResource(baseUrl, id));
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResources: [`${baseUrl}/admin/v1`],
+    adminResources,
     clients: [
       { clientId: 'acme-admin', clientSecret: CLIENT_SECRET, redirectUris: [callback('acme')] },
       { clientId: 'globex-admin', redirectUris: [callback('globex')] },
@@ -106,7 +108,7 @@ beforeAll(async () => {
       },
     }),
   });
-  const resolve = scopeResolver(issuer, `${baseUrl}/admin/v1`, built.app.log as unknown as Logger);
+  const resolve = scopeResolver(issuer, adminResources, built.app.log as unknown as Logger);
   ({ writes } = await wireSignIn(built, baseUrl, resolve));
   await built.app.listen({ host: '127.0.0.1', port });
 });
@@ -144,7 +146,7 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     const adminToken = await mintDevAccessToken({
       issuer: idp.issuer,
       keystorePath: join(keysDir, 'keys.json'),
-      resource: `${baseUrl}/admin/v1`,
+      resource: tenantAdminResource(baseUrl, 'acme'),
       scope: ADMIN_SCOPE,
     });
     const missing = await fetch(`${baseUrl}/admin/v1/tenants/no-such-tenant/probe`, {

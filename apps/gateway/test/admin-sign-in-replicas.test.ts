@@ -21,6 +21,7 @@ import {
   SECRET,
   cookieHeader,
   scopeResolver,
+  tenantAdminResource,
   signInThroughBrowser,
   startSecondIssuer,
   wireSignIn,
@@ -36,10 +37,11 @@ beforeAll(async () => {
   publicUrl = `http://127.0.0.1:${first}`;
   const issuer = `http://127.0.0.1:${idpPort}/idp`;
   keysDir = await mkdtemp(join(tmpdir(), 'replicas-idp-'));
+  const adminResources = ['acme', 'umbrella'].map((id) => tenantAdminResource(publicUrl, id));
   const silent = { child: () => silent, debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
   idp = await startSecondIssuer(idpPort, {
     keystorePath: join(keysDir, 'keys.json'),
-    adminResources: [`${publicUrl}/admin/v1`],
+    adminResources,
     clients: [
       { clientId: 'acme-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/acme/callback`] },
       { clientId: 'umbrella-admin', redirectUris: [`${publicUrl}/admin/v1/tenants/umbrella/callback`] },
@@ -60,7 +62,7 @@ beforeAll(async () => {
       bootstrap: { configDir: keysDir, document },
       env: { HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: publicUrl, SECRETS_KEY: SECRET },
     });
-    const { writes } = await wireSignIn(built, publicUrl, scopeResolver(issuer, `${publicUrl}/admin/v1`, silent));
+    const { writes } = await wireSignIn(built, publicUrl, scopeResolver(issuer, adminResources, silent));
     await built.app.listen({ host: '127.0.0.1', port });
     replicas.push({ built, url: `http://127.0.0.1:${port}`, writes });
   }

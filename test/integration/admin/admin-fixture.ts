@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import type { BuildAppOptions } from '@mcpgw/gateway/testing';
+import { adminRouteTable, previewAdminRoutes } from '@mcpgw/gateway/testing';
 import type { StartedGateway } from '@mcpgw/test-helpers/gateway';
 import { startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
@@ -19,6 +20,13 @@ import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postg
 export const CANARIES = ['canary-pw-7f3a9e1b2c', 'canary-pw-second-55d1'] as const;
 
 export type Engine = 'postgres' | 'pglite';
+
+/** Every route the app's admin API serves: the built-in table plus the preview row the app adds to it. */
+export const servedAdminRoutes = (serverUrl: string) =>
+  adminRouteTable(
+    serverUrl,
+    previewAdminRoutes(() => 'unused'),
+  ).list();
 
 export interface AdminResponse {
   readonly status: number;

@@ -1,14 +1,13 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminRouteTable } from '@mcpgw/gateway/testing';
-import { type AdminFixture, startAdminFixture } from './admin-fixture.js';
+import { type AdminFixture, startAdminFixture, servedAdminRoutes } from './admin-fixture.js';
 
 // "No input may crash the process", for the admin surface: random bodies,
 // names and conditional headers on every route, sent as an operator (so that
 // each request reaches the handler). Every answer is a 2xx or a problem
 // details document with a 4xx status, never a 5xx.
 
-const routes = adminRouteTable('http://unused').list();
+const routes = servedAdminRoutes('http://unused');
 
 const name = fc.oneof(
   fc.constantFrom('notes', 'staff', 'admins', 'x', '%2F', '..', 'a%00b', encodeURIComponent('http://127.0.0.1:1/i')),

@@ -1,6 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { adminRouteTable } from '@mcpgw/gateway/testing';
-import { type AdminFixture, type Engine, startAdminFixture } from './admin-fixture.js';
+import { type AdminFixture, type Engine, startAdminFixture, servedAdminRoutes } from './admin-fixture.js';
 
 // Tenant boundaries and write safety of the admin API: every route of the
 // table with tenant alpha's admin against tenant beta answers exactly what a
@@ -15,7 +14,7 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API boundaries on %s', (eng
   let f: AdminFixture;
   let alphaAdmin: string;
   let betaAdmin: string;
-  const routes = adminRouteTable('http://unused').list();
+  const routes = servedAdminRoutes('http://unused');
 
   beforeAll(async () => {
     f = await startAdminFixture(engine);
