@@ -6,8 +6,8 @@ import { runAdminCli } from '../src/admin-cli.js';
 import { type PreviewFixture, startPreviewFixture } from './admin-preview-fixture.js';
 import { ADMIN_CLI, runBuilt } from './gateway-process.js';
 
-// `npm run admin -- preview` against a running gateway with the preview
-// route (admin-preview-fixture.ts): in process, and as the built script.
+// `npm run admin -- preview` against a running gateway serving the admin API
+// (admin-preview-fixture.ts): in process, and as the built script.
 
 let fixture: PreviewFixture;
 let baseUrl: string;

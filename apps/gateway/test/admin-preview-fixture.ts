@@ -2,25 +2,21 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { expect } from 'vitest';
-import { freePort } from '@mcpgw/test-helpers/free-port';
-import { buildTestApp, type TestApp } from '@mcpgw/test-helpers/gateway';
+import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
-import type { AdminPrincipal } from '../src/admin/admin-principal.js';
-import { previewRoutes } from '../src/admin/preview-route.js';
 import type { PreviewResponse } from '../src/admin/preview-schema.js';
 import { previewResponseSchema } from '../src/admin/preview-schema.js';
-import { createPrincipalFingerprint } from '../src/principal-fingerprint.js';
 
-// The gateway the preview tests talk to over real HTTP: three tenants (two
-// trusting each their own local issuer, one anonymous), the preview route
-// registered as the admin API will register it, behind a bearer check of a
-// third local issuer (the operators' and admins' identity provider).
+// The gateway the preview tests talk to over real HTTP: the app as `npm start`
+// builds it, serving its tenants from a control plane (PGlite under the test's
+// DATA_DIR) with the admin API on, so the preview is the row of the admin
+// route table with the API's real authentication. Three tenants (two trusting
+// each their own local issuer, one anonymous); operators come from a third
+// local issuer (OPERATOR_ISSUER), acme's tenant admins from acme's own.
 
 const SECRET = 'preview-test-secret-key-0123456789abcdef';
-const ADMIN_AUDIENCE = 'mcpgw-admin';
+const ADMIN_SCOPE = 'gateway:admin';
 
 const staticSource = (id: string, count: number) => ({
   id,
@@ -32,29 +28,8 @@ const staticSource = (id: string, count: number) => ({
   })),
 });
 
-/** The admin API's bearer check, built for this test from the admin issuer: operator role, or admin scope of one tenant. */
-function adminBearerCheck(issuer: LocalIssuer) {
-  const keys = createRemoteJWKSet(new URL(issuer.jwksUri));
-  return async (request: FastifyRequest): Promise<AdminPrincipal | undefined> => {
-    const header = request.headers.authorization;
-    if (header === undefined || !header.startsWith('Bearer ')) return undefined;
-    let payload;
-    try {
-      ({ payload } = await jwtVerify(header.slice(7), keys, { issuer: issuer.issuer, audience: ADMIN_AUDIENCE }));
-    } catch {
-      throw Object.assign(new Error('The admin token is not valid'), { statusCode: 401 });
-    }
-    const subject = payload.sub ?? '';
-    if (payload.role === 'operator') return { kind: 'operator', issuer: issuer.issuer, subject, via: 'bearer' };
-    if (typeof payload.tenant === 'string' && String(payload.scope).split(' ').includes('admin')) {
-      return { kind: 'tenant-admin', tenantId: payload.tenant, issuer: issuer.issuer, subject, via: 'bearer' };
-    }
-    throw Object.assign(new Error('Not an admin'), { statusCode: 403 });
-  };
-}
-
 export interface PreviewFixture {
-  gateway: TestApp;
+  gateway: StartedGateway;
   baseUrl: string;
   idpAcme: LocalIssuer;
   idpGlobex: LocalIssuer;
@@ -65,7 +40,7 @@ export interface PreviewFixture {
   resource(tenant: string): string;
   operatorToken(): Promise<string>;
   acmeAdminToken(): Promise<string>;
-  /** A token of the admin issuer that names neither the operator role nor a tenant. */
+  /** A token of the operators' issuer, for the admin API, without the operator role. */
   nonAdminToken(): Promise<string>;
   preview(
     tenant: string,
@@ -105,6 +80,7 @@ export async function startPreviewFixture(): Promise<PreviewFixture> {
             allow: [{ source: 'handbook', uris: ['file:///handbook/eng/**', 'file:///handbook/archive/**'] }],
           },
         ],
+        adminRoleBindings: [{ name: 'admins', scopes: [ADMIN_SCOPE] }],
         sources: [
           staticSource('docs', 150),
           staticSource('ledger', 20),
@@ -121,33 +97,25 @@ export async function startPreviewFixture(): Promise<PreviewFixture> {
     ],
   };
   await writeFile(join(dir, 'gateway.json'), JSON.stringify(config));
-  const port = await freePort();
   const logLines: string[] = [];
   const logStream = new PassThrough();
   logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
-  const gateway = await buildTestApp({
+  const gateway = await startGateway({
+    configPath: join(dir, 'gateway.json'),
+    controlPlane: 'open-from-env',
+    admin: {},
     logStream,
     env: {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      GATEWAY_CONFIG: join(dir, 'gateway.json'),
       SECRETS_KEY: SECRET,
+      OPERATOR_ISSUER: idpAdmin.issuer,
+      OPERATOR_JWKS_URI: idpAdmin.jwksUri,
       // Shedding has its own tests; on a busy test machine it would turn a comparison request into a 503.
       SHED_EVENT_LOOP_DELAY_MS: '0',
     },
   });
-  const { app } = gateway;
-  // As the admin API registers it: under /admin/v1, with its caller check and the app's registry.
-  await app.register(previewRoutes, {
-    prefix: '/admin/v1',
-    authenticate: adminBearerCheck(idpAdmin),
-    acquire: (tenantId) => app.tenants.acquire(tenantId),
-    principalFingerprint: createPrincipalFingerprint(Buffer.from(SECRET, 'utf8')),
-  });
-  await app.listen({ host: '127.0.0.1', port });
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const baseUrl = gateway.baseUrl;
 
-  const operatorToken = () => idpAdmin.token({ aud: ADMIN_AUDIENCE, sub: 'olga', role: 'operator' });
+  const operatorToken = () => idpAdmin.token({ aud: `${baseUrl}/admin/v1`, sub: 'olga', roles: ['gateway-operator'] });
   const preview: PreviewFixture['preview'] = async (tenant, body, adminToken) => {
     const response = await fetch(`${baseUrl}/admin/v1/tenants/${tenant}/preview`, {
       method: 'POST',
@@ -165,8 +133,8 @@ export async function startPreviewFixture(): Promise<PreviewFixture> {
     logLines,
     resource: (tenant) => `${baseUrl}/t/${tenant}/mcp`,
     operatorToken,
-    acmeAdminToken: () => idpAdmin.token({ aud: ADMIN_AUDIENCE, sub: 'ann', tenant: 'acme', scope: 'admin' }),
-    nonAdminToken: () => idpAdmin.token({ aud: ADMIN_AUDIENCE, sub: 'z' }),
+    acmeAdminToken: () => idpAcme.token({ aud: `${baseUrl}/admin/v1/tenants/acme`, sub: 'ann', scope: ADMIN_SCOPE }),
+    nonAdminToken: () => idpAdmin.token({ aud: `${baseUrl}/admin/v1`, sub: 'z' }),
     preview,
     async previewOk(tenant, body) {
       const answer = await preview(tenant, body, await operatorToken());

@@ -6,8 +6,9 @@ import { MODERN_META, mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { findUnmatchedPatterns } from '../src/admin/preview-pattern-check.js';
 import { type PreviewFixture, startPreviewFixture } from './admin-preview-fixture.js';
 
-// "Preview as" over real HTTP (admin-preview-fixture.ts): every preview is
-// compared with what a real MCP request of the same caller gets.
+// "Preview as" over real HTTP, the admin API's route served by the app itself
+// (admin-preview-fixture.ts): every preview is compared with what a real MCP
+// request of the same caller gets.
 
 let fixture: PreviewFixture;
 let gateway: PreviewFixture['gateway'];
@@ -269,7 +270,10 @@ describe('who may preview', () => {
       body: '{"claims":{"sub":"x"}}',
     });
     expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    // The admin API's challenge points at the tenant's admin resource metadata (RFC 9728 section 5.1).
+    expect(none.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource/admin/v1/tenants/acme"`,
+    );
     const notAdmin = await preview('acme', { claims: { sub: 'x' } }, await fixture.nonAdminToken());
     expect(notAdmin.status).toBe(403);
     // A token of the tenant's own issuer is not an admin credential.

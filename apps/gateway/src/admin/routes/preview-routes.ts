@@ -2,7 +2,7 @@ import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
 import { tenantIdParams } from '../admin-schemas.js';
 import { AdminProblem } from '../problem.js';
-import { PreviewRefusal, previewTenant } from '../preview-route.js';
+import { PreviewRefusal, previewTenant } from '../preview-tenant.js';
 import { previewRequestSchema, previewResponseSchema } from '../preview-schema.js';
 
 /**
