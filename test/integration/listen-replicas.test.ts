@@ -20,6 +20,7 @@ const PUBLIC_URL = 'http://127.0.0.1:1';
 const AUD = `${PUBLIC_URL}/t/acme/mcp`;
 const SUB = 'io.modelcontextprotocol/subscriptionId';
 const Q4 = 's3:///reports/q4.md';
+const MARKER = 's3:///reports/marker.md';
 const LIST_CHANGED = 'notifications/resources/list_changed';
 const UPDATED = 'notifications/resources/updated';
 const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'ops' }, clientAddress: '127.0.0.1' };
@@ -98,6 +99,7 @@ beforeAll(async () => {
     seed: async ({ sourceDb, s3 }) => {
       await sourceDb.sql('CREATE TABLE public.customers (id int PRIMARY KEY)');
       await s3.client.send(new PutObjectCommand({ Bucket: 'reports', Key: 'q4.md', Body: '# Q4' }));
+      await s3.client.send(new PutObjectCommand({ Bucket: 'reports', Key: 'marker.md', Body: 'm' }));
     },
     tenants: ({ auth, sourceDb, s3 }) => [
       {
@@ -141,7 +143,7 @@ afterAll(async () => {
 describe('subscriptions/listen across two replicas', () => {
   it('opens streams on replica 1, which watches nothing itself; replica 2 watches the sources', async () => {
     alice = await listen('alice', { resourcesListChanged: true, resourceSubscriptions: [Q4] }, 'alice-1');
-    bob = await listen('bob', { resourcesListChanged: true }, 'bob-1');
+    bob = await listen('bob', { resourcesListChanged: true, resourceSubscriptions: [MARKER] }, 'bob-1');
     expect(await alice.next()).toMatchObject({
       method: 'notifications/subscriptions/acknowledged',
       params: { notifications: { resourcesListChanged: true, resourceSubscriptions: [Q4] } },
@@ -179,15 +181,16 @@ describe('subscriptions/listen across two replicas', () => {
     });
     await nextMatching(alice, isMessage(LIST_CHANGED));
     await one().tenantSync!.settled();
-    await two().tenantSync!.settled();
-    // The marker: a new object both callers may see, caused after the grant change was applied.
-    await sourcesSettled(two());
-    await pair.s3.client.send(new PutObjectCommand({ Bucket: 'reports', Key: 'marker.md', Body: 'm' }));
-    await nextMatching(bob, isMessage(LIST_CHANGED));
-    await nextMatching(alice, isMessage(LIST_CHANGED));
-    // Bob's first message after the grant change is the marker's: the grant change told him nothing.
-    expect(bob.messages.slice(bobBefore, bobBefore + 1).map((message) => message.method)).toEqual([LIST_CHANGED]);
-    expect(bob.messages.length).toBe(bobBefore + 1);
+    // The marker: an update of the one URI bob subscribed to, published on replica 2 after the
+    // grant change was applied on replica 1, so it reaches bob after anything the change caused.
+    pair.buses[1].publish({
+      type: 'source',
+      tenantId: 'acme',
+      sourceId: 'reports',
+      change: { type: 'resource-updated', uri: MARKER },
+    });
+    await nextMatching(bob, isMessage(UPDATED, MARKER));
+    expect(bob.messages.slice(bobBefore).map((message) => message.method)).toEqual([UPDATED]);
   });
 
   it('sends list_changed (and updated for subscriptions) after replica 1’s bus connection to Redis is killed', async () => {
