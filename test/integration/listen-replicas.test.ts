@@ -196,10 +196,9 @@ describe('subscriptions/listen across two replicas', () => {
   it('sends list_changed (and updated for subscriptions) after replica 1’s bus connection to Redis is killed', async () => {
     const name = pair.buses[0].subscriberName;
     const idOf = async () =>
-      (await redis.client('LIST'))
-        .toString()
+      String(await redis.client('LIST'))
         .split('\n')
-        .find((line) => line.includes(` name=${name} `))
+        .find((line: string) => line.includes(` name=${name} `))
         ?.match(/^id=(\d+)/)?.[1];
     const killed = await idOf();
     expect(killed).toBeDefined();
