@@ -1,24 +1,14 @@
 /**
  * Benchmark: the full path of a live notification across replicas, from a
- * change made on (or noticed by) gateway replica 2 to the SSE message an
- * HTTP client of a `subscriptions/listen` stream on replica 1 receives (MCP
- * 2026-07-28, basic/patterns/subscriptions), p50 and p99, four ways
- * interleaved in one run (order rotating each round):
- *
- *   Redis pub/sub (floor)    a bare ioredis PUBLISH heard by a SUBSCRIBE on another connection
- *   bus event                a `source` event published on replica 2's bus, `resources/updated` on the stream
- *                            (Redis, the envelope, the per-caller filter, the SSE write and the client's parse)
- *   Postgres table created   CREATE TABLE in the tenant's database, `list_changed` on the stream (replica 2's
- *                            event-trigger change feed: NOTIFY, its 50 ms debounce, a catalog comparison,
- *                            the cache invalidation, then the bus)
- *   grant changed            a grant written through replica 2's control-plane store, `list_changed` on the
- *                            stream (Postgres NOTIFY to replica 1, a new tenant runtime built and swapped in,
- *                            the caller's set compared)
- *
+ * change on gateway replica 2 to the SSE message a `subscriptions/listen`
+ * client on replica 1 has parsed (MCP 2026-07-28, basic/patterns/subscriptions),
+ * p50 and p99, beside the bare Redis pub/sub floor, interleaved in one run:
+ * a `source` event on replica 2's bus (`resources/updated`), a table created
+ * in the tenant's Postgres (`list_changed`, replica 2's change feed) and a
+ * grant written through replica 2's control-plane store (`list_changed`).
  * Replica 1's sources have no change feed, so every source change it tells
- * its stream came from replica 2. Prints a Markdown table and writes it to
- * docs/performance.md under "## Live notifications across replicas" (other
- * headings kept).
+ * its stream came from replica 2. Writes docs/performance.md, "## Live
+ * notifications across replicas" (other headings kept).
  *
  * Run (Redis on REDIS_URL or 127.0.0.1:6379, Postgres on DATABASE_URL or 127.0.0.1:5432;
  * Node 22 strips the types, the packages and the app run from their build):
@@ -27,19 +17,20 @@
  *   npx prettier --write docs/performance.md   # aligns the table it wrote
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { silentLogger } from '@mcpgw/core';
-import { createRedisTenantEventBus, type RedisTenantEventBus } from '@mcpgw/gateway/testing';
+import { createRedisTenantEventBus, type RedisTenantEventBus, type TenantEvent } from '@mcpgw/gateway/testing';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { withoutChangeFeeds } from '@mcpgw/test-helpers/without-change-feeds';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import type * as PerformanceSectionModule from './support/performance-section.js';
 
 const iterationsFlag = process.argv.indexOf('--iterations');
 const ITERATIONS = iterationsFlag === -1 ? 200 : Number(process.argv[iterationsFlag + 1]);
@@ -50,11 +41,21 @@ const ROUNDS = 5;
 const WARMUP = 5;
 const PUBLIC_URL = 'http://127.0.0.1:1';
 const MARKER = 'db+postgres:///tables/public/bench_marker';
+const MARKER_UPDATED: TenantEvent = {
+  type: 'source',
+  tenantId: 'acme',
+  sourceId: 'tables',
+  change: { type: 'resource-updated', uri: MARKER },
+};
+const NOTES_GRANT = { match: { subjects: ['alice'] }, allow: [{ source: 'notes' }] };
 const admin = { actor: { kind: 'tenant-admin', subject: 'bench' }, clientAddress: '127.0.0.1' } as const;
 
 const { startBuiltGateway } = (await import(
   new URL('./support/built-gateway.ts', import.meta.url).href
 )) as typeof BuiltGatewayModule;
+const { writePerformanceSection } = (await import(
+  new URL('./support/performance-section.ts', import.meta.url).href
+)) as typeof PerformanceSectionModule;
 
 interface Variant {
   label: string;
@@ -142,6 +143,13 @@ try {
 
   /** Nothing in flight on either replica: no runtime being built, no change being detected. */
   const quiet = async () => {
+    // Both serve the latest revision: a replica's own write reaches it as a NOTIFY, later.
+    const latest = (await two.controlPlane!.store.revisions()).get('acme');
+    const deadline = Date.now() + 10_000;
+    while (replicas.some((replica) => replica.tenants.status('acme')?.servingRevision !== latest)) {
+      if (Date.now() > deadline) throw new Error('a replica did not serve the latest revision within 10 s');
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
     await Promise.all(replicas.map((replica) => replica.tenantSync?.settled()));
     await Promise.all(two.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
     // Skips whatever the previous change still sent: the next message awaited is this change's.
@@ -168,10 +176,7 @@ try {
 
   const publisher = new Redis(redisUrl());
   const subscriber = new Redis(redisUrl());
-  closers.push(
-    async () => publisher.disconnect(),
-    async () => subscriber.disconnect(),
-  );
+  for (const client of [publisher, subscriber]) closers.push(async () => client.disconnect());
   const rawChannel = `${namespace}:raw`;
   const rawWaiters = new Map<string, (at: number) => void>();
   subscriber.on('message', (_channel: string, message: string) => rawWaiters.get(message)?.(performance.now()));
@@ -197,18 +202,7 @@ try {
       label: 'bus event → `resources/updated`',
       perRound: Math.ceil(ITERATIONS / ROUNDS),
       samples: [],
-      once: () =>
-        timed(
-          async () =>
-            buses[1]!.publish({
-              type: 'source',
-              tenantId: 'acme',
-              sourceId: 'tables',
-              change: { type: 'resource-updated', uri: MARKER },
-            }),
-          'notifications/resources/updated',
-          MARKER,
-        ),
+      once: () => timed(async () => buses[1]!.publish(MARKER_UPDATED), 'notifications/resources/updated', MARKER),
     },
     {
       label: 'Postgres table created → `list_changed`',
@@ -226,22 +220,23 @@ try {
         timed(async () => {
           const store = two.controlPlane!.store;
           granted = !granted;
-          if (granted)
-            await store.putEntity(admin, 'acme', 'grant', 'notes', {
-              match: { subjects: ['alice'] },
-              allow: [{ source: 'notes' }],
-            });
+          if (granted) await store.putEntity(admin, 'acme', 'grant', 'notes', NOTES_GRANT);
           else await store.deleteEntity(admin, 'acme', 'grant', 'notes');
         }, 'notifications/resources/list_changed'),
     },
   ];
 
   let counter = 0;
-  for (const variant of variants) for (let i = 0; i < WARMUP; i += 1) await variant.once(counter++);
+  /** One change of `variant`; a failure says which. */
+  const measure = (variant: Variant) =>
+    variant.once(counter++).catch((error: unknown) => {
+      throw new Error(`${variant.label}: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  for (const variant of variants) for (let i = 0; i < WARMUP; i += 1) await measure(variant);
   for (let round = 0; round < ROUNDS; round += 1) {
     const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
     for (const variant of order) {
-      for (let i = 0; i < variant.perRound; i += 1) variant.samples.push(await variant.once(counter++));
+      for (let i = 0; i < variant.perRound; i += 1) variant.samples.push(await measure(variant));
     }
   }
 
@@ -300,16 +295,5 @@ comparison; the grant row is a control-plane round trip and a new tenant runtime
 opened) on replica 1. The p99 column is this machine's scheduling more than the code's: the bare
 Redis floor's p99 is ${floorP99.toFixed(0)} ms.
 `;
-  const path = new URL('../docs/performance.md', import.meta.url);
-  let doc = await readFile(path, 'utf8').catch(() => '# Performance\n');
-  const start = doc.search(/^## Live notifications across replicas$/m);
-  if (start === -1) {
-    doc = `${doc.trimEnd()}\n\n${section}`;
-  } else {
-    const rest = doc.slice(start + 1);
-    const next = rest.search(/^## /m);
-    doc = `${doc.slice(0, start)}${section}${next === -1 ? '' : `\n${rest.slice(next)}`}`;
-  }
-  await writeFile(path, doc.endsWith('\n') ? doc : `${doc}\n`);
-  console.error('wrote docs/performance.md ("## Live notifications across replicas")');
+  await writePerformanceSection(section);
 }
