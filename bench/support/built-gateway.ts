@@ -13,12 +13,12 @@ export interface BuiltGateway {
   port: number;
 }
 
-/** Loads configuration from `env` (GATEWAY_CONFIG, ...) and listens on a free loopback port. */
+/** Loads configuration from `env` (GATEWAY_CONFIG, ...) and listens on a free loopback port; `registry` defaults to every source type. */
 export async function startBuiltGateway(
   env: Record<string, string>,
-  options: Omit<BuildAppOptions, 'registry'> = {},
+  options: BuildAppOptions = {},
 ): Promise<BuiltGateway> {
-  const registry = createSourceRegistry();
+  const registry = options.registry ?? createSourceRegistry();
   const config = await loadConfig({
     registry,
     defaultBootstrap: demoBootstrap(),

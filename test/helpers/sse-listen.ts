@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { type IncomingMessage, request as httpRequest } from 'node:http';
-import { MODERN_META } from './mcp-http.js';
+// By package name, not './mcp-http.js': benchmarks load this file on Node's type stripping.
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 /**
  * A raw `subscriptions/listen` client over real HTTP (MCP 2026-07-28,

@@ -1,19 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteContext } from '@mcpgw/control-plane';
-import { silentLogger } from '@mcpgw/core';
-import { createRedisTenantEventBus, type RedisTenantEventBus, type TenantEvent } from '@mcpgw/gateway/testing';
-import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
-import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
-import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
-import { inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
-import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
+import type { RedisTenantEventBus, TenantEvent } from '@mcpgw/gateway/testing';
+import type { StartedGateway } from '@mcpgw/test-helpers/gateway';
+import { type ReplicaPair, startReplicaPair } from '@mcpgw/test-helpers/gateway-replicas';
+import type { TestDatabase } from '@mcpgw/test-helpers/postgres';
+import { inspector } from '@mcpgw/test-helpers/redis';
+import type { S3rverHandle } from '@mcpgw/test-helpers/s3rver';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 
 // Two gateway replicas sharing the test Redis (their own channel namespace)
@@ -24,16 +19,14 @@ import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 // (it hears the control plane itself) and reach replica 1's app listeners.
 
 const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '127.0.0.1' };
-const namespace = testNamespace('tenant-events');
-const SECRETS_KEY = randomBytes(32).toString('base64url');
 
-let controlDb: TestDatabase;
+let pair: ReplicaPair;
 let sourceDb: TestDatabase;
 let s3: S3rverHandle;
-let issuer: LocalIssuer;
 let redis: Redis;
-const buses: RedisTenantEventBus[] = [];
-const replicas: StartedGateway[] = [];
+let namespace: string;
+let buses: readonly RedisTenantEventBus[];
+let replicas: readonly StartedGateway[];
 
 const isSource = (sourceId: string, type: string) => (event: TenantEvent) =>
   event.type === 'source' && event.sourceId === sourceId && event.change.type === type;
@@ -45,88 +38,54 @@ async function sourcesSettled(app: FastifyInstance): Promise<void> {
   await Promise.all(app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
 }
 
-async function startReplica(bus: RedisTenantEventBus, configPath: string): Promise<StartedGateway> {
-  return startGateway({
-    configPath,
-    controlPlane: 'open-from-env',
-    events: { bus },
-    env: {
-      DATABASE_URL: controlDb.url,
-      REDIS_URL: redisUrl(),
-      SECRETS_KEY,
-      S3_KEY_ID: s3.credentials.accessKeyId,
-      S3_SECRET: s3.credentials.secretAccessKey,
-    },
-  });
-}
-
 beforeAll(async () => {
-  await requireRedis();
+  pair = await startReplicaPair({
+    label: 'events',
+    buckets: ['reports'],
+    seed: async (services) => {
+      await services.sourceDb.sql('CREATE TABLE public.customers (id int PRIMARY KEY)');
+    },
+    tenants: ({ auth, sourceDb: db, s3: s3rver }) => [
+      {
+        id: 'acme',
+        auth,
+        grants: [{ name: 'staff', match: { scopes: ['staff'] }, allow: [{ source: 'tables' }] }],
+        sources: [
+          {
+            id: 'tables',
+            type: 'postgres',
+            connection: { url: db.url },
+            schemas: ['public'],
+            changeDetection: { mode: 'event-trigger' },
+          },
+          {
+            id: 'reports',
+            type: 's3',
+            endpoint: s3rver.endpoint,
+            forcePathStyle: true,
+            bucket: 'reports',
+            credentials: { accessKeyId: { $env: 'S3_KEY_ID' }, secretAccessKey: { $env: 'S3_SECRET' } },
+            changeDetection: { mode: 'poll', intervalMs: 200 },
+          },
+          { id: 'notes', type: 'static', resources: [{ uri: 'note://a', name: 'a', text: 'A' }] },
+        ],
+      },
+      {
+        id: 'beta',
+        auth,
+        grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
+        sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://b', name: 'b', text: 'B' }] }],
+      },
+    ],
+  });
+  ({ sourceDb, s3, namespace, buses, replicas } = pair);
   redis = inspector();
   await redis.connect();
-  [controlDb, sourceDb, s3, issuer] = await Promise.all([
-    createTestDatabase('events_control'),
-    createTestDatabase('events_source'),
-    startS3rver({ buckets: ['reports'] }),
-    startLocalIssuer({ path: '/acme-idp' }),
-  ]);
-  await sourceDb.sql('CREATE TABLE public.customers (id int PRIMARY KEY)');
-  const auth = { issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri }] };
-  const configPath = join(await mkdtemp(join(tmpdir(), 'gw-events-')), 'gateway.json');
-  await writeFile(
-    configPath,
-    JSON.stringify({
-      tenants: [
-        {
-          id: 'acme',
-          auth,
-          grants: [{ name: 'staff', match: { scopes: ['staff'] }, allow: [{ source: 'tables' }] }],
-          sources: [
-            {
-              id: 'tables',
-              type: 'postgres',
-              connection: { url: sourceDb.url },
-              schemas: ['public'],
-              changeDetection: { mode: 'event-trigger' },
-            },
-            {
-              id: 'reports',
-              type: 's3',
-              endpoint: s3.endpoint,
-              forcePathStyle: true,
-              bucket: 'reports',
-              credentials: { accessKeyId: { $env: 'S3_KEY_ID' }, secretAccessKey: { $env: 'S3_SECRET' } },
-              changeDetection: { mode: 'poll', intervalMs: 200 },
-            },
-            { id: 'notes', type: 'static', resources: [{ uri: 'note://a', name: 'a', text: 'A' }] },
-          ],
-        },
-        {
-          id: 'beta',
-          auth,
-          grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
-          sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'note://b', name: 'b', text: 'B' }] }],
-        },
-      ],
-    }),
-  );
-  for (let i = 0; i < 2; i += 1) {
-    const bus = createRedisTenantEventBus({ url: redisUrl(), namespace, logger: silentLogger });
-    buses.push(bus);
-    expect(await bus.ready(5000)).toBe(true);
-  }
-  // One after the other: the first applies the bootstrap file to the empty control plane.
-  replicas.push(await startReplica(buses[0]!, configPath));
-  replicas.push(await startReplica(buses[1]!, configPath));
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(replicas.map((replica) => replica.close()));
-  await Promise.all(buses.map((bus) => bus.close()));
   redis?.disconnect();
-  await s3?.close();
-  await issuer?.close();
-  await Promise.all([controlDb?.drop(), sourceDb?.drop()]);
+  await pair?.close();
 });
 
 describe('tenant events across two replicas', () => {
