@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
+import { createSecretBox } from '@mcpgw/control-plane';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
@@ -192,7 +193,15 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
       principal: { kind: 'tenant-admin', tenantId: 'acme', issuer: idp.issuer, subject: 'demo-user', via: 'session' },
       expiresAt: Date.now() - 1000,
       csrfToken,
+      scopes: [],
+      groups: [],
     });
+    // A cookie of the earlier format, sealed under the same key and purpose, without the scopes and groups
+    // a request is re-checked with: refused (sign in again), never trusted as it stands.
+    const legacy = createSecretBox([Buffer.from(SECRET, 'utf8')], 'admin session').seal(
+      JSON.stringify({ t: 'acme', i: idp.issuer, s: 'demo-user', x: Date.now() + 600_000, c: csrfToken }),
+      'mcpgw admin session cookie',
+    );
     const value = acme.get('mcpgw-admin-session')!;
     // One bit of the sealed body flipped (format.keyId.nonce.body).
     const parts = value.split('.');
@@ -203,6 +212,7 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     for (const [cookie, detail] of [
       [expired, /expired/],
       [tampered, /not valid/],
+      [legacy, /not valid/],
     ] as const) {
       const response = await session('acme', `mcpgw-admin-session=${cookie}`);
       expect(response.status).toBe(401);

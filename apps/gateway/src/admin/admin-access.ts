@@ -43,6 +43,21 @@ export interface AdminAccess {
    * is not accepted, instead of a problem.
    */
   resolveAdminPrincipal(tenantId: string | undefined, accessToken: string): Promise<AdminPrincipal | undefined>;
+  /**
+   * The browser sign-in's resolver: like `resolveAdminPrincipal`, plus the
+   * token's verified scopes and groups, which the session carries so that
+   * every later request is checked against the tenant's current bindings
+   * ({@link AdminAccess.recheckSession}). Bounded: when they are many, only
+   * those some binding of the tenant names at sign-in are kept.
+   */
+  resolveSessionAdmin(tenantId: string, accessToken: string): Promise<SessionAdmin | undefined>;
+  /**
+   * Re-checks a signed-in person on each request, as a bearer token is: their
+   * issuer must still be one of the tenant's (else 401: sign in again) and
+   * some current admin role binding must still match them (else the bearer
+   * path's 403 `forbidden`). Throws an {@link AdminProblem}.
+   */
+  recheckSession(tenantId: string, who: SessionAdmin): Promise<void>;
   /** The WWW-Authenticate challenge of a 401 (RFC 6750 section 3, RFC 9728 section 5.1). */
   challenge(
     tenantId: string | undefined,
@@ -53,10 +68,23 @@ export interface AdminAccess {
   close(): void;
 }
 
+/** A tenant admin as a session remembers them: who, and what their token carried at sign-in. */
+export interface SessionAdmin {
+  readonly principal: Extract<AdminPrincipal, { kind: 'tenant-admin' }>;
+  readonly scopes: readonly string[];
+  readonly groups: readonly string[];
+}
+
+/** Above this many characters of scopes and groups, a session keeps only those the bindings name (a cookie holds 4096 bytes). */
+const MAX_SESSION_CLAIMS_CHARS = 1500;
+
 const unauthenticated = (access: AdminAccess, tenantId: string | undefined, description: string): AdminProblem =>
   new AdminProblem('unauthenticated', description, [], {
     'www-authenticate': access.challenge(tenantId, { code: 'invalid_token', description }),
   });
+
+const listOf = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 
 /** `aud` as a list; a JWT may carry one string or an array (RFC 7519 section 4.1.3). */
 function audiences(claims: Record<string, unknown>): string[] {
@@ -127,6 +155,19 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
     }
   };
 
+  /** The bearer path's and the session's one admin check: some current binding of the tenant matches the caller. */
+  const requireBinding = async (
+    tenantId: string,
+    principal: Pick<Principal, 'issuer' | 'subject' | 'scopes' | 'groups'>,
+    refusal: string,
+  ): Promise<void> => {
+    const bindings = await store.listEntities(tenantId, 'admin-role-binding');
+    const devIssuer = options.devAuthorizationServer?.issuer;
+    if (!bindings.some((binding) => matchesBinding(binding.document, principal, devIssuer))) {
+      throw new AdminProblem('forbidden', refusal);
+    }
+  };
+
   const access: AdminAccess = {
     operatorAudience,
 
@@ -163,12 +204,50 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
       // A tenant that is not served (missing, suspended) has no issuers to trust: the same 401 as a bad token.
       if (verifier === undefined) throw unauthenticated(access, hint, 'The token cannot be verified');
       const principal = await verify(verifier, token, hint);
-      const bindings = await store.listEntities(tenantId, 'admin-role-binding');
-      const devIssuer = options.devAuthorizationServer?.issuer;
-      if (!bindings.some((binding) => matchesBinding(binding.document, principal, devIssuer))) {
-        throw new AdminProblem('forbidden', 'The token carries none of the admin roles this tenant grants');
-      }
+      await requireBinding(tenantId, principal, 'The token carries none of the admin roles this tenant grants');
       return { kind: 'tenant-admin', tenantId, issuer: principal.issuer, subject: principal.subject, via };
+    },
+
+    async resolveSessionAdmin(tenantId, token) {
+      const verifier = tenantVerifier(tenantId);
+      if (verifier === undefined) return undefined;
+      let principal: Principal;
+      try {
+        principal = await verify(verifier, token, tenantId);
+        await requireBinding(tenantId, principal, 'not an admin');
+      } catch (error) {
+        if (error instanceof AdminProblem) return undefined;
+        throw error;
+      }
+      let { scopes, groups } = principal;
+      if (JSON.stringify([scopes, groups]).length > MAX_SESSION_CLAIMS_CHARS) {
+        const named = (await store.listEntities(tenantId, 'admin-role-binding')).flatMap(({ document }) => [
+          ...listOf(document.scopes),
+          ...listOf(document.groups),
+        ]);
+        scopes = scopes.filter((scope) => named.includes(scope));
+        groups = groups.filter((group) => named.includes(group));
+      }
+      return {
+        principal: { kind: 'tenant-admin', tenantId, issuer: principal.issuer, subject: principal.subject, via: 'session' },
+        scopes,
+        groups,
+      };
+    },
+
+    async recheckSession(tenantId, who) {
+      const issuers = tenants.serving.get(tenantId)?.config.auth?.issuers ?? [];
+      const devIssuer = options.devAuthorizationServer?.issuer;
+      const trusted = issuers.map((entry) => ('development' in entry ? devIssuer : entry.issuer));
+      if (!trusted.includes(who.principal.issuer)) {
+        throw unauthenticated(access, tenantId, 'The session was signed in with an issuer this tenant no longer trusts');
+      }
+      const { issuer, subject } = who.principal;
+      await requireBinding(
+        tenantId,
+        { issuer, subject, scopes: who.scopes, groups: who.groups },
+        'The signed-in account no longer holds any of the admin roles this tenant grants',
+      );
     },
 
     async resolveAdminPrincipal(tenantId, token) {

@@ -97,7 +97,8 @@ export async function installAdminApi(
     publicBaseUrl: baseUrls[0],
     baseUrlOf: context.baseUrlOf,
     secrets: sessionSecrets(config, context.processSecret),
-    resolveAdmin: (tenantId, accessToken) => access.resolveAdminPrincipal(tenantId, accessToken),
+    resolveAdmin: (tenantId, accessToken) => access.resolveSessionAdmin(tenantId, accessToken),
+    recheckAdmin: (session) => access.recheckSession(session.tenantId, session),
     devIssuer: context.devAuthorizationServer?.issuer,
     tenantNotFound: adminTenantNotFound,
   });

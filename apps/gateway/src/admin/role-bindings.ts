@@ -10,7 +10,11 @@ const list = (value: unknown): readonly string[] =>
  * names one (`development` names the built-in development issuer), and with
  * any listed scope, group or subject. A binding listing none matches nobody.
  */
-export function matchesBinding(binding: Document, principal: Principal, devIssuer: string | undefined): boolean {
+export function matchesBinding(
+  binding: Document,
+  principal: Pick<Principal, 'issuer' | 'subject' | 'scopes' | 'groups'>,
+  devIssuer: string | undefined,
+): boolean {
   const issuer = binding.issuer;
   if (typeof issuer === 'string') {
     const expected = issuer === 'development' ? devIssuer : issuer;

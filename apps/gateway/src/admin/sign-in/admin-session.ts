@@ -6,6 +6,13 @@ import type { AdminPrincipal } from '../admin-principal.js';
 export interface AdminSession {
   readonly tenantId: string;
   readonly principal: Extract<AdminPrincipal, { kind: 'tenant-admin' }>;
+  /**
+   * The verified scopes and groups of the access token at sign-in: every
+   * request re-matches them against the tenant's current admin role
+   * bindings, so deleting a binding ends the sessions it admitted.
+   */
+  readonly scopes: readonly string[];
+  readonly groups: readonly string[];
   /** When the session ends, in ms since the epoch: the access token's expiry or the tenant's maximum, whichever is first. */
   readonly expiresAt: number;
   /** The synchronizer token's secret: state-changing requests must echo it in `x-csrf-token`. */
@@ -32,8 +39,9 @@ const MAX_COOKIE_LENGTH = 4096;
  * from SECRETS_KEY (the control plane's secret box, under a purpose of its
  * own), so any replica opens what another sealed and no replica keeps
  * session state. `secrets[0]` seals; every listed secret opens (rotation).
- * Holds the principal, tenant, expiry and CSRF secret; never the identity
- * provider's tokens, which nothing after sign-in needs.
+ * Holds the principal, tenant, expiry, CSRF secret and the token's verified
+ * scopes and groups; never the identity provider's tokens, which nothing
+ * after sign-in needs.
  */
 export function createSessionSealer(secrets: readonly Uint8Array[], now: () => number = Date.now): SessionSealer {
   const box = createSecretBox(secrets, PURPOSE);
@@ -46,6 +54,8 @@ export function createSessionSealer(secrets: readonly Uint8Array[], now: () => n
           s: session.principal.subject,
           x: session.expiresAt,
           c: session.csrfToken,
+          p: session.scopes,
+          g: session.groups,
         }),
         BOUND_TO,
       ),
@@ -57,8 +67,16 @@ export function createSessionSealer(secrets: readonly Uint8Array[], now: () => n
       } catch {
         return { ok: false, reason: 'invalid' };
       }
-      const { t, i, s, x, c } = (fields ?? {}) as Record<string, unknown>;
-      if (typeof t !== 'string' || typeof i !== 'string' || typeof s !== 'string' || typeof c !== 'string') {
+      const { t, i, s, x, c, p, g } = (fields ?? {}) as Record<string, unknown>;
+      // A cookie sealed before sessions carried scopes and groups cannot be re-checked: it is refused, not trusted.
+      if (
+        typeof t !== 'string' ||
+        typeof i !== 'string' ||
+        typeof s !== 'string' ||
+        typeof c !== 'string' ||
+        !isStringList(p) ||
+        !isStringList(g)
+      ) {
         return { ok: false, reason: 'invalid' };
       }
       if (typeof x !== 'number' || x <= now()) return { ok: false, reason: 'expired' };
@@ -69,11 +87,16 @@ export function createSessionSealer(secrets: readonly Uint8Array[], now: () => n
           principal: { kind: 'tenant-admin', tenantId: t, issuer: i, subject: s, via: 'session' },
           expiresAt: x,
           csrfToken: c,
+          scopes: p,
+          groups: g,
         },
       };
     },
   };
 }
+
+const isStringList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
 
 /** A fresh CSRF secret: 256 random bits (RFC 4086 section 8), base64url. */
 export function newCsrfToken(): string {

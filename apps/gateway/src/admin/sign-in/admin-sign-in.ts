@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
-import type { AdminPrincipal } from '../admin-principal.js';
+import type { SessionAdmin } from '../admin-access.js';
+import type { AdminSession } from './admin-session.js';
 import { createSessionSealer } from './admin-session.js';
 import type { SessionAuth } from './session-authenticator.js';
 import { createSessionAuth, tenantNotFound } from './session-authenticator.js';
@@ -11,8 +12,12 @@ import { registerSignInRoutes } from './sign-in-routes.js';
 import { tenantAdminPath } from './session-cookie.js';
 import { tenantAdminResource } from '../admin-resources.js';
 
-/** Turns an access token of the tenant's identity provider into an admin principal, or undefined when it is not an admin's. */
-export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<AdminPrincipal | undefined>;
+/**
+ * Turns an access token of the tenant's identity provider into an admin
+ * principal and the token's verified scopes and groups, or undefined when
+ * it is not an admin's.
+ */
+export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<SessionAdmin | undefined>;
 
 export interface AdminSignInOptions {
   /** The tenants served now, by id (the tenant registry's `serving` map); read on every request. */
@@ -25,6 +30,8 @@ export interface AdminSignInOptions {
   secrets: readonly Uint8Array[];
   /** The admin API's resolver: checks the access token (issuer, audience, expiry) and the tenant's admin scope or group. */
   resolveAdmin: ResolveAdmin;
+  /** The admin API's per-request check of a session against the tenant's current issuers and bindings (throws the refusal). */
+  recheckAdmin(session: AdminSession): Promise<void>;
   /** The built-in development issuer's URL, for tenants that trust `{ "development": true }`. */
   devIssuer?: string | undefined;
   /**
@@ -69,6 +76,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
     signInEnabled: (tenantId) => signInOf(tenantId) !== undefined,
     originOf,
     notFound,
+    recheck: (signedIn) => options.recheckAdmin(signedIn),
   });
 
   // One client per tenant configuration: a changed tenant is a new object, so its next sign-in discovers again.

@@ -16,6 +16,12 @@ export interface SessionAuthOptions {
   originOf(request: FastifyRequest): string;
   /** The refusal of a tenant that does not exist, thrown for a session of another tenant too. */
   notFound(): ProblemError;
+  /**
+   * Re-checks the signed-in person against the tenant's current issuers and
+   * admin role bindings, as the bearer path does on every request; throws
+   * the refusal (401 issuer gone, 403 no binding left).
+   */
+  recheck(session: AdminSession): Promise<void>;
 }
 
 /** The sign-in's own 404 for a tenant that does not exist or has no browser sign-in. */
@@ -36,7 +42,8 @@ export interface SessionAuth {
    * does not open or has expired; the `notFound` refusal, exactly as for a
    * missing tenant, for a session of another tenant or of a tenant without
    * sign-in; 403 for a state-changing request without its CSRF token or
-   * from another origin.
+   * from another origin; and the `recheck` refusal for a person the tenant's
+   * current admin role bindings no longer admit.
    */
   readonly authenticator: AdminAuthenticator;
   /**
@@ -47,8 +54,13 @@ export interface SessionAuth {
    * a session cookie pass untouched (authentication decides about them).
    */
   csrfGuard(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
-  /** The session a request carries, for the sign-in routes: undefined without a cookie; throws as `authenticate` does. */
-  sessionOf(request: FastifyRequest): AdminSession | undefined;
+  /** The session a request carries, re-checked, for `GET .../session`: undefined without a cookie; throws as `authenticate` does. */
+  currentSession(request: FastifyRequest): Promise<AdminSession | undefined>;
+  /**
+   * The session and CSRF check without the binding re-check, for logout:
+   * a person no longer admitted may still end their session.
+   */
+  csrfChecked(request: FastifyRequest): AdminSession | undefined;
 }
 
 export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
@@ -85,7 +97,9 @@ export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
   return {
     authenticator: {
       async authenticate(request): Promise<AdminPrincipal | undefined> {
-        return checked(request)?.principal;
+        const session = checked(request);
+        if (session !== undefined) await options.recheck(session);
+        return session?.principal;
       },
     },
     async csrfGuard(request, reply) {
@@ -99,6 +113,11 @@ export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
       }
       return undefined;
     },
-    sessionOf,
+    async currentSession(request) {
+      const session = sessionOf(request);
+      if (session !== undefined) await options.recheck(session);
+      return session;
+    },
+    csrfChecked: checked,
   };
 }

@@ -115,8 +115,9 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
             'The sign-in response does not match the sign-in this browser started (state), or the code was refused: start again.',
           );
         }
-        const principal = await context.resolveAdmin(tenantId, redeemed.accessToken);
-        if (principal?.kind !== 'tenant-admin' || principal.tenantId !== tenantId) {
+        const admin = await context.resolveAdmin(tenantId, redeemed.accessToken);
+        const principal = admin?.principal;
+        if (admin === undefined || principal?.kind !== 'tenant-admin' || principal.tenantId !== tenantId) {
           throw new SignInProblem('not-an-admin', 'You signed in, but your account is not an admin of this tenant.');
         }
         const now = context.now();
@@ -126,6 +127,8 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         const sealed = context.sealer.seal({
           tenantId,
           principal: { ...principal, via: 'session' },
+          scopes: admin.scopes,
+          groups: admin.groups,
           expiresAt,
           csrfToken: newCsrfToken(),
         });
@@ -141,7 +144,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     scope.get(
       `${base}/session`,
       route(async (request, reply) => {
-        const session = context.session.sessionOf(request);
+        const session = await context.session.currentSession(request);
         if (session === undefined) {
           throw new SignInProblem(
             'session-required',
@@ -163,7 +166,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       `${base}/logout`,
       route(async (request, reply) => {
         try {
-          await context.session.authenticator.authenticate(request);
+          context.session.csrfChecked(request);
         } catch (error) {
           // An expired or broken cookie is cleared all the same; a cross-site logout is refused.
           if (!(error instanceof SignInProblem) || error.problem.code !== 'session-invalid') throw error;
