@@ -148,6 +148,9 @@ describe('a person who signs in but is not an admin', () => {
 });
 
 describe("a tenant's admin role bindings decide who signs in as an admin", () => {
+  /** The cookie jar of the admin the new binding admitted, for the re-check that follows. */
+  let signedIn: Jar | undefined;
+
   it('refuses a holder of the admin scope the bindings do not name, then admits them once a binding does', async () => {
     const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
     const refused = await signInThroughBrowser(a.url, 'initrode', new Map());
@@ -177,5 +180,60 @@ describe("a tenant's admin role bindings decide who signs in as an admin", () =>
     });
     expect(session.status).toBe(200);
     expect(await session.json()).toMatchObject({ principal: { kind: 'tenant-admin', tenantId: 'initrode' } });
+    signedIn = jar;
+  });
+
+  it('refuses the session on its next request once the binding that admitted it is deleted, and admits it again when re-added', async () => {
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+    expect(signedIn).toBeDefined();
+    const cookie = cookieHeader(signedIn!);
+    const current = await fetch(`${b.url}/admin/v1/tenants/initrode/session`, { headers: { cookie } });
+    expect(current.status).toBe(200);
+    const { csrfToken } = (await current.json()) as { csrfToken: string };
+    const read = () => fetch(`${b.url}/admin/v1/tenants/initrode/grants`, { headers: { cookie } });
+    const write = (name: string) =>
+      putGrant(b.url, 'initrode', name, { cookie, origin: publicUrl, 'x-csrf-token': csrfToken });
+    expect((await read()).status).toBe(200);
+    expect((await write('while-bound')).status).toBe(201);
+
+    // The binding is deleted through replica A's control plane; the session, served by B, still holds its cookie.
+    const operator = { actor: { kind: 'operator', subject: 'test-operator' } } as const;
+    const store = a.built.app.controlPlane!.store;
+    await store.deleteEntity(operator, 'initrode', 'admin-role-binding', 'scope-holders');
+    const before = JSON.stringify({
+      grants: await store.listEntities('initrode', 'grant'),
+      audit: await auditOf(a.built.app, 'initrode'),
+    });
+    // The same refusal a bearer token of a person no binding names gets (docs/admin-api.md, "Problems").
+    for (const response of [await read(), await write('after-unbinding')]) {
+      expect(response.status).toBe(403);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({
+        type: 'urn:mcpgw:admin:problem:forbidden',
+        status: 403,
+        detail: expect.stringMatching(/no longer holds any of the admin roles/),
+      });
+    }
+    // Nor does the sign-in's own "who am I" still answer as an admin.
+    const whoAmI = await fetch(`${b.url}/admin/v1/tenants/initrode/session`, { headers: { cookie } });
+    expect(whoAmI.status).toBe(403);
+    expect(await whoAmI.json()).toMatchObject({ type: 'urn:mcpgw:admin:problem:forbidden', status: 403 });
+    expect(await store.getEntity('initrode', 'grant', 'after-unbinding')).toBeUndefined();
+    expect(
+      JSON.stringify({
+        grants: await store.listEntities('initrode', 'grant'),
+        audit: await auditOf(a.built.app, 'initrode'),
+      }),
+    ).toBe(before);
+
+    // Re-adding the binding admits the same session again, without a new sign-in.
+    await store.putEntity(operator, 'initrode', 'admin-role-binding', 'scope-holders', { scopes: [ADMIN_SCOPE] });
+    expect((await read()).status).toBe(200);
+    expect((await write('rebound')).status).toBe(201);
+    expect((await auditOf(a.built.app, 'initrode'))[0]).toMatchObject({
+      targetType: 'grant',
+      targetId: 'rebound',
+      actor: { kind: 'tenant-admin', subject: 'demo-user' },
+    });
   });
 });

@@ -15,7 +15,7 @@ import { ADMIN_PREFIX } from './admin-resources.js';
 import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
 import { createBearerAuthenticator } from './bearer-authenticator.js';
-import { problemBody, tenantNotFound } from './problem.js';
+import { AdminProblem, problemBody, tenantNotFound } from './problem.js';
 import { createAdminSignIn } from './sign-in/admin-sign-in.js';
 import type { ProblemError } from './sign-in/sign-in-problem.js';
 
@@ -52,10 +52,14 @@ export interface AdminApiContext {
   readonly logger: Logger;
 }
 
-/** The admin API's missing-tenant answer as the sign-in routes throw it: the same bytes on every path. */
-function adminTenantNotFound(): ProblemError {
-  const problem = tenantNotFound();
+/** An admin API refusal as the sign-in routes throw it: the same bytes on every path. */
+function asProblemError(problem: AdminProblem): ProblemError {
   return Object.assign(new Error(problem.detail), { statusCode: problem.status, problem: problemBody(problem) });
+}
+
+/** The admin API's missing-tenant answer as the sign-in routes throw it. */
+function adminTenantNotFound(): ProblemError {
+  return asProblemError(tenantNotFound());
 }
 
 /**
@@ -98,7 +102,12 @@ export async function installAdminApi(
     baseUrlOf: context.baseUrlOf,
     secrets: sessionSecrets(config, context.processSecret),
     resolveAdmin: (tenantId, accessToken) => access.resolveSessionAdmin(tenantId, accessToken),
-    recheckAdmin: (session) => access.recheckSession(session.tenantId, session),
+    // The admin API's own refusal (403 `forbidden` as for a bearer token no binding names), on
+    // the sign-in's routes (GET .../session) as on the admin API's.
+    recheckAdmin: (session) =>
+      access.recheckSession(session.tenantId, session).catch((error: unknown) => {
+        throw error instanceof AdminProblem ? asProblemError(error) : error;
+      }),
     devIssuer: context.devAuthorizationServer?.issuer,
     tenantNotFound: adminTenantNotFound,
   });
