@@ -229,7 +229,13 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
         groups = groups.filter((group) => named.includes(group));
       }
       return {
-        principal: { kind: 'tenant-admin', tenantId, issuer: principal.issuer, subject: principal.subject, via: 'session' },
+        principal: {
+          kind: 'tenant-admin',
+          tenantId,
+          issuer: principal.issuer,
+          subject: principal.subject,
+          via: 'session',
+        },
         scopes,
         groups,
       };
@@ -240,7 +246,11 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
       const devIssuer = options.devAuthorizationServer?.issuer;
       const trusted = issuers.map((entry) => ('development' in entry ? devIssuer : entry.issuer));
       if (!trusted.includes(who.principal.issuer)) {
-        throw unauthenticated(access, tenantId, 'The session was signed in with an issuer this tenant no longer trusts');
+        throw unauthenticated(
+          access,
+          tenantId,
+          'The session was signed in with an issuer this tenant no longer trusts',
+        );
       }
       const { issuer, subject } = who.principal;
       await requireBinding(
