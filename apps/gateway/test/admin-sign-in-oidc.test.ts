@@ -202,6 +202,22 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
       JSON.stringify({ t: 'acme', i: idp.issuer, s: 'demo-user', x: Date.now() + 600_000, c: csrfToken }),
       'mcpgw admin session cookie',
     );
+    // A live session whose scopes a binding still admits, signed in with an issuer the tenant no longer
+    // trusts (its issuer was removed after sign-in): refused on its next request, as a bearer token of it is.
+    const formerIssuer = sealer.seal({
+      tenantId: 'acme',
+      principal: {
+        kind: 'tenant-admin',
+        tenantId: 'acme',
+        issuer: 'https://former-idp.example/',
+        subject: 'demo-user',
+        via: 'session',
+      },
+      expiresAt: Date.now() + 600_000,
+      csrfToken,
+      scopes: [ADMIN_SCOPE],
+      groups: [],
+    });
     const value = acme.get('mcpgw-admin-session')!;
     // One bit of the sealed body flipped (format.keyId.nonce.body).
     const parts = value.split('.');
@@ -213,6 +229,7 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
       [expired, /expired/],
       [tampered, /not valid/],
       [legacy, /not valid/],
+      [formerIssuer, /no longer trusts/],
     ] as const) {
       const response = await session('acme', `mcpgw-admin-session=${cookie}`);
       expect(response.status).toBe(401);

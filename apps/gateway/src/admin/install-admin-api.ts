@@ -18,6 +18,7 @@ import { createBearerAuthenticator } from './bearer-authenticator.js';
 import { AdminProblem, problemBody, tenantNotFound } from './problem.js';
 import { createAdminSignIn } from './sign-in/admin-sign-in.js';
 import type { ProblemError } from './sign-in/sign-in-problem.js';
+import { SignInProblem } from './sign-in/sign-in-problem.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -102,11 +103,15 @@ export async function installAdminApi(
     baseUrlOf: context.baseUrlOf,
     secrets: sessionSecrets(config, context.processSecret),
     resolveAdmin: (tenantId, accessToken) => access.resolveSessionAdmin(tenantId, accessToken),
-    // The admin API's own refusal (403 `forbidden` as for a bearer token no binding names), on
-    // the sign-in's routes (GET .../session) as on the admin API's.
+    // A binding no longer matching: the admin API's own 403 `forbidden`, as for a bearer token no
+    // binding names, on the sign-in's routes (GET .../session) as on the admin API's. An issuer
+    // the tenant no longer trusts: the session's 401 `session-invalid`, sign in again.
     recheckAdmin: (session) =>
       access.recheckSession(session.tenantId, session).catch((error: unknown) => {
-        throw error instanceof AdminProblem ? asProblemError(error) : error;
+        if (!(error instanceof AdminProblem)) throw error;
+        if (error.type === 'unauthenticated')
+          throw new SignInProblem('session-invalid', `${error.detail}: sign in again.`);
+        throw asProblemError(error);
       }),
     devIssuer: context.devAuthorizationServer?.issuer,
     tenantNotFound: adminTenantNotFound,
