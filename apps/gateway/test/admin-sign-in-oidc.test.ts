@@ -188,36 +188,26 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
 
   it('refuses an expired cookie and a tampered one (401), and changes nothing', async () => {
     const sealer = createSessionSealer([Buffer.from(SECRET, 'utf8')]);
-    const expired = sealer.seal({
-      tenantId: 'acme',
-      principal: { kind: 'tenant-admin', tenantId: 'acme', issuer: idp.issuer, subject: 'demo-user', via: 'session' },
-      expiresAt: Date.now() - 1000,
-      csrfToken,
-      scopes: [],
-      groups: [],
-    });
+    // A session as the callback seals it: an admin of acme by the admin scope, signed in with `issuer`.
+    const sealed = (issuer: string, expiresAt: number) =>
+      sealer.seal({
+        tenantId: 'acme',
+        principal: { kind: 'tenant-admin', tenantId: 'acme', issuer, subject: 'demo-user', via: 'session' },
+        expiresAt,
+        csrfToken,
+        scopes: [ADMIN_SCOPE],
+        groups: [],
+      });
+    const expired = sealed(idp.issuer, Date.now() - 1000);
     // A cookie of the earlier format, sealed under the same key and purpose, without the scopes and groups
     // a request is re-checked with: refused (sign in again), never trusted as it stands.
     const legacy = createSecretBox([Buffer.from(SECRET, 'utf8')], 'admin session').seal(
       JSON.stringify({ t: 'acme', i: idp.issuer, s: 'demo-user', x: Date.now() + 600_000, c: csrfToken }),
       'mcpgw admin session cookie',
     );
-    // A live session whose scopes a binding still admits, signed in with an issuer the tenant no longer
-    // trusts (its issuer was removed after sign-in): refused on its next request, as a bearer token of it is.
-    const formerIssuer = sealer.seal({
-      tenantId: 'acme',
-      principal: {
-        kind: 'tenant-admin',
-        tenantId: 'acme',
-        issuer: 'https://former-idp.example/',
-        subject: 'demo-user',
-        via: 'session',
-      },
-      expiresAt: Date.now() + 600_000,
-      csrfToken,
-      scopes: [ADMIN_SCOPE],
-      groups: [],
-    });
+    // A live session a binding still admits, signed in with an issuer the tenant no longer trusts
+    // (removed after sign-in): refused on its next request, as a bearer token of that issuer is.
+    const formerIssuer = sealed('https://former-idp.example/', Date.now() + 600_000);
     const value = acme.get('mcpgw-admin-session')!;
     // One bit of the sealed body flipped (format.keyId.nonce.body).
     const parts = value.split('.');
