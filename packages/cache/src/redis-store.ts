@@ -105,19 +105,7 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
         if (onResync !== undefined) resyncs.delete(onResync);
       };
     },
-    ready(timeoutMs) {
-      if (client.status === 'ready') return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const done = (ok: boolean) => {
-          clearTimeout(timer);
-          client.off('ready', onReady);
-          resolve(ok);
-        };
-        const onReady = () => done(true);
-        const timer = setTimeout(() => done(false), timeoutMs);
-        client.once('ready', onReady);
-      });
-    },
+    ready: (timeoutMs) => whenRedisReady(client, timeoutMs),
     async ping() {
       await client.ping();
     },
@@ -132,6 +120,21 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
  * A connection for other Redis users of the gateway (the tenant event bus):
  * one node or a cluster, as the URL says, with the caller's options.
  */
+/** Resolves true once the connection is 'ready', or false after `timeoutMs` (it keeps connecting). */
+export function whenRedisReady(connection: Redis | Cluster, timeoutMs: number): Promise<boolean> {
+  if (connection.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      connection.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    connection.once('ready', onReady);
+  });
+}
+
 export function connectRedis(url: string, options: RedisOptions): Redis | Cluster {
   return isClusterUrl(url) ? createCluster(url, options, options.enableOfflineQueue ?? true) : new Redis(url, options);
 }

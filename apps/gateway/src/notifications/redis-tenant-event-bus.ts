@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { Logger } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
-import { connectRedis } from '@mcpgw/cache';
+import { connectRedis, whenRedisReady } from '@mcpgw/cache';
 import { RecentSourceEvents } from './recent-source-events.js';
 import { TenantListeners } from './tenant-listeners.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
@@ -211,7 +211,8 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
       return listeners.add(tenantId, listener);
     },
     stats: () => ({ ...stats }),
-    ready: (timeoutMs) => bothReady(publisher, subscriber, timeoutMs),
+    ready: async (timeoutMs) =>
+      (await Promise.all([whenRedisReady(publisher, timeoutMs), whenRedisReady(subscriber, timeoutMs)])).every(Boolean),
     async close() {
       if (closed) return;
       closed = true;
@@ -224,22 +225,4 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
 async function quit(connection: Redis | Cluster): Promise<void> {
   if (connection.status === 'ready') await connection.quit().catch(() => undefined);
   connection.disconnect();
-}
-
-/** Waits for 'ready' on both connections, up to `timeoutMs`. */
-function bothReady(a: Redis | Cluster, b: Redis | Cluster, timeoutMs: number): Promise<boolean> {
-  const one = (connection: Redis | Cluster) =>
-    connection.status === 'ready'
-      ? Promise.resolve(true)
-      : new Promise<boolean>((resolve) => {
-          const done = (ok: boolean) => {
-            clearTimeout(timer);
-            connection.off('ready', onReady);
-            resolve(ok);
-          };
-          const onReady = () => done(true);
-          const timer = setTimeout(() => done(false), timeoutMs);
-          connection.once('ready', onReady);
-        });
-  return Promise.all([one(a), one(b)]).then(([x, y]) => x && y);
 }
