@@ -30,6 +30,8 @@ import { redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { withoutChangeFeeds } from '@mcpgw/test-helpers/without-change-feeds';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import type * as LatencyVariantsModule from './support/latency-variants.js';
+import type { LatencyVariant } from './support/latency-variants.js';
 import type * as PerformanceSectionModule from './support/performance-section.js';
 
 const iterationsFlag = process.argv.indexOf('--iterations');
@@ -56,14 +58,9 @@ const { startBuiltGateway } = (await import(
 const { writePerformanceSection } = (await import(
   new URL('./support/performance-section.ts', import.meta.url).href
 )) as typeof PerformanceSectionModule;
-
-interface Variant {
-  label: string;
-  /** One measured change; resolves with ms from the change to the client. */
-  once: (i: number) => Promise<number>;
-  perRound: number;
-  samples: number[];
-}
+const { latencyTable, quantile, redisPubSubFloor, runInterleaved } = (await import(
+  new URL('./support/latency-variants.ts', import.meta.url).href
+)) as typeof LatencyVariantsModule;
 
 await requireRedis();
 const namespace = testNamespace('bench-listen');
@@ -177,27 +174,16 @@ try {
   const publisher = new Redis(redisUrl());
   const subscriber = new Redis(redisUrl());
   for (const client of [publisher, subscriber]) closers.push(async () => client.disconnect());
-  const rawChannel = `${namespace}:raw`;
-  const rawWaiters = new Map<string, (at: number) => void>();
-  subscriber.on('message', (_channel: string, message: string) => rawWaiters.get(message)?.(performance.now()));
-  await subscriber.subscribe(rawChannel);
+  const floorVariant = await redisPubSubFloor(
+    publisher,
+    subscriber,
+    `${namespace}:raw`,
+    Math.ceil(ITERATIONS / ROUNDS),
+  );
 
   let granted = false;
-  const variants: Variant[] = [
-    {
-      label: 'Redis pub/sub (floor)',
-      perRound: Math.ceil(ITERATIONS / ROUNDS),
-      samples: [],
-      once: async (i) => {
-        const message = `m${i}`;
-        const started = performance.now();
-        const at = new Promise<number>((resolve) => rawWaiters.set(message, resolve));
-        await publisher.publish(rawChannel, message);
-        const arrived = await at;
-        rawWaiters.delete(message);
-        return arrived - started;
-      },
-    },
+  const variants: LatencyVariant[] = [
+    floorVariant,
     {
       label: 'bus event → `resources/updated`',
       perRound: Math.ceil(ITERATIONS / ROUNDS),
@@ -226,34 +212,9 @@ try {
     },
   ];
 
-  let counter = 0;
-  /** One change of `variant`; a failure says which. */
-  const measure = (variant: Variant) =>
-    variant.once(counter++).catch((error: unknown) => {
-      throw new Error(`${variant.label}: ${error instanceof Error ? error.message : String(error)}`);
-    });
-  for (const variant of variants) for (let i = 0; i < WARMUP; i += 1) await measure(variant);
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
-    for (const variant of order) {
-      for (let i = 0; i < variant.perRound; i += 1) variant.samples.push(await measure(variant));
-    }
-  }
+  await runInterleaved(variants, WARMUP, ROUNDS);
 
-  const quantile = (samples: number[], q: number) => {
-    const sorted = [...samples].sort((a, b) => a - b);
-    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  };
-  const floor = quantile(variants[0]!.samples, 0.5);
-  const rows = variants.map((v) => {
-    const median = quantile(v.samples, 0.5);
-    return `| ${v.label} | ${v.samples.length} | ${median.toFixed(2)} | ${quantile(v.samples, 0.99).toFixed(2)} | ${(median / floor).toFixed(1)}x |`;
-  });
-  const table = [
-    '| change on replica 2, SSE message on replica 1 | runs | p50 ms | p99 ms | p50 vs pub/sub |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...rows,
-  ].join('\n');
+  const table = latencyTable(variants, 'change on replica 2, SSE message on replica 1');
   console.log(table);
   await writeSection(table, quantile(variants[0]!.samples, 0.99));
 } finally {

@@ -22,7 +22,7 @@
  *   npx prettier --write docs/performance.md   # aligns the table it wrote
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -32,6 +32,9 @@ import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 import type * as BuiltGatewayModule from './support/built-gateway.js';
+import type * as LatencyVariantsModule from './support/latency-variants.js';
+import type { LatencyVariant } from './support/latency-variants.js';
+import type * as PerformanceSectionModule from './support/performance-section.js';
 
 const iterationsFlag = process.argv.indexOf('--iterations');
 const ITERATIONS = iterationsFlag === -1 ? 300 : Number(process.argv[iterationsFlag + 1]);
@@ -44,14 +47,12 @@ const WARMUP = 10;
 const { startBuiltGateway } = (await import(
   new URL('./support/built-gateway.ts', import.meta.url).href
 )) as typeof BuiltGatewayModule;
-
-interface Variant {
-  label: string;
-  /** One measured change; resolves with ms from the change to the listener. */
-  once: (i: number) => Promise<number>;
-  perRound: number;
-  samples: number[];
-}
+const { writePerformanceSection } = (await import(
+  new URL('./support/performance-section.ts', import.meta.url).href
+)) as typeof PerformanceSectionModule;
+const { latencyTable, quantile, redisPubSubFloor, runInterleaved } = (await import(
+  new URL('./support/latency-variants.ts', import.meta.url).href
+)) as typeof LatencyVariantsModule;
 
 await requireRedis();
 const namespace = testNamespace('bench-events');
@@ -108,10 +109,12 @@ try {
     async () => publisher.disconnect(),
     async () => subscriber.disconnect(),
   );
-  const rawChannel = `${namespace}:raw`;
-  const rawWaiters = new Map<string, (at: number) => void>();
-  subscriber.on('message', (_channel: string, message: string) => rawWaiters.get(message)?.(performance.now()));
-  await subscriber.subscribe(rawChannel);
+  const floorVariant = await redisPubSubFloor(
+    publisher,
+    subscriber,
+    `${namespace}:raw`,
+    Math.ceil(ITERATIONS / ROUNDS),
+  );
 
   /** ms from `change` returning (or starting, with `fromStart`) to the first event matching `match`. */
   const timed = async (change: () => Promise<unknown>, match: (event: TenantEvent) => boolean, fromStart = false) => {
@@ -126,21 +129,8 @@ try {
     return arrived - (arrived < changed ? started : changed);
   };
 
-  const variants: Variant[] = [
-    {
-      label: 'Redis pub/sub (floor)',
-      perRound: Math.ceil(ITERATIONS / ROUNDS),
-      samples: [],
-      once: async (i) => {
-        const message = `m${i}`;
-        const started = performance.now();
-        const at = new Promise<number>((resolve) => rawWaiters.set(message, resolve));
-        await publisher.publish(rawChannel, message);
-        const arrived = await at;
-        rawWaiters.delete(message);
-        return arrived - started;
-      },
-    },
+  const variants: LatencyVariant[] = [
+    floorVariant,
     {
       label: 'bus to bus',
       perRound: Math.ceil(ITERATIONS / ROUNDS),
@@ -187,29 +177,9 @@ try {
     },
   ];
 
-  let counter = 0;
-  for (const variant of variants) for (let i = 0; i < WARMUP; i += 1) await variant.once(counter++);
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
-    for (const variant of order) {
-      for (let i = 0; i < variant.perRound; i += 1) variant.samples.push(await variant.once(counter++));
-    }
-  }
+  await runInterleaved(variants, WARMUP, ROUNDS);
 
-  const quantile = (samples: number[], q: number) => {
-    const sorted = [...samples].sort((a, b) => a - b);
-    return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  };
-  const floor = quantile(variants[0]!.samples, 0.5);
-  const rows = variants.map((v) => {
-    const median = quantile(v.samples, 0.5);
-    return `| ${v.label} | ${v.samples.length} | ${median.toFixed(2)} | ${quantile(v.samples, 0.99).toFixed(2)} | ${(median / floor).toFixed(1)}x |`;
-  });
-  const table = [
-    '| change on replica 2, heard on replica 1 | runs | p50 ms | p99 ms | p50 vs pub/sub |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...rows,
-  ].join('\n');
+  const table = latencyTable(variants, 'change on replica 2, heard on replica 1');
   console.log(table);
 
   const section = `## Live change events
@@ -240,18 +210,7 @@ cache invalidation that precedes every \`source\` event. The p99 column is this 
 scheduling more than the code's: the bare Redis floor's is ${quantile(variants[0]!.samples, 0.99).toFixed(0)} ms. The stream itself
 (filtering per caller, coalescing, writing the SSE message) is not in these numbers.
 `;
-  const path = new URL('../docs/performance.md', import.meta.url);
-  let doc = await readFile(path, 'utf8').catch(() => '# Performance\n');
-  const start = doc.search(/^## Live change events$/m);
-  if (start === -1) {
-    doc = `${doc.trimEnd()}\n\n${section}`;
-  } else {
-    const rest = doc.slice(start + 1);
-    const next = rest.search(/^## /m);
-    doc = `${doc.slice(0, start)}${section}${next === -1 ? '' : `\n${rest.slice(next)}`}`;
-  }
-  await writeFile(path, doc.endsWith('\n') ? doc : `${doc}\n`);
-  console.error('wrote docs/performance.md ("## Live change events")');
+  await writePerformanceSection(section);
 } finally {
   for (const close of closers.reverse()) await close().catch(() => undefined);
   await Promise.all(buses.map((bus) => bus.close()));
