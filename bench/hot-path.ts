@@ -37,13 +37,11 @@ import { createCacheKeys } from '@mcpgw/cache';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type * as RedisHelper from '../test/helpers/redis.js';
 import type { Descriptor, ServerMessage, ServerSpec } from './support/hot-path-server.js';
+import type * as IntegerFlagModule from './support/integer-flag.js';
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} takes a positive integer`);
-  return value;
-};
+const { positiveIntegerFlag: arg } = (await import(
+  new URL('./support/integer-flag.ts', import.meta.url).href
+)) as typeof IntegerFlagModule;
 const SECONDS = arg('seconds', 3);
 const ROUNDS = arg('rounds', 3);
 const PRINCIPALS = arg('principals', 12_000);

@@ -21,15 +21,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as PostListModule from './support/post-resources-list.js';
+import type * as IntegerFlagModule from './support/integer-flag.js';
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(name);
-  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} takes a positive integer`);
-  return value;
-};
-const CONNECTIONS = arg('--connections', 1000);
-const SECONDS = arg('--seconds', 10);
+const { positiveIntegerFlag: arg } = (await import(
+  new URL('./support/integer-flag.ts', import.meta.url).href
+)) as typeof IntegerFlagModule;
+const CONNECTIONS = arg('connections', 1000);
+const SECONDS = arg('seconds', 10);
 const P99_TARGET_MS = 1000;
 
 // The gateway runs in its own process, as in production: a generator in the same event loop
