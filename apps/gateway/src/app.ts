@@ -6,7 +6,7 @@ import { createGatewayCache } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
-import { createCursorCodec } from '@mcpgw/protocol';
+import { createCursorCodec, reuseSealedCursors } from '@mcpgw/protocol';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
 import type { LimitsOptions } from './plugins/limits.js';
 import { installLimits } from './plugins/limits.js';
@@ -155,7 +155,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
       'SECRETS_KEY is unset: cursors and cache keys use a random per-process key, so they do not survive a restart or work across replicas',
     );
   }
-  const cursors = createCursorCodec({ secret });
+  const cursors = reuseSealedCursors(createCursorCodec({ secret }));
   const registry = options.registry ?? createSourceRegistry();
   const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
   const devAuthorizationServer = await startDevAuthorizationServer(config, logger);

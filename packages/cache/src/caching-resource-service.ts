@@ -7,9 +7,8 @@ import type {
   SourceTtlMs,
 } from '@mcpgw/core';
 import type { CursorListing, ReadOutcome, ResourceService } from '@mcpgw/protocol';
-import { EncodedJson } from '@mcpgw/protocol';
+import { EncodedJson, encodeKnownArray } from '@mcpgw/protocol';
 import type { GatewayCache } from './gateway-cache.js';
-import { SealedCursors } from './sealed-cursors.js';
 import type { ResultBody } from './shared-results.js';
 
 export interface CallerCacheContext {
@@ -18,8 +17,6 @@ export interface CallerCacheContext {
   fingerprint: string;
   /** The caller's view (`AccessScope.view`): callers with equal views share stored bodies. */
   view?: string | undefined;
-  /** The tenant's recently sealed cursors, so a repeated hit does not seal a new one. */
-  sealed?: SealedCursors;
   cache: GatewayCache;
   /**
    * Kinds of result that can never have a `ttlMs` above 0 (every source of
@@ -62,10 +59,8 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
     const kept = body.state as KeptCursor | undefined;
     if (kept === undefined) return undefined;
     if ('cursor' in kept) return kept.cursor;
-    const seal = () => inner.encodeCursor!(listing, kept.position);
-    return context.sealed === undefined
-      ? seal()
-      : context.sealed.seal(fingerprint, listing, kept.position, body.ttlMs, seal);
+    // Sealed for this caller (the catalog's codec hands out the same cursor again for a while).
+    return inner.encodeCursor!(listing, kept.position);
   };
 
   /**
@@ -211,12 +206,15 @@ function encodeList(
   return Object.assign(lazyText(entries), { ttlMs: page.ttlMs }, kept);
 }
 
-/** `text` serialized on first use only: a result that is not stored (ttl 0, bypass) is never serialized here. */
+/**
+ * `text` serialized on first use only: a result that is not stored (ttl 0, bypass) is never serialized here.
+ * Entries that carry their own text (a static source's descriptors) are joined, not serialized again.
+ */
 function lazyText(value: unknown): { readonly text: string } {
   let text: string | undefined;
   return {
     get text() {
-      text ??= JSON.stringify(value);
+      text ??= (Array.isArray(value) ? encodeKnownArray(value)?.text : undefined) ?? JSON.stringify(value);
       return text;
     },
   };
@@ -239,7 +237,6 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
     lists: catalog.sources.every((source) => source.ttlMs.list <= 0),
     reads: catalog.sources.every((source) => source.ttlMs.read <= 0),
   };
-  const sealed = new SealedCursors();
   return {
     ...catalog,
     forScope: (scope: AccessScope) =>
@@ -247,7 +244,6 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
         tenantId: catalog.tenantId,
         fingerprint: scope.fingerprint,
         view: scope.view,
-        sealed,
         cache,
         neverCached,
       }),

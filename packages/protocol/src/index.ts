@@ -10,6 +10,8 @@ export type { RequestId } from './envelope.js';
 export { readRequestId } from './envelope.js';
 /** Signs and checks opaque cursors, bound to tenant, caller and listing. */
 export { createCursorCodec, type CursorCodec } from './cursor.js';
+/** The same codec, handing a caller the cursor it was just given for the same place instead of sealing anew. */
+export { reuseSealedCursors, type CursorReuseOptions } from './cursor-reuse.js';
 /** Handles one POST to the MCP endpoint, for both eras (MCP 2026-07-28 and the initialize era). */
 export { dispatchMcpPost, errorResponse, type McpHttpResponse } from './dispatch.js';
 /** What the dispatcher asks of the layer below it: list and read, paged, for one caller. */
@@ -23,6 +25,7 @@ export type {
 } from './resource-service.js';
 /** Finished results kept as the bytes to send, and their serialization with the request id spliced in. */
 export { EncodedJson, serializeResponse } from './encoded-json.js';
+export { encodeKnownArray } from './known-json.js';
 export { StreamedBody } from './streamed-body.js';
 /** Maps any thrown error to the JSON-RPC error the wire carries, from the error registry. */
 export { toMcpError, wireError } from './error-mapping.js';
