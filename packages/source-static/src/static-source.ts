@@ -1,5 +1,6 @@
 import {
   DEFAULT_SOURCE_TTL_MS,
+  frozenWithJson,
   invalidPosition,
   rangeAdmits,
   type Page,
@@ -28,14 +29,15 @@ interface PreparedTemplate {
  */
 export function createStaticSource(options: StaticSourceOptions, context: SourceContext): Source {
   const resources = options.resources;
-  const descriptors = resources.map(toDescriptor);
+  // Served on every listing as they are: frozen with their JSON text, so a page is joined, not serialized.
+  const descriptors = resources.map((r) => frozenWithJson(toDescriptor(r)));
   const byUri = new Map<string, StaticResourceOptions>(resources.map((r) => [r.uri, r]));
   const templates: PreparedTemplate[] = options.templates.map((t, index) => {
     const parsed = parseUriTemplate(t.uriTemplate);
     if ('error' in parsed) {
       throw new Error(`source "${context.sourceId}": templates[${index}].uriTemplate: ${parsed.error}`);
     }
-    return { options: t, parsed, descriptor: toTemplateDescriptor(t) };
+    return { options: t, parsed, descriptor: frozenWithJson(toTemplateDescriptor(t)) };
   });
 
   /** The first template (in declaration order) matching `uri`, with its values. */
