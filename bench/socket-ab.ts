@@ -10,6 +10,8 @@
  *
  * `--before` is a copy of the repository at the commit to compare with, built
  * and with its node_modules; `--after` defaults to this repository (built).
+ * `--env NAME=value,...` sets environment variables for both builds (e.g.
+ * `REDIS_URL=redis://127.0.0.1:6379` for the Redis store);
  * `--after-env NAME=value,...` runs the after build with those environment
  * variables on top (with `--before .`, what one setting costs, e.g.
  * `LOG_LEVEL=warn` for the access line).
@@ -36,12 +38,16 @@ const after = resolve(option('after', new URL('..', import.meta.url).pathname));
 const ROUNDS = Number(option('rounds', '8'));
 const SECONDS = Number(option('seconds', '2'));
 const TENANT = option('tenant', 'cached');
-const afterEnv = Object.fromEntries(
-  option('after-env', '')
-    .split(',')
-    .filter((pair) => pair !== '')
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-);
+/** `NAME=value,...` as an object. */
+const envOption = (name: string): Record<string, string> =>
+  Object.fromEntries(
+    option(name, '')
+      .split(',')
+      .filter((pair) => pair !== '')
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+const bothEnv = envOption('env');
+const afterEnv = envOption('after-env');
 
 const { startLocalIssuer } = (await import(
   new URL('../test/helpers/local-issuer.ts', import.meta.url).href
@@ -75,6 +81,7 @@ const env = {
   PUBLIC_URL: 'http://127.0.0.1',
   SECRETS_KEY: randomBytes(24).toString('base64url'),
   LOG_LEVEL: 'info',
+  ...bothEnv,
 };
 
 interface Build {
