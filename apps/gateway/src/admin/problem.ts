@@ -35,8 +35,11 @@ export const PROBLEM_TYPES = {
 
 export type ProblemType = keyof typeof PROBLEM_TYPES;
 
+/** The one namespace of the admin surface's problem types: the API's and its browser sign-in's. */
+export const PROBLEM_TYPE_PREFIX = 'urn:mcpgw:admin:problem:';
+
 /** RFC 9457 section 3.1.1: a URI identifying the problem type (not dereferenced). */
-export const problemTypeUri = (type: ProblemType): string => `urn:mcpgw:admin:problem:${type}`;
+export const problemTypeUri = (type: ProblemType): string => `${PROBLEM_TYPE_PREFIX}${type}`;
 
 /** A refusal of the admin API, sent as `application/problem+json` (RFC 9457). */
 export class AdminProblem extends Error {

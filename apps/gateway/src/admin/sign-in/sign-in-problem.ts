@@ -1,6 +1,11 @@
 import type { FastifyReply } from 'fastify';
+import { PROBLEM_TYPE_PREFIX } from '../problem.js';
 
-/** The refusals of the browser sign-in and its session, each an RFC 9457 problem type. */
+/**
+ * The refusals of the browser sign-in and its session, each an RFC 9457
+ * problem type in the admin API's vocabulary (`urn:mcpgw:admin:problem:`);
+ * `not-found` is the admin API's own type, the others are the sign-in's.
+ */
 export const SIGN_IN_PROBLEMS = {
   /** The tenant does not exist, or has no browser sign-in: the same answer, so neither is revealed. */
   'not-found': { status: 404, title: 'Not Found' },
@@ -56,8 +61,8 @@ export class SignInProblem extends Error implements ProblemError {
     this.name = 'SignInProblem';
     const { status, title } = SIGN_IN_PROBLEMS[code];
     this.statusCode = status;
-    // RFC 9457 section 3.1.1: a URI reference naming the type; a URN, since it is not meant to be fetched.
-    this.problem = { type: `urn:mcpgw:problem:${code}`, title, status, detail, code };
+    // RFC 9457 section 3.1.1: a URI reference naming the type; the admin API's one vocabulary of URNs.
+    this.problem = { type: `${PROBLEM_TYPE_PREFIX}${code}`, title, status, detail, code };
   }
 }
 
