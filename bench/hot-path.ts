@@ -36,7 +36,8 @@ import autocannon from 'autocannon';
 import { createCacheKeys } from '@mcpgw/cache';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type * as RedisHelper from '../test/helpers/redis.js';
-import type { Descriptor, ServerMessage, ServerSpec } from './support/hot-path-server.js';
+import type { ServerMessage, ServerSpec } from './support/hot-path-server.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 
 const { positiveIntegerFlag: arg } = (await import(
@@ -50,37 +51,18 @@ const PAGE = 100;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
+const { BENCH_AUDIENCE, benchTenant, catalogDescriptors, listBody, listHeaders } = await helper<typeof FixtureModule>(
+  './support/hot-path-fixture.ts',
+);
 const { redisUrl, requireRedis, inspector, deleteNamespace } =
   await helper<typeof RedisHelper>('../test/helpers/redis.ts');
 
 await requireRedis();
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const AUDIENCE = 'https://bench.example/mcp';
 const SECRETS_KEY = randomBytes(24).toString('base64url');
 
-const descriptors: Descriptor[] = Array.from({ length: 150 }, (_, i) => ({
-  uri: `test://docs/reports/${String(i).padStart(3, '0')}.md`,
-  name: `report-${i}`,
-  title: `Quarterly report ${i}`,
-  description: 'A static fixture resource of the benchmark',
-  mimeType: 'text/markdown',
-}));
-const tenant = (id: string, listTtlMs?: number) => ({
-  id,
-  auth: {
-    issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
-    requiredScopes: ['mcp:read'],
-  },
-  grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] }],
-  sources: [
-    {
-      id: 'docs',
-      type: 'static',
-      ...(listTtlMs === undefined ? {} : { ttlMs: { list: listTtlMs } }),
-      resources: descriptors.map((d, i) => ({ ...d, text: `# Report ${i}` })),
-    },
-  ],
-});
+const descriptors = catalogDescriptors;
+const tenant = (id: string, listTtlMs?: number) => benchTenant(issuer, id, listTtlMs);
 const configDir = await mkdtemp(join(tmpdir(), 'bench-hot-path-'));
 await writeFile(
   join(configDir, 'gateway.json'),
@@ -137,29 +119,10 @@ async function startChild(spec: ServerSpec): Promise<Child> {
   };
 }
 
-const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
-const listBody = (id: number) =>
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id,
-    method: 'resources/list',
-    params: {
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  });
-const mcpHeaders = (bearer?: string) => ({
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'resources/list',
-  ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
-});
+const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
 
 async function post(url: string, bearer?: string): Promise<{ status: number; text: string }> {
-  const response = await fetch(url, { method: 'POST', headers: mcpHeaders(bearer), body: listBody(1) });
+  const response = await fetch(url, { method: 'POST', headers: listHeaders(bearer), body: listBody(1) });
   return { status: response.status, text: await response.text() };
 }
 
@@ -213,7 +176,7 @@ async function drive(v: Variant, seconds: number, record: boolean): Promise<void
     method: 'POST',
     connections: CONNECTIONS,
     duration: seconds,
-    headers: mcpHeaders(v.bearer),
+    headers: listHeaders(v.bearer),
     body: listBody(7),
   });
   const after = await v.child.stats();
@@ -256,7 +219,7 @@ await Promise.all([raw.stop(), handwritten.stop(), sdk.stop(), gatewayMemory.sto
 // ---- many principals, one role ----
 const tokens: string[] = [];
 for (let i = 0; i < PRINCIPALS; i += 1)
-  tokens.push(await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: `principal-${i}` }));
+  tokens.push(await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: `principal-${i}` }));
 
 async function listAll(child: Child, all: readonly string[]): Promise<void> {
   let next = 0;

@@ -23,6 +23,7 @@ import type { FastifyInstance } from 'fastify';
 import type * as ConfigModule from '@mcpgw/config';
 import type * as GatewayTesting from '@mcpgw/gateway/testing';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const option = (name: string, fallback?: string): string => {
   const at = process.argv.indexOf(`--${name}`);
@@ -40,36 +41,14 @@ const after = resolve(option('after', new URL('..', import.meta.url).pathname));
 const ROUNDS = count('rounds', 16);
 const BATCH = count('batch', 2000);
 
-const { startLocalIssuer } = (await import(
-  new URL('../test/helpers/local-issuer.ts', import.meta.url).href
-)) as typeof LocalIssuerHelper;
-const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const AUDIENCE = 'https://bench.example/mcp';
-const resources = Array.from({ length: 150 }, (_, i) => ({
-  uri: `test://docs/reports/${String(i).padStart(3, '0')}.md`,
-  name: `report-${i}`,
-  title: `Quarterly report ${i}`,
-  description: 'A static fixture resource of the benchmark',
-  mimeType: 'text/markdown',
-  text: `# Report ${i}`,
-}));
-const configDir = await mkdtemp(join(tmpdir(), 'bench-inject-'));
-await writeFile(
-  join(configDir, 'gateway.json'),
-  JSON.stringify({
-    tenants: [
-      {
-        id: 'cached',
-        auth: {
-          issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
-          requiredScopes: ['mcp:read'],
-        },
-        grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] }],
-        sources: [{ id: 'docs', type: 'static', resources }],
-      },
-    ],
-  }),
+const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
+const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
+const { BENCH_AUDIENCE, benchTenant, listBody, listHeaders } = await helper<typeof FixtureModule>(
+  './support/hot-path-fixture.ts',
 );
+const issuer = await startLocalIssuer({ path: '/bench-idp' });
+const configDir = await mkdtemp(join(tmpdir(), 'bench-inject-'));
+await writeFile(join(configDir, 'gateway.json'), JSON.stringify({ tenants: [benchTenant(issuer, 'cached')] }));
 const env = {
   GATEWAY_CONFIG: join(configDir, 'gateway.json'),
   DATA_DIR: configDir,
@@ -94,29 +73,12 @@ async function build(root: string): Promise<FastifyInstance> {
   return app;
 }
 
-const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
 const request = {
   method: 'POST' as const,
   url: '/t/cached/mcp',
-  headers: {
-    host: '127.0.0.1',
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'resources/list',
-    authorization: `Bearer ${token}`,
-  },
-  payload: JSON.stringify({
-    jsonrpc: '2.0',
-    id: 7,
-    method: 'resources/list',
-    params: {
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  }),
+  headers: { host: '127.0.0.1', ...listHeaders(token) },
+  payload: listBody(7),
 };
 
 /** CPU µs per request over `n` requests. */

@@ -16,6 +16,7 @@ import autocannon from 'autocannon';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type * as ProfileSummaryModule from './support/profile-summary.js';
 import type { ServerMessage, ServerSpec } from './support/hot-path-server.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const option = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -29,27 +30,11 @@ const SERVER = option('server', 'gateway');
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
 const { summarizeProfile } = await helper<typeof ProfileSummaryModule>('./support/profile-summary.ts');
+const { BENCH_AUDIENCE, benchTenant, listBody, listHeaders } = await helper<typeof FixtureModule>(
+  './support/hot-path-fixture.ts',
+);
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const AUDIENCE = 'https://bench.example/mcp';
-const resources = Array.from({ length: 150 }, (_, i) => ({
-  uri: `test://docs/reports/${String(i).padStart(3, '0')}.md`,
-  name: `report-${i}`,
-  title: `Quarterly report ${i}`,
-  description: 'A static fixture resource of the benchmark',
-  mimeType: 'text/markdown',
-  text: `# Report ${i}`,
-}));
-const tenant = (id: string, listTtlMs?: number) => ({
-  id,
-  auth: {
-    issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
-    requiredScopes: ['mcp:read'],
-  },
-  grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] }],
-  sources: [
-    { id: 'docs', type: 'static', ...(listTtlMs === undefined ? {} : { ttlMs: { list: listTtlMs } }), resources },
-  ],
-});
+const tenant = (id: string, listTtlMs?: number) => benchTenant(issuer, id, listTtlMs);
 const dir = await mkdtemp(join(tmpdir(), 'bench-profile-'));
 await writeFile(join(dir, 'gateway.json'), JSON.stringify({ tenants: [tenant('cached'), tenant('uncached', 0)] }));
 const profiles = join(dir, 'profiles');
@@ -72,28 +57,8 @@ async function startServer(spec: ServerSpec, profiled: boolean) {
   return { port, stop };
 }
 
-const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
-const request = {
-  method: 'POST' as const,
-  headers: {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'resources/list',
-    authorization: `Bearer ${token}`,
-  },
-  body: JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'resources/list',
-    params: {
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  }),
-};
+const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+const request = { method: 'POST' as const, headers: listHeaders(token), body: listBody(1) };
 const gatewaySpec: ServerSpec = {
   kind: 'gateway',
   env: {

@@ -26,6 +26,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type { ServerMessage } from './support/hot-path-server.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const option = (name: string, fallback?: string): string => {
   const at = process.argv.indexOf(`--${name}`);
@@ -49,30 +50,13 @@ const envOption = (name: string): Record<string, string> =>
 const bothEnv = envOption('env');
 const afterEnv = envOption('after-env');
 
-const { startLocalIssuer } = (await import(
-  new URL('../test/helpers/local-issuer.ts', import.meta.url).href
-)) as typeof LocalIssuerHelper;
+const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
+const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
+const { BENCH_AUDIENCE, benchTenant, listBody, listHeaders } = await helper<typeof FixtureModule>(
+  './support/hot-path-fixture.ts',
+);
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const AUDIENCE = 'https://bench.example/mcp';
-const resources = Array.from({ length: 150 }, (_, i) => ({
-  uri: `test://docs/reports/${String(i).padStart(3, '0')}.md`,
-  name: `report-${i}`,
-  title: `Quarterly report ${i}`,
-  description: 'A static fixture resource of the benchmark',
-  mimeType: 'text/markdown',
-  text: `# Report ${i}`,
-}));
-const tenant = (id: string, listTtlMs?: number) => ({
-  id,
-  auth: {
-    issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
-    requiredScopes: ['mcp:read'],
-  },
-  grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'docs' }] }],
-  sources: [
-    { id: 'docs', type: 'static', ...(listTtlMs === undefined ? {} : { ttlMs: { list: listTtlMs } }), resources },
-  ],
-});
+const tenant = (id: string, listTtlMs?: number) => benchTenant(issuer, id, listTtlMs);
 const dir = await mkdtemp(join(tmpdir(), 'bench-socket-ab-'));
 await writeFile(join(dir, 'gateway.json'), JSON.stringify({ tenants: [tenant('cached'), tenant('uncached', 0)] }));
 const env = {
@@ -124,28 +108,8 @@ async function start(name: string, root: string, extraEnv: Record<string, string
   };
 }
 
-const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
-const request = {
-  method: 'POST' as const,
-  headers: {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'resources/list',
-    authorization: `Bearer ${token}`,
-  },
-  body: JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'resources/list',
-    params: {
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  }),
-};
+const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+const request = { method: 'POST' as const, headers: listHeaders(token), body: listBody(1) };
 
 async function round(build: Build, seconds: number, record: boolean): Promise<void> {
   const cpuBefore = await build.cpu();
