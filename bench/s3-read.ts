@@ -30,8 +30,9 @@
  * of the client and of the gateway, and for the node:http client the median
  * time from the body's last byte to the decoded blob (work no gateway can
  * take off a client), as a Markdown table for docs/performance.md ("S3
- * source"). `--profile-gateway DIR` runs
- * the gateway with `--cpu-prof` and writes its profile into DIR at the end.
+ * source"). `--profile-gateway DIR` runs the gateway with `--cpu-prof` and
+ * writes its profile into DIR at the end (on a loaded machine `perf record`
+ * on the gateway's process attributes CPU more faithfully; see the docs).
  *
  * Run (no install needed; Node 22 strips the types, the packages and the app
  * run from their build):
