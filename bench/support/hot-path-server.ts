@@ -1,6 +1,7 @@
 /**
- * One server of the hot-path benchmark (bench/hot-path.ts), run as a child
- * process so its CPU time can be read on its own: the parent forks it with
+ * One server of the hot-path benchmark (bench/hot-path.ts; also the gateway
+ * of bench/s3-read.ts and bench/tenant-registry.ts), run as a child process
+ * so its CPU time can be read on its own: the parent forks it with
  * an IPC channel, sends `{ start: ServerSpec }`, gets `{ port }` back, and
  * then asks `{ stats: true }` whenever it wants `process.cpuUsage()`, the
  * RSS and (for the gateway) its cache counters.

@@ -50,8 +50,10 @@ export async function startServerChild(spec: ServerSpec, options: ServerChildOpt
       if (!('stats' in message)) throw new Error('expected stats');
       return message.stats;
     },
+    /** Asks the server to close and waits for its process to exit (a `--cpu-prof` profile is written then). */
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
+      pending = undefined;
       child.send({ stop: true });
       await exited;
     },
