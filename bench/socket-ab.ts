@@ -12,6 +12,8 @@
  * and with its node_modules; `--after` defaults to this repository (built).
  * `--env NAME=value,...` sets environment variables for both builds (e.g.
  * `REDIS_URL=redis://127.0.0.1:6379` for the Redis store);
+ * `--after-process-env NAME=value,...` starts the after build's process with
+ * those variables (the process's own environment, e.g. glibc's `MALLOC_*`);
  * `--after-env NAME=value,...` runs the after build with those environment
  * variables on top (with `--before .`, what one setting costs, e.g.
  * `LOG_LEVEL=warn` for the access line).
@@ -45,6 +47,7 @@ const envOption = (name: string): Record<string, string> =>
   );
 const bothEnv = envOption('env');
 const afterEnv = envOption('after-env');
+const afterProcessEnv = envOption('after-process-env');
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
@@ -64,10 +67,15 @@ interface Build {
   perSecond: number[];
 }
 
-async function start(name: string, root: string, extraEnv: Record<string, string> = {}): Promise<Build> {
+async function start(
+  name: string,
+  root: string,
+  extraEnv: Record<string, string> = {},
+  processEnv: Record<string, string> = {},
+): Promise<Build> {
   const child = await startServerChild(
     { kind: 'gateway', env: { ...env, ...extraEnv } },
-    { module: join(root, 'bench/support/hot-path-server.ts') },
+    { module: join(root, 'bench/support/hot-path-server.ts'), processEnv },
   );
   return {
     name,
@@ -98,7 +106,7 @@ async function round(build: Build, seconds: number, record: boolean): Promise<vo
   build.perSecond.push(result.requests.total / seconds);
 }
 
-const builds = [await start('before', before), await start('after', after, afterEnv)];
+const builds = [await start('before', before), await start('after', after, afterEnv, afterProcessEnv)];
 for (const build of builds) await round(build, 3, false);
 for (let index = 0; index < ROUNDS; index += 1) {
   for (const build of index % 2 === 0 ? builds : [...builds].reverse()) await round(build, SECONDS, true);

@@ -22,12 +22,15 @@ export interface ServerChildOptions {
   module?: string | URL;
   /** Extra Node flags, e.g. `--cpu-prof`. */
   execArgv?: string[];
+  /** Extra variables of the process's environment (not the gateway's configuration), e.g. glibc's `MALLOC_*`. */
+  processEnv?: Record<string, string>;
 }
 
 export async function startServerChild(spec: ServerSpec, options: ServerChildOptions = {}): Promise<ServerChild> {
   const child = fork(options.module ?? new URL('./hot-path-server.ts', import.meta.url), [], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     execArgv: [...process.execArgv, ...(options.execArgv ?? [])],
+    env: { ...process.env, ...options.processEnv },
   });
   let pending: { resolve(message: ServerMessage): void; reject(error: Error): void } | undefined;
   child.on('message', (message) => pending?.resolve(message as ServerMessage));
