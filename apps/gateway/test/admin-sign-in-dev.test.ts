@@ -129,7 +129,11 @@ describe('admin sign-in through the development authorization server', () => {
       expect(response.status).toBe(403);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
       const problem = (await response.json()) as Record<string, unknown>;
-      expect(problem).toMatchObject({ type: 'urn:mcpgw:admin:problem:csrf-refused', status: 403, code: 'csrf-refused' });
+      expect(problem).toMatchObject({
+        type: 'urn:mcpgw:admin:problem:csrf-refused',
+        status: 403,
+        code: 'csrf-refused',
+      });
       expect(problem.detail).toEqual(expect.any(String));
     }
     // Nor does the cache flush, another write, run without the token.

@@ -246,7 +246,10 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
       return url;
     });
     expect(callback.status).toBe(400);
-    expect(await callback.json()).toMatchObject({ code: 'sign-in-failed', type: 'urn:mcpgw:admin:problem:sign-in-failed' });
+    expect(await callback.json()).toMatchObject({
+      code: 'sign-in-failed',
+      type: 'urn:mcpgw:admin:problem:sign-in-failed',
+    });
     expect(callbackCookies.some((cookie) => cookie.startsWith('mcpgw-admin-session='))).toBe(false);
     expect(jar.has('mcpgw-admin-session')).toBe(false);
   });
