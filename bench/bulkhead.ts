@@ -161,7 +161,13 @@ async function measureB(): Promise<Phase> {
   return { perSecond: perPhase / seconds, p50: at(0.5), p99: at(0.99), failed, cpuPerRequest };
 }
 
-await measureB(); // warm-up
+// Warm-up of both paths, unrecorded: b's requests, then b beside the flood, so that the first round does not
+// time the first refusals and hung requests the gateway (and the flood's own process) compiles.
+await measureB();
+await flood.ask({ start: { port, connections: FLOOD, body } });
+await new Promise((resolve) => setTimeout(resolve, 1000));
+await measureB();
+await flood.ask({ stop: true });
 const rows: string[] = [];
 const ratios: number[] = [];
 const loads: number[] = [loadavg()[0] ?? 0];
