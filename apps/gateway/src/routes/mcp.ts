@@ -75,21 +75,29 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
    * caller without valid credentials costs no JSON parsing.
    */
   const admitCaller = async (request: FastifyRequest<{ Params: TenantParams }>, reply: FastifyReply) => {
+    // What the request holds, filled in as it is admitted, is freed when its connection closes: 'close'
+    // follows both a finished response and a client gone away, and the latter cancels the request
+    // (2026-07-28 basic/patterns/cancellation). Releases are idempotent.
+    const held: { lease?: () => void; slot?: () => void; controller?: AbortController; closed?: true } = {};
+    const free = () => {
+      held.lease?.();
+      held.slot?.();
+      if (held.controller !== undefined && !reply.raw.writableFinished) held.controller.abort(disconnected());
+    };
+    reply.raw.once('close', () => {
+      held.closed = true;
+      free();
+    });
     // Per address and per tenant before any token work, so a flood costs no verification.
     const byAddress = await limits.rateLimits.checkAddress(request);
     if (byAddress !== undefined) return send(reply, rateLimitedResponse(reply, byAddress));
     const lease = TENANT_ID.test(request.params.tenant) ? tenants.acquire(request.params.tenant) : undefined;
     if (lease === undefined) return send(reply, unknownTenant(request.params.tenant, null));
+    held.lease = () => lease.release();
+    // A client that left during a count in Redis (its address's, then its tenant's) left before the
+    // listener had this to free: it is freed here, and the request is cancelled before it starts.
+    if (held.closed === true) free();
     const tenant = lease.runtime;
-    // One listener frees all the request holds, filled in as it is admitted. 'close' follows both a finished
-    // response and a client gone away; the latter cancels the request (2026-07-28 basic/patterns/cancellation).
-    const held: { slot?: () => void; controller?: AbortController; closed?: true } = {};
-    reply.raw.once('close', () => {
-      held.closed = true;
-      lease.release();
-      held.slot?.();
-      if (held.controller !== undefined && !reply.raw.writableFinished) held.controller.abort(disconnected());
-    });
     const byTenant = await limits.rateLimits.checkTenant(request, tenant.config);
     if (byTenant !== undefined) return send(reply, rateLimitedResponse(reply, byTenant));
     const leave = limits.inFlight.enter(tenant.config.id, limits.inFlightCap(tenant.config));
@@ -97,12 +105,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     const controller = new AbortController();
     held.slot = leave;
     held.controller = controller;
-    // The client left while the tenant's limit was counted (a Redis round trip): the listener has run
-    // already, so the slot is given back here and the request is cancelled before it starts.
-    if (held.closed === true) {
-      leave();
-      controller.abort(disconnected());
-    }
+    if (held.closed === true) free();
     const release = () => {
       lease.release();
       leave();
