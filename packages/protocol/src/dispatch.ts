@@ -95,7 +95,11 @@ export async function dispatchMcpPost<S = never>(
   } catch (thrown) {
     const error = toMcpError(thrown, { uri: uriOf(request.body), era });
     if (isServerFault(error)) {
-      context.logger.error({ code: error.gatewayCode, err: error.cause ?? error }, 'request failed');
+      // A request its client cancelled by going away (basic/patterns/cancellation) fails because of that:
+      // no one reads the answer and it is no server fault, so no error line with a stack for each one a
+      // hung backend holds until its caller gives up (the access line still records it).
+      if (request.signal.aborted) context.logger.debug({ code: error.gatewayCode }, 'request cancelled');
+      else context.logger.error({ code: error.gatewayCode, err: error.cause ?? error }, 'request failed');
     }
     return errorResponse(id, error);
   }

@@ -316,3 +316,43 @@ describe('cache eligibility', () => {
     expect(seen).toEqual([expected, expected]);
   });
 });
+
+describe('a request its client cancelled', () => {
+  it('is not logged as a server fault; the same failure uncancelled is', async () => {
+    const lines: string[] = [];
+    const logger = {
+      ...silentLogger,
+      error: (_fields: object, message?: string) => lines.push(`error ${message}`),
+      debug: (_fields: object, message?: string) => lines.push(`debug ${message}`),
+    };
+    // A backend that answers only by failing once its request is cancelled, or at once when told to.
+    const hanging: ResourceService = {
+      ...service,
+      listResources: (_cursor, signal) =>
+        new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error))),
+      read: async () => {
+        throw new Error('backend down');
+      },
+    };
+    const context = { server, resources: hanging, resourceCacheScope: 'private' as const, discoverTtlMs: 1, logger };
+    const call = (method: string, params: Record<string, unknown>, signal: AbortSignal) =>
+      dispatchMcpPost(
+        {
+          header: (name) =>
+            ({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': 'test://a' })[name],
+          body: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: MODERN_META } },
+          signal,
+        },
+        context,
+      );
+    const controller = new AbortController();
+    const cancelled = call('resources/list', {}, controller.signal);
+    controller.abort(new Error('client disconnected'));
+    expect((await cancelled).body).toMatchObject({ error: { code: -32603 } });
+    expect(lines).toEqual(['debug request cancelled']);
+    expect((await call('resources/read', { uri: 'test://a' }, new AbortController().signal)).body).toMatchObject({
+      error: { code: -32603 },
+    });
+    expect(lines).toEqual(['debug request cancelled', 'error request failed']);
+  });
+});

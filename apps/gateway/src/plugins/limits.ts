@@ -75,14 +75,21 @@ export async function installLimits(app: FastifyInstance, options: LimitsOptions
 /** Retry-After for a tenant at its in-flight cap: its requests finish or time out within seconds. */
 const TENANT_BUSY_RETRY_AFTER_SECONDS = 1;
 
+/**
+ * The 503's JSON-RPC answer never varies, so it is built once: a refusal,
+ * which a tenant whose backend hangs causes by the hundred per second, costs
+ * no error object (nor its stack trace) of its own. Read-only from here on.
+ */
+const TENANT_BUSY: McpHttpResponse = errorResponse(
+  null,
+  wireError('MCPGW_OVERLOADED', [
+    'too many requests of this tenant in flight',
+    String(TENANT_BUSY_RETRY_AFTER_SECONDS),
+  ]),
+);
+
 /** The 503 for a tenant at its in-flight cap (RFC 9110 section 15.6.4), with Retry-After and a JSON-RPC body. */
 export function tenantBusyResponse(reply: FastifyReply): McpHttpResponse {
   reply.header('retry-after', String(TENANT_BUSY_RETRY_AFTER_SECONDS));
-  return errorResponse(
-    null,
-    wireError('MCPGW_OVERLOADED', [
-      'too many requests of this tenant in flight',
-      String(TENANT_BUSY_RETRY_AFTER_SECONDS),
-    ]),
-  );
+  return TENANT_BUSY;
 }

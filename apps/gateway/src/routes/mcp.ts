@@ -75,24 +75,42 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
    * caller without valid credentials costs no JSON parsing.
    */
   const admitCaller = async (request: FastifyRequest<{ Params: TenantParams }>, reply: FastifyReply) => {
+    // What the request holds, filled in as it is admitted, is freed when its connection closes: 'close'
+    // follows both a finished response and a client gone away, and the latter cancels the request
+    // (2026-07-28 basic/patterns/cancellation). Releases are idempotent.
+    const held: { lease?: () => void; slot?: () => void; controller?: AbortController; closed?: true } = {};
+    const free = () => {
+      held.lease?.();
+      held.slot?.();
+      if (held.controller !== undefined && !reply.raw.writableFinished) held.controller.abort(disconnected());
+    };
+    reply.raw.once('close', () => {
+      held.closed = true;
+      free();
+    });
     // Per address and per tenant before any token work, so a flood costs no verification.
     const byAddress = await limits.rateLimits.checkAddress(request);
     if (byAddress !== undefined) return send(reply, rateLimitedResponse(reply, byAddress));
     const lease = TENANT_ID.test(request.params.tenant) ? tenants.acquire(request.params.tenant) : undefined;
     if (lease === undefined) return send(reply, unknownTenant(request.params.tenant, null));
-    // 'close' follows both a finished response and a client gone away.
-    reply.raw.once('close', () => lease.release());
+    held.lease = () => lease.release();
+    // A client that left during a count in Redis (its address's, then its tenant's) left before the
+    // listener had this to free: it is freed here, and the request is cancelled before it starts.
+    if (held.closed === true) free();
     const tenant = lease.runtime;
     const byTenant = await limits.rateLimits.checkTenant(request, tenant.config);
     if (byTenant !== undefined) return send(reply, rateLimitedResponse(reply, byTenant));
     const leave = limits.inFlight.enter(tenant.config.id, limits.inFlightCap(tenant.config));
     if (leave === undefined) return send(reply, tenantBusyResponse(reply));
-    reply.raw.once('close', leave);
+    const controller = new AbortController();
+    held.slot = leave;
+    held.controller = controller;
+    if (held.closed === true) free();
     const release = () => {
       lease.release();
       leave();
     };
-    const signal = abortOnDisconnect(reply);
+    const signal = controller.signal;
     let scope: AccessScope = unrestrictedScope;
     let principal: Principal | undefined;
     // Without a token (an anonymous loopback tenant) each client address counts as one caller.
@@ -199,13 +217,9 @@ function send(reply: FastifyReply, response: McpHttpResponse<unknown>): FastifyR
   return reply.type('application/json').header('content-length', body.byteLength).send(body.stream);
 }
 
-/** Closing the response stream cancels the request (2026-07-28 basic/patterns/cancellation). */
-function abortOnDisconnect(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client disconnected'));
-  });
-  return controller.signal;
+/** Why a request was cancelled: its client closed the connection. */
+function disconnected(): Error {
+  return new Error('client disconnected');
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -1,0 +1,107 @@
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { loadConfig } from '@mcpgw/config';
+import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
+import type { OwnRedisServer } from '@mcpgw/test-helpers/redis';
+import { startRedisServer } from '@mcpgw/test-helpers/redis';
+import { buildApp } from '../src/app.js';
+import { createSourceRegistry } from '../src/source-registry.js';
+
+// Issue 14, bulkheads: a tenant's in-flight slot is given back whenever its
+// request ends, including a client that leaves while the tenant's rate limit
+// is still being counted in Redis (the request goes on after that count, and
+// must neither keep the slot nor run uncancelled).
+
+const BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'resources/list',
+  params: {
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
+});
+
+/** POSTs a listing over a real socket; `leaveAfterMs` destroys the socket that long after the server read the request. */
+function post(port: number, leaveAfterMs?: number, app?: FastifyInstance): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/t/capped/mcp',
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'resources/list',
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', () => resolve(0));
+    if (leaveAfterMs !== undefined && app !== undefined) {
+      app.server.once('request', () => setTimeout(() => req.destroy(), leaveAfterMs));
+    }
+    req.end(BODY);
+  });
+}
+
+describe('the in-flight slot of a client that leaves during the rate-limit count', () => {
+  let app: FastifyInstance;
+  let redis: OwnRedisServer;
+  let port: number;
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+    const registry = createSourceRegistry();
+    const config = await loadConfig({
+      registry,
+      defaultBootstrap: {
+        configDir: '.',
+        document: {
+          tenants: [
+            {
+              id: 'capped',
+              anonymous: true,
+              sources: [{ id: 'docs', type: 'static', resources: [{ uri: 'test://docs/a', name: 'a', text: 'a' }] }],
+              // Its own rate limit counts for loopback callers too, so every request waits on Redis.
+              limits: { maxInFlight: 1, requestsPerMinute: 1000 },
+            },
+          ],
+        },
+      },
+      env: { LOG_LEVEL: 'silent', ...NO_SHEDDING_ENV, REDIS_URL: redis.url, PORT: '0' },
+    });
+    // Longer than the client stays: the count is still pending in a paused Redis when it leaves.
+    app = await buildApp(config, { registry, limits: { redisCommandTimeoutMs: 1500 } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    port = typeof address === 'object' && address !== null ? address.port : 0;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await redis?.close();
+  });
+
+  it('is given back, and the next request of the tenant is served', async () => {
+    expect(await post(port)).toBe(200);
+    redis.pause();
+    try {
+      // The client leaves 300 ms in, while the tenant's count waits on Redis (up to 1.5 s, then in process).
+      expect(await post(port, 300, app)).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      expect(app.limits.inFlight.count('capped')).toBe(0);
+    } finally {
+      redis.resume();
+    }
+    // With its one slot kept by the request that left, every later request would be refused with 503.
+    await vi.waitFor(async () => expect(await post(port)).toBe(200), { timeout: 5000 });
+  });
+});
