@@ -24,18 +24,6 @@ export function resolveAccess(
 ): AccessScope {
   const compiled = isCompiled(grants) ? grants : compileGrants(grants);
   const effective = matchingGrants(compiled, principal);
-  const rules = new Map<string, UriPattern[] | 'all'>();
-  for (const grant of effective) {
-    for (const allow of grant.allow) {
-      const current = rules.get(allow.source);
-      const patterns = compiled.patterns.get(allow);
-      if (current === 'all' || patterns === undefined) {
-        rules.set(allow.source, 'all');
-      } else {
-        rules.set(allow.source, [...(current ?? []), ...patterns]);
-      }
-    }
-  }
   const effectiveGrants = effective.map((grant) => ({ name: grant.name, match: grant.match, allow: grant.allow }));
   const fingerprint = createHash('sha256')
     .update(
@@ -48,10 +36,50 @@ export function resolveAccess(
       }),
     )
     .digest('base64url');
-  // `allows` and `listingPrefixes` below read nothing but `rules`, which the effective grants alone determine.
+  // What the caller may see reads nothing but the effective grants, so it is worked out once per view
+  // and shared by every principal with the same grants (many principals, one role: one copy).
   const view = createHash('sha256')
     .update(canonicalJson({ v: 1, tenant: tenantId, grants: effectiveGrants }))
     .digest('base64url');
+  return { fingerprint, view, ...viewAccess(compiled, view, effective) };
+}
+
+/** The part of an AccessScope that only the effective grants decide. */
+type ViewAccess = Pick<AccessScope, 'allowsSource' | 'allows' | 'listingRanges' | 'listingPrefixes'>;
+
+/** Views by compiled grants (a tenant's, compiled once at load), then by view hash; bounded per tenant. */
+const viewsByGrants = new WeakMap<CompiledGrants, Map<string, ViewAccess>>();
+const MAX_VIEWS_PER_TENANT = 1000;
+
+function viewAccess(compiled: CompiledGrants, view: string, effective: readonly Grant[]): ViewAccess {
+  let views = viewsByGrants.get(compiled);
+  if (views === undefined) {
+    views = new Map();
+    viewsByGrants.set(compiled, views);
+  }
+  let access = views.get(view);
+  if (access === undefined) {
+    access = buildViewAccess(compiled, effective);
+    // Grants matching on subjects could make a view per caller: past the bound, start again.
+    if (views.size >= MAX_VIEWS_PER_TENANT) views.clear();
+    views.set(view, access);
+  }
+  return access;
+}
+
+function buildViewAccess(compiled: CompiledGrants, effective: readonly Grant[]): ViewAccess {
+  const rules = new Map<string, UriPattern[] | 'all'>();
+  for (const grant of effective) {
+    for (const allow of grant.allow) {
+      const current = rules.get(allow.source);
+      const patterns = compiled.patterns.get(allow);
+      if (current === 'all' || patterns === undefined) {
+        rules.set(allow.source, 'all');
+      } else {
+        rules.set(allow.source, [...(current ?? []), ...patterns]);
+      }
+    }
+  }
   const ranges = new Map<string, readonly ListingRange[] | undefined>();
   const prefixes = new Map<string, readonly string[] | undefined>();
   const listingRanges = (sourceId: string): readonly ListingRange[] | undefined => {
@@ -69,8 +97,6 @@ export function resolveAccess(
   };
 
   return {
-    fingerprint,
-    view,
     allowsSource: (sourceId) => rules.has(sourceId),
     allows(sourceId, uri) {
       const rule = rules.get(sourceId);

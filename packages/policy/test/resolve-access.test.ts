@@ -91,3 +91,34 @@ describe('resolveAccess', () => {
     ).toBe(base);
   });
 });
+
+describe('resolveAccess: principals with the same grants', () => {
+  const compiled = compileGrants(grants);
+  const bob: Principal = { ...alice, subject: 'bob' };
+  const carol: Principal = { ...alice, subject: 'carol', groups: ['finance'] };
+
+  it('share one view of what they may see, and keep fingerprints of their own', () => {
+    const a = resolveAccess('acme', alice, compiled);
+    const b = resolveAccess('acme', bob, compiled);
+    expect(b.view).toBe(a.view);
+    expect(b.fingerprint).not.toBe(a.fingerprint);
+    // One copy of the compiled rules for the view, not one per principal.
+    expect(b.allows).toBe(a.allows);
+    expect(b.listingRanges).toBe(a.listingRanges);
+    expect(b.allows('docs', 'file:///docs/eng/a.md')).toBe(true);
+    expect(b.allows('docs', 'file:///docs/finance/a.md')).toBe(false);
+  });
+
+  it('never share with a principal whose grants differ, nor across tenants', () => {
+    const a = resolveAccess('acme', alice, compiled);
+    const c = resolveAccess('acme', carol, compiled);
+    expect(c.view).not.toBe(a.view);
+    expect(c.allows).not.toBe(a.allows);
+    expect(c.allowsSource('db')).toBe(true);
+    expect(c.allowsSource('docs')).toBe(false);
+    expect(a.allowsSource('db')).toBe(false);
+    const other = resolveAccess('globex', alice, compiled);
+    expect(other.view).not.toBe(a.view);
+    expect(other.allows).not.toBe(a.allows);
+  });
+});
