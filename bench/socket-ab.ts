@@ -12,6 +12,8 @@
  * and with its node_modules; `--after` defaults to this repository (built).
  * `--env NAME=value,...` sets environment variables for both builds (e.g.
  * `REDIS_URL=redis://127.0.0.1:6379` for the Redis store);
+ * `--after-node-flags "--flag ..."` starts the after build's process with those
+ * Node/V8 flags (e.g. a garbage collector setting);
  * `--after-process-env NAME=value,...` starts the after build's process with
  * those variables (the process's own environment, e.g. glibc's `MALLOC_*`);
  * `--after-env NAME=value,...` runs the after build with those environment
@@ -48,6 +50,9 @@ const envOption = (name: string): Record<string, string> =>
 const bothEnv = envOption('env');
 const afterEnv = envOption('after-env');
 const afterProcessEnv = envOption('after-process-env');
+const afterNodeFlags = option('after-node-flags', '')
+  .split(' ')
+  .filter((flag) => flag !== '');
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
@@ -72,10 +77,11 @@ async function start(
   root: string,
   extraEnv: Record<string, string> = {},
   processEnv: Record<string, string> = {},
+  execArgv: string[] = [],
 ): Promise<Build> {
   const child = await startServerChild(
     { kind: 'gateway', env: { ...env, ...extraEnv } },
-    { module: join(root, 'bench/support/hot-path-server.ts'), processEnv },
+    { module: join(root, 'bench/support/hot-path-server.ts'), processEnv, execArgv },
   );
   return {
     name,
@@ -106,7 +112,7 @@ async function round(build: Build, seconds: number, record: boolean): Promise<vo
   build.perSecond.push(result.requests.total / seconds);
 }
 
-const builds = [await start('before', before), await start('after', after, afterEnv, afterProcessEnv)];
+const builds = [await start('before', before), await start('after', after, afterEnv, afterProcessEnv, afterNodeFlags)];
 for (const build of builds) await round(build, 3, false);
 for (let index = 0; index < ROUNDS; index += 1) {
   for (const build of index % 2 === 0 ? builds : [...builds].reverse()) await round(build, SECONDS, true);

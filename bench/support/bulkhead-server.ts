@@ -12,7 +12,7 @@
  */
 import type { Source, SourceFactory } from '@mcpgw/core';
 import type { FastifyInstance } from 'fastify';
-import { createSourceRegistry } from '@mcpgw/gateway/testing';
+import { createSourceRegistry, tuneGarbageCollection } from '@mcpgw/gateway/testing';
 import type * as BuiltGatewayModule from './built-gateway.js';
 
 export interface BulkheadServerSpec {
@@ -53,6 +53,8 @@ let app: FastifyInstance | undefined;
 const reply = (message: BulkheadServerMessage) => process.send?.(message);
 
 async function start(spec: BulkheadServerSpec): Promise<number> {
+  // The gateway's V8 settings, as its process entry applies them.
+  tuneGarbageCollection();
   const { startBuiltGateway } = (await import(
     new URL('./built-gateway.ts', import.meta.url).href
   )) as typeof BuiltGatewayModule;

@@ -24,7 +24,7 @@ export interface Descriptor {
   mimeType: string;
 }
 
-export type ServerSpec =
+export type ServerSpec = (
   | { kind: 'raw'; bytes: string }
   | { kind: 'handwritten'; resources: Descriptor[]; pageSize: number }
   | { kind: 'sdk'; resources: Descriptor[]; pageSize: number }
@@ -37,15 +37,28 @@ export type ServerSpec =
        * as the gateway did before its tenant registry.
        */
       tenantLookup?: 'registry' | 'static-map';
-    };
+    }
+) & {
+  /**
+   * Whether the process applies the gateway's V8 settings (`tuneGarbageCollection`,
+   * as main.ts does). Default: the gateway does, as it runs in production; the
+   * baselines run on V8's defaults unless asked (`bench/hot-path.ts --tune-baselines`).
+   */
+  tuneGarbageCollection?: boolean;
+};
 
 export type ServerMessage =
-  { port: number } | { stats: { cpuMicros: number; rss: number; cache?: Record<string, unknown> } };
+  { port: number } | { stats: { cpuMicros: number; rss: number; heapUsed: number; cache?: Record<string, unknown> } };
 
 let app: FastifyInstance | undefined;
 let gatewayCache: { metrics(): Record<string, unknown> } | undefined;
 
 async function start(spec: ServerSpec): Promise<number> {
+  if (spec.tuneGarbageCollection ?? spec.kind === 'gateway') {
+    // Loaded only when used, so a baseline's process does not hold the gateway's modules.
+    const { tuneGarbageCollection } = await import('@mcpgw/gateway/testing');
+    tuneGarbageCollection();
+  }
   switch (spec.kind) {
     case 'raw': {
       const bytes = Buffer.from(spec.bytes, 'utf8');
@@ -160,6 +173,7 @@ process.on('message', (message: { start?: ServerSpec; stats?: true; stop?: true 
       stats: {
         cpuMicros: cpu.user + cpu.system,
         rss: process.memoryUsage.rss(),
+        heapUsed: process.memoryUsage().heapUsed,
         ...(gatewayCache === undefined ? {} : { cache: gatewayCache.metrics() }),
       },
     });

@@ -7,12 +7,15 @@ import { demoBootstrap } from './demo.js';
 import { devTokenTarget } from './dev-authorization-server.js';
 import { startOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
+import { tuneGarbageCollection } from './process-tuning.js';
 import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
 
 /** Process entry: load config → build → handle signals → listen. */
 async function main(): Promise<void> {
+  // Before anything is allocated for the gateway itself.
+  tuneGarbageCollection();
   const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
