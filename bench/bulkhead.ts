@@ -43,11 +43,13 @@ import type { BulkheadServerMessage, BulkheadServerStats } from './support/bulkh
 import type { FloodMessage } from './support/bulkhead-flood.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as PostListModule from './support/post-resources-list.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 
 // Node 22 strips the types of a .ts file it is pointed at; tsc checks the modules through the type imports.
 const support = <T>(name: string) => import(new URL(`./support/${name}`, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag } = await support<typeof IntegerFlagModule>('integer-flag.ts');
 const { postResourcesList } = await support<typeof PostListModule>('post-resources-list.ts');
+const { listBody } = await support<typeof FixtureModule>('hot-path-fixture.ts');
 const stringFlag = (name: string): string | undefined => {
   const at = process.argv.indexOf(`--${name}`);
   return at === -1 ? undefined : process.argv[at + 1];
@@ -113,17 +115,7 @@ const flood = child<FloodMessage>('./support/bulkhead-flood.ts');
 if (flood.process.pid !== undefined) setPriority(flood.process.pid, 19);
 
 const measured = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-const body = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'resources/list',
-  params: {
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    },
-  },
-});
+const body = listBody(1);
 
 interface Phase {
   perSecond: number;

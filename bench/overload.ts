@@ -22,10 +22,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as PostListModule from './support/post-resources-list.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const { positiveIntegerFlag: arg } = (await import(
   new URL('./support/integer-flag.ts', import.meta.url).href
 )) as typeof IntegerFlagModule;
+const { listBody } = (await import(
+  new URL('./support/hot-path-fixture.ts', import.meta.url).href
+)) as typeof FixtureModule;
 const CONNECTIONS = arg('connections', 1000);
 const SECONDS = arg('seconds', 10);
 const P99_TARGET_MS = 1000;
@@ -71,17 +75,7 @@ for (;;) {
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-const body = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'resources/list',
-  params: {
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    },
-  },
-});
+const body = listBody(1);
 
 interface Answer {
   status: number;

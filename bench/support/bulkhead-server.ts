@@ -14,6 +14,10 @@ import type { Source, SourceFactory } from '@mcpgw/core';
 import type { FastifyInstance } from 'fastify';
 import { createSourceRegistry, tuneGarbageCollection } from '@mcpgw/gateway/testing';
 import type * as BuiltGatewayModule from './built-gateway.js';
+import type * as IpcServerModule from './ipc-server.js';
+
+// Node 22 strips the types of a .ts file it is pointed at; tsc checks the module through the type import.
+const { answerParent } = (await import(new URL('./ipc-server.ts', import.meta.url).href)) as typeof IpcServerModule;
 
 export interface BulkheadServerSpec {
   configPath: string;
@@ -50,7 +54,6 @@ const hungFactory: SourceFactory = {
 const withHung = new Map([...registry, [hungFactory.type, hungFactory]]);
 
 let app: FastifyInstance | undefined;
-const reply = (message: BulkheadServerMessage) => process.send?.(message);
 
 async function start(spec: BulkheadServerSpec): Promise<number> {
   // The gateway's V8 settings, as its process entry applies them.
@@ -66,20 +69,11 @@ async function start(spec: BulkheadServerSpec): Promise<number> {
   return started.port;
 }
 
-process.on('message', (message: { start?: BulkheadServerSpec; stats?: true; stop?: true }) => {
-  if (message.start !== undefined) {
-    start(message.start).then(
-      (port) => reply({ port }),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
-  } else if (message.stats === true) {
+answerParent<BulkheadServerSpec, BulkheadServerStats>({
+  start,
+  stats() {
     const cpu = process.cpuUsage();
-    reply({ stats: { cpuMicros: cpu.user + cpu.system, refused: app?.limits.inFlight.refused ?? 0 } });
-  } else if (message.stop === true) {
-    void (app?.close() ?? Promise.resolve()).then(() => process.exit(0));
-  }
+    return { cpuMicros: cpu.user + cpu.system, refused: app?.limits.inFlight.refused ?? 0 };
+  },
+  close: () => app?.close() ?? Promise.resolve(),
 });
-process.on('disconnect', () => process.exit(0));

@@ -15,6 +15,10 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type * as BuiltGatewayModule from './built-gateway.js';
+import type * as IpcServerModule from './ipc-server.js';
+
+// Node 22 strips the types of a .ts file it is pointed at; tsc checks the module through the type import.
+const { answerParent } = (await import(new URL('./ipc-server.ts', import.meta.url).href)) as typeof IpcServerModule;
 
 export interface Descriptor {
   uri: string;
@@ -156,29 +160,16 @@ function useStaticMap(gateway: FastifyInstance): void {
   };
 }
 
-const reply = (message: ServerMessage) => process.send?.(message);
-
-process.on('message', (message: { start?: ServerSpec; stats?: true; stop?: true }) => {
-  if (message.start !== undefined) {
-    start(message.start).then(
-      (port) => reply({ port }),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
-  } else if (message.stats === true) {
+answerParent<ServerSpec, Extract<ServerMessage, { stats: unknown }>['stats']>({
+  start,
+  stats() {
     const cpu = process.cpuUsage();
-    reply({
-      stats: {
-        cpuMicros: cpu.user + cpu.system,
-        rss: process.memoryUsage.rss(),
-        heapUsed: process.memoryUsage().heapUsed,
-        ...(gatewayCache === undefined ? {} : { cache: gatewayCache.metrics() }),
-      },
-    });
-  } else if (message.stop === true) {
-    void (app?.close() ?? Promise.resolve()).then(() => process.exit(0));
-  }
+    return {
+      cpuMicros: cpu.user + cpu.system,
+      rss: process.memoryUsage.rss(),
+      heapUsed: process.memoryUsage().heapUsed,
+      ...(gatewayCache === undefined ? {} : { cache: gatewayCache.metrics() }),
+    };
+  },
+  close: () => app?.close() ?? Promise.resolve(),
 });
-process.on('disconnect', () => process.exit(0));

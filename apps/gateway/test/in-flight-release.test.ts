@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig } from '@mcpgw/config';
 import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 import type { OwnRedisServer } from '@mcpgw/test-helpers/redis';
 import { startRedisServer } from '@mcpgw/test-helpers/redis';
 import { buildApp } from '../src/app.js';
@@ -13,17 +14,7 @@ import { createSourceRegistry } from '../src/source-registry.js';
 // is still being counted in Redis (the request goes on after that count, and
 // must neither keep the slot nor run uncancelled).
 
-const BODY = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'resources/list',
-  params: {
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    },
-  },
-});
+const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: MODERN_META } });
 
 /** POSTs a listing over a real socket; `leaveAfterMs` destroys the socket that long after the server read the request. */
 function post(port: number, leaveAfterMs?: number, app?: FastifyInstance): Promise<number> {
