@@ -7,6 +7,7 @@ import type { Grant } from '@mcpgw/policy';
 import { resolveAccess } from '@mcpgw/policy';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
+import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
 
 // Property (issue 3, Policy): for random tenants, principals, grants and URIs,
 // nothing outside a caller's set is ever listed or readable, and a cursor
@@ -68,33 +69,6 @@ const principal: fc.Arbitrary<Principal> = fc.record({
   groups: fc.array(token, { maxLength: 3 }),
   expiresAt: fc.constant(0),
 });
-
-function globMatches(pattern: string, text: string): boolean {
-  if (pattern === '') return text === '';
-  if (pattern.startsWith('**')) {
-    for (let i = 0; i <= text.length; i += 1) if (globMatches(pattern.slice(2), text.slice(i))) return true;
-    return false;
-  }
-  if (pattern.startsWith('*')) {
-    for (let i = 0; i <= text.length && !text.slice(0, i).includes('/'); i += 1) {
-      if (globMatches(pattern.slice(1), text.slice(i))) return true;
-    }
-    return false;
-  }
-  return text.startsWith(pattern[0]!) && globMatches(pattern.slice(1), text.slice(1));
-}
-
-function oracleAllows(grants: Grant[], who: Principal, source: string, uri: string): boolean {
-  const has = (want: readonly string[] | undefined, held: readonly string[]) =>
-    want === undefined || want.some((w) => held.includes(w));
-  return grants.some(
-    (g) =>
-      has(g.match.scopes, who.scopes) &&
-      has(g.match.groups, who.groups) &&
-      has(g.match.subjects, [who.subject]) &&
-      g.allow.some((a) => a.source === source && (a.uris === undefined || a.uris.some((p) => globMatches(p, uri)))),
-  );
-}
 
 describe('tenant and principal isolation (property)', () => {
   it('lists and reads exactly what the grants allow; cursors do not cross principals or tenants', async () => {

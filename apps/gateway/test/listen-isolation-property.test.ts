@@ -6,6 +6,7 @@ import type { Grant } from '@mcpgw/policy';
 import { compileGrants, resolveAccess } from '@mcpgw/policy';
 import type { StreamNotification } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
+import { oracleAllows, oracleAllowsSource } from '@mcpgw/test-helpers/grant-oracle';
 import { startCallerSubscription } from '../src/notifications/caller-subscription.js';
 import { createListenStreams } from '../src/notifications/listen-streams.js';
 import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
@@ -44,37 +45,9 @@ function runtimeFor(grants: Grant[]): TenantRuntime {
   } as unknown as TenantRuntime;
 }
 
-function globMatches(pattern: string, text: string): boolean {
-  if (pattern === '') return text === '';
-  if (pattern.startsWith('**')) {
-    for (let i = 0; i <= text.length; i += 1) if (globMatches(pattern.slice(2), text.slice(i))) return true;
-    return false;
-  }
-  if (pattern.startsWith('*')) {
-    for (let i = 0; i <= text.length && !text.slice(0, i).includes('/'); i += 1) {
-      if (globMatches(pattern.slice(1), text.slice(i))) return true;
-    }
-    return false;
-  }
-  return text.startsWith(pattern[0]!) && globMatches(pattern.slice(1), text.slice(1));
-}
-
-const matching = (grants: Grant[], who: Principal) =>
-  grants.filter(
-    (g) =>
-      (g.match.scopes === undefined || g.match.scopes.some((s) => who.scopes.includes(s))) &&
-      (g.match.subjects === undefined || g.match.subjects.includes(who.subject)),
-  );
-const oracleSeesSource = (grants: Grant[], who: Principal, source: string) =>
-  matching(grants, who).some((g) => g.allow.some((a) => a.source === source));
 const oracleSees = (grants: Grant[], who: Principal, uri: string) => {
   const source = SOURCES.find((s) => uri.startsWith(`test://${s}/`));
-  return (
-    source !== undefined &&
-    matching(grants, who).some((g) =>
-      g.allow.some((a) => a.source === source && (a.uris === undefined || a.uris.some((p) => globMatches(p, uri)))),
-    )
-  );
+  return source !== undefined && oracleAllows(grants, who, source, uri);
 };
 
 const token = fc.constantFrom('a', 'b');
@@ -174,7 +147,7 @@ describe('listen streams against an oracle (property)', () => {
           const expected = events.flatMap((e) => {
             if (e.type !== 'source' || e.tenantId !== TENANT) return [];
             if (e.change.type === 'list-changed') {
-              return listChanged && oracleSeesSource(grants, who, e.sourceId) ? ['list_changed'] : [];
+              return listChanged && oracleAllowsSource(grants, who, e.sourceId) ? ['list_changed'] : [];
             }
             return visibleSubscriptions.includes(e.change.uri) ? [`updated ${e.change.uri}`] : [];
           });
