@@ -3,9 +3,12 @@
  * and records its method and path with query, so a test can count the
  * backend calls a listing made (e.g. ListObjectsV2 is `GET /{bucket}?list-type=2...`).
  * Headers pass through as sent, so request signatures made for the proxy's
- * host still verify at the target.
+ * host still verify at the target. `relay` may take over passing a
+ * response's body on (after its status and headers went out), e.g. to cut
+ * it short as a broken backend would; by default it is piped through.
  */
 import { createServer, request as httpRequest } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface CountingProxy {
@@ -15,7 +18,11 @@ export interface CountingProxy {
   close(): Promise<void>;
 }
 
-export async function startCountingProxy(target: string): Promise<CountingProxy> {
+export interface CountingProxyOptions {
+  relay?: (request: IncomingMessage, response: IncomingMessage, outgoing: ServerResponse) => void;
+}
+
+export async function startCountingProxy(target: string, options: CountingProxyOptions = {}): Promise<CountingProxy> {
   const upstream = new URL(target);
   const requests: string[] = [];
   const sockets = new Set<Socket>();
@@ -31,7 +38,8 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       },
       (response) => {
         outgoing.writeHead(response.statusCode ?? 502, response.headers);
-        response.pipe(outgoing);
+        if (options.relay === undefined) response.pipe(outgoing);
+        else options.relay(incoming, response, outgoing);
       },
     );
     forwarded.on('error', () => outgoing.destroy());

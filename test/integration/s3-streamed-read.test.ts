@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCountingProxy } from '@mcpgw/test-helpers/counting-proxy';
 import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { MODERN_META, mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
@@ -31,55 +31,31 @@ interface CuttingProxy {
 }
 
 async function startCuttingProxy(target: string): Promise<CuttingProxy> {
-  const upstream = new URL(target);
-  const sockets = new Set<Socket>();
-  const state: CuttingProxy = { endpoint: '', cutAfter: undefined, close: async () => {} };
-  const server: Server = createServer((incoming, outgoing) => {
-    const forwarded = httpRequest(
-      {
-        hostname: upstream.hostname,
-        port: upstream.port,
-        method: incoming.method,
-        path: incoming.url,
-        headers: incoming.headers,
-      },
-      (response) => {
-        outgoing.writeHead(response.statusCode ?? 502, response.headers);
-        const cut = incoming.method === 'GET' && !incoming.url?.includes('list-type') ? state.cutAfter : undefined;
-        if (cut === undefined) return response.pipe(outgoing);
-        let sent = 0;
-        // The socket is ended (FIN after what was written), not the response: S3's client sees a short body.
-        const stop = () => {
-          response.destroy();
-          outgoing.socket?.end();
-        };
-        if (cut === 0) {
-          outgoing.flushHeaders();
-          return stop();
-        }
-        response.on('data', (chunk: Buffer) => {
-          if (sent >= cut) return;
-          const part = chunk.subarray(0, cut - sent);
-          sent += part.length;
-          outgoing.write(part);
-          if (sent >= cut) stop();
-        });
-      },
-    );
-    forwarded.on('error', () => outgoing.destroy());
-    incoming.pipe(forwarded);
+  const state = { cutAfter: undefined as number | undefined };
+  const proxy = await startCountingProxy(target, {
+    relay(incoming, response, outgoing) {
+      const cut = incoming.method === 'GET' && !incoming.url?.includes('list-type') ? state.cutAfter : undefined;
+      if (cut === undefined) return response.pipe(outgoing);
+      let sent = 0;
+      // The socket is ended (FIN after what was written), not the response: S3's client sees a short body.
+      const stop = () => {
+        response.destroy();
+        outgoing.socket?.end();
+      };
+      if (cut === 0) {
+        outgoing.flushHeaders();
+        return stop();
+      }
+      response.on('data', (chunk: Buffer) => {
+        if (sent >= cut) return;
+        const part = chunk.subarray(0, cut - sent);
+        sent += part.length;
+        outgoing.write(part);
+        if (sent >= cut) stop();
+      });
+    },
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  state.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  };
-  return state;
+  return Object.assign(state, { endpoint: proxy.endpoint, close: () => proxy.close() });
 }
 
 beforeAll(async () => {
