@@ -23,10 +23,14 @@ import { createControlPlaneStore, createPostgresDatabase, createSecretBox } from
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import type * as PostListModule from './support/post-resources-list.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const changesArg = process.argv.indexOf('--changes');
 const CHANGES = changesArg === -1 ? 100 : Number(process.argv[changesArg + 1]);
 if (!Number.isInteger(CHANGES) || CHANGES < 1) throw new Error('--changes takes a positive integer');
+const { listBody } = (await import(
+  new URL('./support/hot-path-fixture.ts', import.meta.url).href
+)) as typeof FixtureModule;
 const { postResourcesList } = (await import(
   new URL('./support/post-resources-list.ts', import.meta.url).href
 )) as typeof PostListModule;
@@ -38,17 +42,7 @@ console.log(
 );
 const SECRETS_KEY = randomBytes(24).toString('base64url');
 const workDir = await mkdtemp(join(tmpdir(), 'bench-propagation-'));
-const body = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 7,
-  method: 'resources/list',
-  params: {
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    },
-  },
-});
+const body = listBody(7);
 
 const database = await createTestDatabase('benchregistry');
 const RESOURCES = Array.from({ length: 20 }, (_, i) => ({ uri: `note://n${i}`, name: `n${i}`, text: `note ${i}` }));

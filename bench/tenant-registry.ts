@@ -29,10 +29,14 @@ import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type { ServerSpec } from './support/hot-path-server.js';
 import type * as ServerChildModule from './support/server-child.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
+import type * as FixtureModule from './support/hot-path-fixture.js';
 
 const { startServerChild } = (await import(
   new URL('./support/server-child.ts', import.meta.url).href
 )) as typeof ServerChildModule;
+const { listBody, listHeaders } = (await import(
+  new URL('./support/hot-path-fixture.ts', import.meta.url).href
+)) as typeof FixtureModule;
 const { positiveIntegerFlag: arg } = (await import(
   new URL('./support/integer-flag.ts', import.meta.url).href
 )) as typeof IntegerFlagModule;
@@ -104,24 +108,8 @@ const env = {
   SHED_EVENT_LOOP_DELAY_MS: '0',
 };
 const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
-const headers = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'resources/list',
-  authorization: `Bearer ${token}`,
-};
-const body = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 7,
-  method: 'resources/list',
-  params: {
-    _meta: {
-      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': {},
-    },
-  },
-});
+const headers = listHeaders(token);
+const body = listBody(7);
 
 interface Variant {
   name: string;
