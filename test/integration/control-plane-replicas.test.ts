@@ -8,6 +8,7 @@ import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-is
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { startGateway } from '@mcpgw/test-helpers/gateway';
+import { within } from '@mcpgw/test-helpers/within';
 
 // Two gateway replicas serving from one control plane on the real Postgres:
 // a change committed through one replica's store is served by the other
@@ -44,16 +45,6 @@ async function listNames(endpoint: string, token: string): Promise<{ status: num
     { authorization: `Bearer ${token}` },
   );
   return { status: result.status, names: (result.body.result?.resources ?? []).map((r) => r.name) };
-}
-
-/** Polls until `check` holds; returns how long it took, or throws after `limitMs`. */
-async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await check()) return performance.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`not within ${limitMs} ms`);
 }
 
 beforeAll(async () => {

@@ -25,6 +25,7 @@ import type { StartedGateway } from '@mcpgw/test-helpers/gateway';
 import { startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { within } from '@mcpgw/test-helpers/within';
 
 const ADMIN_SCOPE = 'mcpgw:admin';
 const SECRET = 'an end-to-end admin secret of at least thirty-two characters';
@@ -155,16 +156,6 @@ async function mcpClient(replica: StartedGateway): Promise<Client> {
 }
 
 const names = async (client: Client) => (await client.listResources({})).resources.map((r) => r.name).sort();
-
-/** Polls until `check` holds (cross-replica observation); returns the milliseconds it took. */
-async function within(limitMs: number, check: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  while (performance.now() - started < limitMs) {
-    if (await check()) return performance.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`not within ${limitMs} ms`);
-}
 
 beforeAll(async () => {
   database = await createTestDatabase('admin_browser_e2e');

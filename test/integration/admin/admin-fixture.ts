@@ -9,6 +9,7 @@ import { startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { within } from '@mcpgw/test-helpers/within';
 
 // One gateway with the admin API over a control plane (real Postgres or
 // PGlite), three real issuers (tenant alpha's, tenant beta's, the
@@ -189,10 +190,5 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
 
 /** Polls until `check` holds, or fails after `limitMs` (cross-replica observation). */
 export async function eventually(limitMs: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = performance.now() + limitMs;
-  while (performance.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`not within ${limitMs} ms`);
+  await within(limitMs, check);
 }
