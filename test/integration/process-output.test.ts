@@ -113,6 +113,11 @@ describe('the gateway process output', () => {
           { uri: 's3:///notes/a.txt' },
         );
         expect(read.body.result.contents[0]?.text).toBe('hello');
+        // Its access line is out while the process runs on: lines are batched per event-loop turn, never held.
+        await vi.waitFor(() => expect(stdout).toContain('"mcpMethod":"resources/read"'), {
+          timeout: 5_000,
+          interval: 20,
+        });
       } finally {
         child.kill('SIGTERM');
       }

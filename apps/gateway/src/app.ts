@@ -7,6 +7,7 @@ import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import { createCursorCodec, reuseSealedCursors } from '@mcpgw/protocol';
+import { stdoutLogDestination } from './observability/log-destination.js';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
 import type { LimitsOptions } from './plugins/limits.js';
 import { installLimits } from './plugins/limits.js';
@@ -119,7 +120,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
         paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'],
         censor: '[redacted]',
       },
-      ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+      stream: options.logStream ?? stdoutLogDestination(),
     },
   });
   const logger = app.log as unknown as Logger;
