@@ -20,27 +20,33 @@ export interface TenantInFlight {
 
 /** `onRefused` is called for each refusal (metrics). */
 export function createTenantInFlight(onRefused: () => void = () => undefined): TenantInFlight {
-  const counts = new Map<string, number>();
+  // One counter per tenant, kept at zero rather than deleted: a Map entry added and removed with every
+  // request would rebuild the Map's table again and again (see RecencyMap in @mcpgw/core). Only tenants
+  // the registry serves get here, so the Map is bounded by the tenants this process has served.
+  const counts = new Map<string, { inFlight: number }>();
   let refused = 0;
   return {
     enter(tenantId, cap) {
-      const current = counts.get(tenantId) ?? 0;
-      if (cap > 0 && current >= cap) {
+      let counter = counts.get(tenantId);
+      if (counter === undefined) {
+        counter = { inFlight: 0 };
+        counts.set(tenantId, counter);
+      }
+      if (cap > 0 && counter.inFlight >= cap) {
         refused += 1;
         onRefused();
         return undefined;
       }
-      counts.set(tenantId, current + 1);
+      counter.inFlight += 1;
       let released = false;
+      const held = counter;
       return () => {
         if (released) return;
         released = true;
-        const left = (counts.get(tenantId) ?? 1) - 1;
-        if (left === 0) counts.delete(tenantId);
-        else counts.set(tenantId, left);
+        held.inFlight -= 1;
       };
     },
-    count: (tenantId) => counts.get(tenantId) ?? 0,
+    count: (tenantId) => counts.get(tenantId)?.inFlight ?? 0,
     get refused() {
       return refused;
     },

@@ -1,4 +1,5 @@
 import type { Principal } from '@mcpgw/core';
+import { RecencyMap } from '@mcpgw/core';
 import { hash as digest } from 'node:crypto';
 
 /** Default bound on verified tokens remembered per verifier. */
@@ -14,11 +15,12 @@ export function tokenHash(token: string): string {
 }
 
 /**
- * Verified Principals by token hash until an expiry instant, bounded LRU
- * (a Map keeps insertion order: the first key is the least recently used).
+ * Verified Principals by token hash until an expiry instant, bounded to
+ * `maxEntries` with the least recently used evicted first (a RecencyMap: a
+ * hit, once per request, moves nothing).
  */
 export class TokenCache {
-  readonly #entries = new Map<string, { principal: Principal; until: number }>();
+  readonly #entries = new RecencyMap<string, { principal: Principal; until: number }>();
   readonly #maxEntries: number;
 
   constructor(maxEntries: number) {
@@ -28,22 +30,16 @@ export class TokenCache {
   get(hash: string, now: number): Principal | undefined {
     const entry = this.#entries.get(hash);
     if (entry === undefined) return undefined;
+    if (entry.until > now) return entry.principal;
     this.#entries.delete(hash);
-    if (entry.until <= now) return undefined;
-    this.#entries.set(hash, entry);
-    return entry.principal;
+    return undefined;
   }
 
   /** Remembers `principal` while `now < until` (milliseconds). */
   set(hash: string, principal: Principal, until: number, now: number): void {
     if (this.#maxEntries <= 0 || until <= now) return;
-    this.#entries.delete(hash);
     this.#entries.set(hash, { principal, until });
-    while (this.#entries.size > this.#maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (oldest.done === true) break;
-      this.#entries.delete(oldest.value);
-    }
+    while (this.#entries.size > this.#maxEntries) this.#entries.evict();
   }
 
   get size(): number {

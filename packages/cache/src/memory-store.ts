@@ -1,3 +1,4 @@
+import { RecencyMap } from '@mcpgw/core';
 import type { CacheStore } from './cache-store.js';
 
 export interface MemoryStoreOptions {
@@ -16,27 +17,29 @@ interface Entry {
 }
 
 /**
- * The in-process store used when REDIS_URL is unset: an LRU bounded by entry
- * count and bytes, with a TTL per entry. A `Map` keeps insertion order, so
- * re-inserting on every hit makes its first key the least recently used.
- * Publish/subscribe stays inside the process (there is only one replica).
+ * The in-process store used when REDIS_URL is unset: bounded by entry count
+ * and bytes, the least recently used evicted first, with a TTL per entry. A
+ * RecencyMap keeps the order without moving an entry on each hit (see there
+ * why that matters on the hot path). Publish/subscribe stays inside the
+ * process (there is only one replica).
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore {
   const maxEntries = options.maxEntries ?? 10_000;
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
   const now = options.now ?? Date.now;
-  const entries = new Map<string, Entry>();
+  const entries = new RecencyMap<string, Entry>();
   const channels = new Map<string, Set<(message: string) => void>>();
   let bytes = 0;
 
   const remove = (key: string) => {
-    const entry = entries.get(key);
+    const entry = entries.peek(key);
     if (entry === undefined) return;
     entries.delete(key);
     bytes -= entry.bytes;
   };
-  const live = (key: string): Entry | undefined => {
-    const entry = entries.get(key);
+  /** The entry, unless it has expired (then it is removed); `use` marks it as used. */
+  const live = (key: string, use: boolean): Entry | undefined => {
+    const entry = use ? entries.get(key) : entries.peek(key);
     if (entry === undefined) return undefined;
     if (entry.expiresAt <= now()) {
       remove(key);
@@ -44,13 +47,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
     }
     return entry;
   };
-  const get = (key: string): string | undefined => {
-    const entry = live(key);
-    if (entry === undefined) return undefined;
-    entries.delete(key);
-    entries.set(key, entry);
-    return entry.value;
-  };
+  const get = (key: string): string | undefined => live(key, true)?.value;
   const put = (key: string, value: string, ttlMs: number) => {
     remove(key);
     const size = (key.length + value.length) * 2;
@@ -58,9 +55,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
     if (size > maxBytes || ttlMs <= 0) return;
     entries.set(key, { value, expiresAt: now() + ttlMs, bytes: size });
     bytes += size;
-    for (const oldest of entries.keys()) {
-      if (entries.size <= maxEntries && bytes <= maxBytes) break;
-      remove(oldest);
+    while (entries.size > maxEntries || bytes > maxBytes) {
+      const evicted = entries.evict();
+      if (evicted === undefined) break;
+      bytes -= evicted[1].bytes;
     }
   };
 
@@ -76,7 +74,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
       put(key, value, ttlMs);
     },
     async setIfAbsent(key, value, ttlMs) {
-      if (live(key) !== undefined) return false;
+      if (live(key, false) !== undefined) return false;
       put(key, value, ttlMs);
       return true;
     },

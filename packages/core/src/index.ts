@@ -3,6 +3,8 @@
 
 /** MCP resource shapes (MCP 2026-07-28, server resources, data types): descriptors, templates, contents. */
 export type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
+/** A bounded cache's Map: least recently used evicted first, nothing moved on a hit. */
+export { RecencyMap } from './recency-map.js';
 /** Immutable values that carry their own JSON text, so serving them again costs no serialization. */
 export { frozenWithJson, knownJsonText } from './json-text.js';
 /** The Source interface every source package implements, with its paging, change, health and TTL types. */

@@ -1,3 +1,4 @@
+import { RecencyMap } from '@mcpgw/core';
 import type { CursorBinding, CursorCodec } from './cursor.js';
 
 export interface CursorReuseOptions {
@@ -24,8 +25,8 @@ export function reuseSealedCursors(codec: CursorCodec, options: CursorReuseOptio
   const reuseMs = options.reuseMs ?? 60_000;
   const maxEntries = options.maxEntries ?? 10_000;
   const now = options.now ?? Date.now;
-  /** A Map iterates in insertion order: its first key is the least recently used. */
-  const sealed = new Map<string, { cursor: string; until: number }>();
+  /** The least recently used go first (a RecencyMap: handing out a known cursor moves nothing). */
+  const sealed = new RecencyMap<string, { cursor: string; until: number }>();
   // JSON of an array is unambiguous: no two (binding, state) pairs share a key.
   const keyOf = (binding: CursorBinding, state: unknown) =>
     JSON.stringify([binding.tenantId, binding.fingerprint, binding.listing, state]);
@@ -35,16 +36,10 @@ export function reuseSealedCursors(codec: CursorCodec, options: CursorReuseOptio
       const key = keyOf(binding, state);
       const at = now();
       const known = sealed.get(key);
-      if (known !== undefined) {
-        sealed.delete(key);
-        if (known.until > at) {
-          sealed.set(key, known);
-          return known.cursor;
-        }
-      }
+      if (known !== undefined && known.until > at) return known.cursor;
       const cursor = codec.encode(binding, state);
       sealed.set(key, { cursor, until: at + reuseMs });
-      if (sealed.size > maxEntries) sealed.delete(sealed.keys().next().value!);
+      if (sealed.size > maxEntries) sealed.evict();
       return cursor;
     },
     decode: (binding, cursor) => codec.decode(binding, cursor),
