@@ -1,6 +1,6 @@
 import pino from 'pino';
 
-/** Past this much text a batch is written at once, before its turn ends (below sonic-boom's 16 KiB write size). */
+/** Past this much text (in UTF-16 code units) a batch is written at once, before its turn ends. */
 const BATCH_BYTES = 8 * 1024;
 
 let shared: { write(line: string): void } | undefined;
@@ -29,21 +29,28 @@ let shared: { write(line: string): void } | undefined;
  */
 export function stdoutLogDestination(): { write(line: string): void } {
   if (shared !== undefined) return shared;
-  // sonic-boom writes what it holds once it holds BATCH_BYTES; `flush()` writes the rest.
-  const out = pino.destination({ dest: 1, sync: true, minLength: BATCH_BYTES });
+  // sonic-boom (pino's own destination) does the writing: synchronous, retrying a full pipe, quiet on EPIPE.
+  // Lines are gathered here and joined once, rather than appended to its buffer one by one.
+  const out = pino.destination({ dest: 1, sync: true });
+  let pending: string[] = [];
+  let pendingLength = 0;
   let scheduled: NodeJS.Immediate | undefined;
   const flush = () => {
-    scheduled = undefined;
-    out.flush();
-  };
-  process.once('exit', () => {
     if (scheduled !== undefined) clearImmediate(scheduled);
-    flush();
-  });
+    scheduled = undefined;
+    if (pending.length === 0) return;
+    const text = pending.length === 1 ? pending[0]! : pending.join('');
+    pending = [];
+    pendingLength = 0;
+    out.write(text);
+  };
+  process.once('exit', flush);
   shared = {
     write(line: string) {
-      out.write(line);
-      scheduled ??= setImmediate(flush);
+      pending.push(line);
+      pendingLength += line.length;
+      if (pendingLength >= BATCH_BYTES) flush();
+      else scheduled ??= setImmediate(flush);
     },
   };
   return shared;
