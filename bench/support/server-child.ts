@@ -24,11 +24,13 @@ export interface ServerChildOptions {
   execArgv?: string[];
   /** Extra variables of the process's environment (not the gateway's configuration), e.g. glibc's `MALLOC_*`. */
   processEnv?: Record<string, string>;
+  /** `pipe` to read what the process prints (e.g. V8's `--trace-gc-nvp` lines); default ignored. */
+  stdout?: 'ignore' | 'pipe';
 }
 
 export async function startServerChild(spec: ServerSpec, options: ServerChildOptions = {}): Promise<ServerChild> {
   const child = fork(options.module ?? new URL('./hot-path-server.ts', import.meta.url), [], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    stdio: ['ignore', options.stdout ?? 'ignore', 'inherit', 'ipc'],
     execArgv: [...process.execArgv, ...(options.execArgv ?? [])],
     env: { ...process.env, ...options.processEnv },
   });
