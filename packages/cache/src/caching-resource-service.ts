@@ -237,15 +237,24 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
     lists: catalog.sources.every((source) => source.ttlMs.list <= 0),
     reads: catalog.sources.every((source) => source.ttlMs.read <= 0),
   };
+  // A caller's view holds nothing of any one request, so it is built once per scope and reused: a caller's
+  // scope is one object for as long as their verified token is remembered, and goes with it.
+  const views = new WeakMap<AccessScope, ResourceService>();
   return {
     ...catalog,
-    forScope: (scope: AccessScope) =>
-      createCachingResourceService(catalog.forScope(scope), {
-        tenantId: catalog.tenantId,
-        fingerprint: scope.fingerprint,
-        view: scope.view,
-        cache,
-        neverCached,
-      }),
+    forScope: (scope: AccessScope) => {
+      let view = views.get(scope);
+      if (view === undefined) {
+        view = createCachingResourceService(catalog.forScope(scope), {
+          tenantId: catalog.tenantId,
+          fingerprint: scope.fingerprint,
+          view: scope.view,
+          cache,
+          neverCached,
+        });
+        views.set(scope, view);
+      }
+      return view;
+    },
   };
 }

@@ -158,4 +158,37 @@ describe('withResultCache', () => {
     expect(cache.metrics().zero?.result).toEqual({ hits: 1, misses: 1, errors: 0, bypasses: 1 });
     await cache.close();
   });
+
+  it("builds a caller's view once per scope, and never answers one scope from another's view", async () => {
+    const cache = createGatewayCache({ secret: randomBytes(32) });
+    const inners = new Map<string, ReturnType<typeof fakeService>>();
+    const catalog = withResultCache(
+      {
+        tenantId: 'views',
+        sources: [{ ttlMs: { list: 30_000, read: 30_000 } }],
+        forScope: (scope: AccessScope) => {
+          const inner = fakeService(scope.fingerprint);
+          inners.set(scope.fingerprint, inner);
+          return inner;
+        },
+      },
+      cache,
+    );
+    const alice: AccessScope = { ...unrestrictedScope, fingerprint: 'alice' };
+    const bob: AccessScope = { ...unrestrictedScope, fingerprint: 'bob' };
+    const aliceView = catalog.forScope(alice);
+    expect(catalog.forScope(alice)).toBe(aliceView);
+    expect(inners.size).toBe(1);
+    const bobView = catalog.forScope(bob);
+    expect(bobView).not.toBe(aliceView);
+    const aliceFirst = await aliceView.listResources(undefined, signal);
+    const bobFirst = await catalog.forScope(bob).listResources(undefined, signal);
+    expect(aliceFirst.resources[0]?.uri).toBe('test://alice/first/1');
+    expect(bobFirst.resources[0]?.uri).toBe('test://bob/first/1');
+    // The reused view still answers from the cache: alice's second listing is her first one.
+    const aliceAgain = await catalog.forScope(alice).listResources(undefined, signal);
+    expect(aliceAgain.resources[0]?.uri).toBe('test://alice/first/1');
+    expect(inners.get('alice')?.calls.list).toBe(1);
+    await cache.close();
+  });
 });
