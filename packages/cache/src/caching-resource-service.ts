@@ -1,4 +1,4 @@
-import { isStreamedBlob } from '@mcpgw/core';
+import { isStreamedBlob, RecencyMap } from '@mcpgw/core';
 import type {
   AccessScope,
   ResourceContents,
@@ -231,15 +231,19 @@ export interface ScopedCatalog {
   forScope(scope: AccessScope): ResourceService;
 }
 
+/** Callers per tenant whose views are kept for reuse (the most recently used). */
+const MAX_REUSED_VIEWS = 256;
+
 /** The same catalog, whose per-scope views go through the per-credential result cache. */
 export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: GatewayCache): C {
   const neverCached = {
     lists: catalog.sources.every((source) => source.ttlMs.list <= 0),
     reads: catalog.sources.every((source) => source.ttlMs.read <= 0),
   };
-  // A caller's view holds nothing of any one request, so it is built once per scope and reused: a caller's
-  // scope is one object for as long as their verified token is remembered, and goes with it.
-  const views = new WeakMap<AccessScope, ResourceService>();
+  // A caller's view holds nothing of any one request, so it is reused across their requests, keyed by their
+  // scope (one object for as long as their verified token is remembered). Bounded: a view costs a dozen
+  // closures, and thousands of callers who list once must not keep thousands of them.
+  const views = new RecencyMap<AccessScope, ResourceService>();
   return {
     ...catalog,
     forScope: (scope: AccessScope) => {
@@ -253,6 +257,7 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
           neverCached,
         });
         views.set(scope, view);
+        while (views.size > MAX_REUSED_VIEWS) views.evict();
       }
       return view;
     },

@@ -189,6 +189,9 @@ describe('withResultCache', () => {
     const aliceAgain = await catalog.forScope(alice).listResources(undefined, signal);
     expect(aliceAgain.resources[0]?.uri).toBe('test://alice/first/1');
     expect(inners.get('alice')?.calls.list).toBe(1);
+    // Kept for a bounded number of callers: after several hundred others, alice's view is built again.
+    for (let n = 0; n < 600; n += 1) catalog.forScope({ ...unrestrictedScope, fingerprint: `other-${n}` });
+    expect(catalog.forScope(alice)).not.toBe(aliceView);
     await cache.close();
   });
 });
