@@ -1,7 +1,7 @@
 import pino from 'pino';
 
-/** Past this much text (in UTF-16 code units) a batch is written at once, before its turn ends. */
-const BATCH_BYTES = 8 * 1024;
+/** Past this many characters (UTF-16 code units, about 8 KiB of ASCII) a batch is written at once, before its turn ends. */
+const BATCH_CHARS = 8 * 1024;
 
 let shared: { write(line: string): void } | undefined;
 
@@ -17,7 +17,7 @@ let shared: { write(line: string): void } | undefined;
  * load, one write for many.
  *
  * Nothing waits for a timer: the batch is written by `setImmediate`, after
- * the current pass, or at once past {@link BATCH_BYTES}, and on `exit` (a
+ * the current pass, or at once past {@link BATCH_CHARS}, and on `exit` (a
  * `process.exit()` mid-turn, as after a failed start), so no line is held
  * back or lost by an orderly or a failing exit. A SIGKILL loses at most the
  * lines of the turn it interrupts. Writes are synchronous (sonic-boom retries
@@ -49,7 +49,7 @@ export function stdoutLogDestination(): { write(line: string): void } {
     write(line: string) {
       pending.push(line);
       pendingLength += line.length;
-      if (pendingLength >= BATCH_BYTES) flush();
+      if (pendingLength >= BATCH_CHARS) flush();
       else scheduled ??= setImmediate(flush);
     },
   };
