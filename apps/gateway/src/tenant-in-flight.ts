@@ -24,14 +24,15 @@ export function createTenantInFlight(onRefused: () => void = () => undefined): T
   // request would rebuild the Map's table again and again (see RecencyMap in @mcpgw/core). Only tenants
   // the registry serves get here, so the Map is bounded by the tenants this process has served.
   const counts = new Map<string, { inFlight: number }>();
+  const counterOf = (tenantId: string) => {
+    let counter = counts.get(tenantId);
+    if (counter === undefined) counts.set(tenantId, (counter = { inFlight: 0 }));
+    return counter;
+  };
   let refused = 0;
   return {
     enter(tenantId, cap) {
-      let counter = counts.get(tenantId);
-      if (counter === undefined) {
-        counter = { inFlight: 0 };
-        counts.set(tenantId, counter);
-      }
+      const counter = counterOf(tenantId);
       if (cap > 0 && counter.inFlight >= cap) {
         refused += 1;
         onRefused();
@@ -39,11 +40,10 @@ export function createTenantInFlight(onRefused: () => void = () => undefined): T
       }
       counter.inFlight += 1;
       let released = false;
-      const held = counter;
       return () => {
         if (released) return;
         released = true;
-        held.inFlight -= 1;
+        counter.inFlight -= 1;
       };
     },
     count: (tenantId) => counts.get(tenantId)?.inFlight ?? 0,
