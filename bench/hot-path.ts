@@ -272,3 +272,12 @@ console.log(
     `RSS at ${PRINCIPALS} principals ${mb(memoryAfter.rss)} MB, Redis ${((redisAfter - redisBefore) / extra).toFixed(0)} B/principal, ` +
     `first-listing hits ${memoryHits}/${extra}`,
 );
+// What the ceiling and SDK targets ask of the gateway, read through the handler that does none of its
+// work (no token, no grants, no cache, no access line): on a machine where that handler is itself near
+// half the ceiling, or near 3× the SDK, those targets ask the gateway to outrun it.
+console.log(
+  `\nfor reading the targets: handwritten/ceiling ${(rate(byKey.handwritten!) / rate(byKey.ceiling!)).toFixed(2)}, ` +
+    `handwritten/sdk ${(rate(byKey.handwritten!) / rate(byKey.sdk!)).toFixed(2)}×, ` +
+    `gateway/handwritten ${(rate(g) / rate(byKey.handwritten!)).toFixed(2)}, ` +
+    `RSS growth over ${extra} principals ${mb(memoryAfter.rss - memoryBefore.rss)} MB`,
+);
