@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import type { Logger } from '@mcpgw/core';
 import { silentLogger } from '@mcpgw/core';
+import { ioredis } from './ioredis-module.js';
 import { createCluster, isClusterUrl } from './redis-store.js';
 
 /** One fixed window's count after an increment, and how long until it resets. */
@@ -100,7 +100,9 @@ export function createRedisRateCounter(options: RedisRateCounterOptions): RedisR
     // As for the cache store: the counts of requests arriving together go to Redis in one write.
     enableAutoPipelining: true,
   };
-  const client = isClusterUrl(options.url) ? createCluster(options.url, common, false) : new Redis(options.url, common);
+  const client = isClusterUrl(options.url)
+    ? createCluster(options.url, common, false)
+    : new (ioredis().Redis)(options.url, common);
   client.defineCommand('rateCount', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
   let up = false;
   client.on('ready', () => {

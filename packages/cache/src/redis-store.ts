@@ -1,8 +1,8 @@
-import { Cluster, Redis } from 'ioredis';
-import type { RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { Logger } from '@mcpgw/core';
 import { errorSummary, silentLogger } from '@mcpgw/core';
 import type { CacheStore } from './cache-store.js';
+import { ioredis } from './ioredis-module.js';
 
 export interface RedisStoreOptions {
   /**
@@ -44,7 +44,7 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
   const connect = (offlineQueue: boolean, timeout: number | undefined) =>
     isClusterUrl(options.url)
       ? createCluster(options.url, { ...common, commandTimeout: timeout }, offlineQueue)
-      : new Redis(options.url, { ...common, commandTimeout: timeout, enableOfflineQueue: offlineQueue });
+      : new (ioredis().Redis)(options.url, { ...common, commandTimeout: timeout, enableOfflineQueue: offlineQueue });
   const client = connect(false, commandTimeout);
   const subscriber = connect(true, undefined);
 
@@ -139,7 +139,9 @@ export function whenRedisReady(connection: Redis | Cluster, timeoutMs: number): 
 }
 
 export function connectRedis(url: string, options: RedisOptions): Redis | Cluster {
-  return isClusterUrl(url) ? createCluster(url, options, options.enableOfflineQueue ?? true) : new Redis(url, options);
+  return isClusterUrl(url)
+    ? createCluster(url, options, options.enableOfflineQueue ?? true)
+    : new (ioredis().Redis)(url, options);
 }
 
 /** A Redis Cluster client for a `redis+cluster://` URL (see RedisStoreOptions.url). */
@@ -155,7 +157,7 @@ export function createCluster(url: string, common: RedisOptions, offlineQueue: b
     return { host: parsed.hostname.replace(/^\[|\]$/g, ''), port: Number(parsed.port || 6379) };
   });
   const { retryStrategy, ...redisOptions } = common;
-  return new Cluster(nodes, {
+  return new (ioredis().Cluster)(nodes, {
     enableOfflineQueue: offlineQueue,
     clusterRetryStrategy: (times) => retryStrategy?.(times) ?? 1000,
     redisOptions: {

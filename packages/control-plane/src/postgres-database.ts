@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { listenOnPostgres } from './postgres-listener.js';
+import { postgresDriver } from './pg-module.js';
 import type { SqlDatabase, SqlExecutor, SqlRows } from './sql-database.js';
 
 export interface PostgresDatabaseOptions {
@@ -26,7 +27,7 @@ function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
 
 /** The control-plane store on a Postgres server (production, and the tests' real Postgres). */
 export function createPostgresDatabase(options: PostgresDatabaseOptions): SqlDatabase {
-  const pool = new pg.Pool({
+  const pool = new (postgresDriver().Pool)({
     connectionString: options.url,
     max: options.maxConnections ?? 4,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,

@@ -1,5 +1,6 @@
 import { Backoff } from '@mcpgw/core';
-import pg from 'pg';
+import type pg from 'pg';
+import { postgresDriver } from './pg-module.js';
 import type { ListenHandlers } from './sql-database.js';
 
 /** Postgres identifiers in LISTEN cannot be parameters: only plain lower-case names are accepted. */
@@ -22,7 +23,7 @@ export async function listenOnPostgres(
   let timer: NodeJS.Timeout | undefined;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
+    const next = new (postgresDriver().Client)({ connectionString, connectionTimeoutMillis: 5000 });
     next.on('notification', (message) => {
       if (message.channel === channel) handlers.onNotify(message.payload ?? '');
     });

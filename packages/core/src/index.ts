@@ -5,6 +5,8 @@
 export type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
 /** A bounded cache's Map: least recently used evicted first, nothing moved on a hit. */
 export { RecencyMap } from './recency-map.js';
+/** A CommonJS driver loaded when first used, so a deployment without it does not load it. */
+export { loadOnFirstUse } from './load-on-first-use.js';
 /** Immutable values that carry their own JSON text, so serving them again costs no serialization. */
 export { frozenWithJson, knownJsonText } from './json-text.js';
 /** The Source interface every source package implements, with its paging, change, health and TTL types. */

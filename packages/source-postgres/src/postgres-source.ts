@@ -11,7 +11,6 @@ import {
   type SourceHealth,
   type VisibleUri,
 } from '@mcpgw/core';
-import pg from 'pg';
 import { CatalogChangeFeed } from './catalog-change-feed.js';
 import { catalogFingerprint, catalogFingerprintUris } from './catalog-fingerprint.js';
 import { findRelation } from './catalog-queries.js';
@@ -19,6 +18,7 @@ import { connectionConfig } from './connection-config.js';
 import { changeChannel, installEventTrigger } from './event-trigger.js';
 import { schemaDocument, tableDocument } from './postgres-documents.js';
 import { listPostgresResources } from './postgres-listing.js';
+import { postgresDriver } from './pg-module.js';
 import type { PostgresSourceOptions } from './postgres-source-options.js';
 import { inReadOnlyTransaction, type RunQuery } from './read-only-transaction.js';
 import { readRows } from './read-rows.js';
@@ -32,7 +32,7 @@ const JSON_TYPE = 'application/json';
 
 /** A `postgres` source: see README.md for URIs, representations and safety. */
 export function createPostgresSource(options: PostgresSourceOptions, sourceId: string, logger: Logger): Source {
-  const pool = new pg.Pool({
+  const pool = new (postgresDriver().Pool)({
     ...connectionConfig(options, sourceId),
     max: options.pool.max,
     idleTimeoutMillis: 30_000,
@@ -132,7 +132,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
       fingerprint: () => inReadOnlyTransaction(pool, timeouts, (query) => catalogFingerprint(query, allowed)),
       uris: catalogFingerprintUris({ schema: toSchemaUri, table: toTableUri }),
       install: () => installEventTrigger(pool, changeChannel(sourceId)),
-      newClient: () => new pg.Client(connectionConfig(options, sourceId)),
+      newClient: () => new (postgresDriver().Client)(connectionConfig(options, sourceId)),
       channel: changeChannel(sourceId),
       logger,
     });

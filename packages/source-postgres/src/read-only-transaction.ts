@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
+import { postgresDriver } from './pg-module.js';
 
 /** Runs exactly one statement, always with the extended query protocol. */
 export type RunQuery = <Row extends QueryResultRow>(text: string, values: readonly unknown[]) => Promise<Row[]>;
@@ -123,8 +124,9 @@ function cancelBackend(pool: Pool, client: PoolClient): void {
   const { processID, secretKey } = client as PoolClient & BackendKey;
   if (processID === null || processID === undefined) return;
   // A Client parses the pool's settings (connection string, PG* variables) into host and port.
-  const { host, port } = new pg.Client(pool.options);
-  const connection = new pg.Connection() as pg.Connection & CancelRequest;
+  const { Client, Connection } = postgresDriver();
+  const { host, port } = new Client(pool.options);
+  const connection = new Connection() as pg.Connection & CancelRequest;
   // The server closes the connection once it has read the request; an
   // unreachable server must not hold the socket open past this.
   const timer = setTimeout(() => connection.stream.destroy(), CANCEL_TIMEOUT_MS);

@@ -1,11 +1,4 @@
-import {
-  GetObjectCommand,
-  ListObjectsV2Command,
-  type ListObjectsV2CommandOutput,
-  type S3Client,
-  type _Object,
-  type CommonPrefix,
-} from '@aws-sdk/client-s3';
+import type { ListObjectsV2CommandOutput, S3Client, _Object, CommonPrefix } from '@aws-sdk/client-s3';
 import {
   bytesToContents,
   errorSummary,
@@ -23,6 +16,7 @@ import { effectiveMimeType } from './mime.js';
 import type { S3SourceOptions } from './s3-source-options.js';
 import { objectStream, type ObjectBody } from './object-stream.js';
 import { readBounded } from './read-bounded.js';
+import { awsS3 } from './aws-s3-module.js';
 import { isNotFound } from './s3-errors.js';
 import { acquireTenantSlot, type ReleaseSlot } from './tenant-slots.js';
 import { keyToUri } from './uri.js';
@@ -134,7 +128,7 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
     params: ListParams,
   ): Promise<ListObjectsV2CommandOutput> {
     return call(operation, signal, true, (deadline) =>
-      client.send(new ListObjectsV2Command({ Bucket: options.bucket, ...params }), { abortSignal: deadline }),
+      client.send(new (awsS3().ListObjectsV2Command)({ Bucket: options.bucket, ...params }), { abortSignal: deadline }),
     );
   }
 
@@ -153,9 +147,12 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
   ): Promise<ResourceContents | undefined> {
     let output;
     try {
-      output = await client.send(new GetObjectCommand({ Bucket: options.bucket, Key: options.prefix + key }), {
-        abortSignal: deadline,
-      });
+      output = await client.send(
+        new (awsS3().GetObjectCommand)({ Bucket: options.bucket, Key: options.prefix + key }),
+        {
+          abortSignal: deadline,
+        },
+      );
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;

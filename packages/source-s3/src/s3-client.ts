@@ -1,9 +1,10 @@
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { awsS3 } from './aws-s3-module.js';
 import type { S3SourceOptions } from './s3-source-options.js';
 
 /** The SDK client an S3 source's options describe. No I/O happens here. */
 export function createS3Client(options: S3SourceOptions): S3Client {
-  return new S3Client({
+  return new (awsS3().S3Client)({
     region: options.region,
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     forcePathStyle: options.forcePathStyle,

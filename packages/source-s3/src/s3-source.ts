@@ -1,4 +1,4 @@
-import { HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import {
   DEFAULT_SOURCE_TTL_MS,
   errorSummary,
@@ -21,6 +21,7 @@ import { compareKeys } from './key-order.js';
 import { keyShapes, maxKey, outerFolder } from './key-ranges.js';
 import { walkListing, type ListingEntry } from './listing-walk.js';
 import { decodePosition, encodePosition } from './position.js';
+import { awsS3 } from './aws-s3-module.js';
 import { createS3Access, MAX_LIST_KEYS } from './s3-access.js';
 import { createS3Client } from './s3-client.js';
 import { fingerprintScanner } from './s3-fingerprint.js';
@@ -167,7 +168,7 @@ export function createS3Source(
       // No tenant slot: a probe must report this bucket, not wait behind a
       // sibling source's slow one.
       await access.call('HeadBucket', signal, false, (deadline) =>
-        client.send(new HeadBucketCommand({ Bucket: options.bucket }), { abortSignal: deadline }),
+        client.send(new (awsS3().HeadBucketCommand)({ Bucket: options.bucket }), { abortSignal: deadline }),
       );
       return { ok: true };
     } catch (error) {

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Fastify from 'fastify';
-import { fastifyOauth2 } from '@fastify/oauth2';
 import { decodeJwt } from 'jose';
 import { discoverIssuerMetadata } from '@mcpgw/auth';
 import type { AdminSignIn } from '@mcpgw/config';
@@ -65,6 +64,9 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
   const token = new URL(metadata.token_endpoint);
   const { signIn } = settings;
   const host = Fastify({ logger: false });
+  // Loaded with the first tenant that signs admins in: a gateway without one never loads it and the
+  // OAuth client library beneath it (docs/operations.md, "Memory at start").
+  const { fastifyOauth2 } = await import('@fastify/oauth2');
   await host.register(fastifyOauth2, {
     name: NAME,
     scope: signIn.scopes,

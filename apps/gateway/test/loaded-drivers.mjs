@@ -1,0 +1,12 @@
+// Preloaded into a built gateway by optional-drivers.test.ts (NODE_OPTIONS=--import): on SIGUSR2 it
+// prints which optional drivers the process has loaded. CommonJS packages, whether imported or
+// required, are entries of the one module cache that `require.cache` shows.
+import { createRequire } from 'node:module';
+
+const DRIVERS = ['ioredis', '@aws-sdk/client-s3', 'pg', '@fastify/oauth2'];
+const moduleCache = createRequire(import.meta.url).cache;
+process.on('SIGUSR2', () => {
+  const files = Object.keys(moduleCache);
+  const loaded = DRIVERS.filter((name) => files.some((file) => file.includes(`/node_modules/${name}/`)));
+  process.stdout.write(`loaded drivers: ${JSON.stringify(loaded)}\n`);
+});

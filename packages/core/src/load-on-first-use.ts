@@ -1,0 +1,16 @@
+import { createRequire } from 'node:module';
+
+/**
+ * A CommonJS dependency loaded the first time it is used instead of when the
+ * importing module loads: a driver (Redis, S3, Postgres) that a deployment
+ * does not use then costs it no memory and no start-up time (measured in
+ * docs/operations.md, "Memory at start"). `require` is synchronous, so the
+ * code that connects keeps its signatures. Resolved from `importerUrl` (the
+ * caller's `import.meta.url`), as the caller's own `import` would be. Only
+ * for packages whose `import` and `require` load the same CommonJS file, so
+ * that a test or a client that imports the package shares its classes.
+ */
+export function loadOnFirstUse<Module>(specifier: string, importerUrl: string): () => Module {
+  let loaded: Module | undefined;
+  return () => (loaded ??= createRequire(importerUrl)(specifier) as Module);
+}
