@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { access, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
@@ -56,8 +56,10 @@ const PGLITE_OPTIONS = { postgresqlconf: 'shared_buffers = 8MB' };
  * closed (measured: a gateway's first start on a new DATA_DIR at 400 to 730 MB
  * resident, a restart on the same folder at 210 to 230 MB).
  */
-async function openPglite(dataDir: string | undefined): Promise<PGlite> {
-  if (dataDir === undefined) return PGlite.create('memory://', PGLITE_OPTIONS);
+async function openPglite(folder: string | undefined): Promise<PGlite> {
+  if (folder === undefined) return PGlite.create('memory://', PGLITE_OPTIONS);
+  // Absolute, for the child process runs in another folder.
+  const dataDir = resolve(folder);
   await mkdir(dataDir, { recursive: true });
   if (!(await hasCluster(dataDir))) await initializeInChildProcess(dataDir);
   return PGlite.create(dataDir, PGLITE_OPTIONS);

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPgliteDatabase } from '../src/pglite-database.js';
 
@@ -29,6 +30,23 @@ describe('the embedded database in a folder', () => {
     const second = await createPgliteDatabase({ dataDir });
     expect((await second.query<{ body: string }>('SELECT body FROM notes')).rows).toEqual([{ body: 'kept' }]);
     await second.close();
+  });
+
+  it('initialises a folder given relative to the working directory there, not elsewhere', async () => {
+    const parent = await newFolder();
+    const name = `relative-${process.pid}`;
+    // Where the initialising child process runs: nothing may be created there.
+    const packageDir = fileURLToPath(new URL('..', import.meta.url));
+    const previous = process.cwd();
+    process.chdir(parent);
+    try {
+      const db = await createPgliteDatabase({ dataDir: name });
+      await db.close();
+    } finally {
+      process.chdir(previous);
+    }
+    expect(existsSync(join(parent, name, 'PG_VERSION'))).toBe(true);
+    expect(existsSync(join(packageDir, name))).toBe(false);
   });
 
   it('refuses a folder holding something other than a database, naming the folder', async () => {
