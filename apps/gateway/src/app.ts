@@ -14,7 +14,7 @@ import { installLimits } from './plugins/limits.js';
 import { requestGuardPlugin } from './plugins/request-guard.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import { createPrincipalFingerprint } from './principal-fingerprint.js';
-import { registerHealthRoutes } from './routes/health.js';
+import { PROBE_ROUTES, registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
 import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
@@ -140,8 +140,11 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     bindHost: config.env.HOST,
     publicUrl: config.env.PUBLIC_URL,
     allowedOrigins: config.env.ALLOWED_ORIGINS,
-    // Prometheus scrapes a pod by its address, not PUBLIC_URL's name; the token stands in for the Host check.
-    unguardedRoutes: config.env.METRICS_TOKEN === undefined ? [] : [METRICS_ROUTE],
+    // Orchestrators probe a pod by its address, not PUBLIC_URL's name (kubelet sends the pod IP as
+    // Host; a container HEALTHCHECK asks 127.0.0.1). The probes reveal nothing a rebinding page
+    // could use, so they answer whatever the Host. Prometheus scrapes by address too; its token
+    // stands in for the Host check.
+    unguardedRoutes: [...PROBE_ROUTES, ...(config.env.METRICS_TOKEN === undefined ? [] : [METRICS_ROUTE])],
   });
   const requestMetrics = installRequestMetrics(app, { metrics, isServedTenant });
   const tracing = options.tracerProvider === undefined ? undefined : createRequestTracing(options.tracerProvider);

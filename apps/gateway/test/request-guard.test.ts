@@ -22,8 +22,6 @@ const REGISTRATION = {
 };
 
 const ROUTES: Array<[string, 'GET' | 'POST', unknown?]> = [
-  ['/healthz', 'GET'],
-  ['/readyz', 'GET'],
   ['/.well-known/oauth-protected-resource/t/demo/mcp', 'GET'],
   ['/.well-known/oauth-authorization-server/dev-idp', 'GET'],
   ['/dev-idp/jwks', 'GET'],
@@ -71,6 +69,18 @@ describe('the Host/Origin guard on every route', () => {
       headers: { host: '127.0.0.1:8080' },
     });
     expect(metadata.statusCode).toBe(200);
+  });
+
+  // Orchestrators reach a pod by its address (kubelet sends the pod IP as Host).
+  it.each(['/healthz', '/readyz'])('%s answers whatever the Host and Origin, and says nothing more', async (url) => {
+    const response = await app.inject({
+      url,
+      headers: { host: '10.244.3.17:8080', origin: 'https://attacker.example' },
+    });
+    // Not refused: /readyz says "starting" (503) here only because app.inject never listens.
+    expect(response.statusCode).not.toBe(403);
+    expect(response.json().status).toMatch(/^(ok|ready|starting)$/);
+    expect(JSON.stringify(response.json())).not.toMatch(/demo|tenant|source/i);
   });
 
   it('keeps the MCP endpoint refusal a JSON-RPC error', async () => {

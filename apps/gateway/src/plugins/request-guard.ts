@@ -11,8 +11,9 @@ import { rootPlugin } from '../root-plugin.js';
  * page as `/t/{tenant}/mcp` is. A refusal is 403 before any handler runs; the
  * MCP endpoint's is a JSON-RPC error (transports: "If the Origin header is
  * present and invalid, servers MUST respond with HTTP 403 Forbidden"), the
- * other routes' an OAuth-style JSON error. Probes must therefore send a Host
- * this gateway answers to (PUBLIC_URL's, or a loopback name on a loopback bind).
+ * other routes' an OAuth-style JSON error. Routes named in `unguardedRoutes`
+ * (the health probes, which reveal nothing, and a token-protected `/metrics`)
+ * are reached by address and skip it.
  */
 export const requestGuardPlugin = rootPlugin<RequestGuardOptions>(async (app, options) => {
   const guard = createRequestGuard(options);

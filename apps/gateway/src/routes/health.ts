@@ -11,6 +11,9 @@ import type { HealthMonitor } from '../health-monitor.js';
  * source, and nothing here reaches a backend: one tenant's dead bucket is
  * that tenant's problem, logged for operators by the prober.
  */
+/** The probe routes: answered whatever the Host, since orchestrators reach a pod by its address. */
+export const PROBE_ROUTES: readonly string[] = ['/healthz', '/readyz'];
+
 export function registerHealthRoutes(app: FastifyInstance, monitor: HealthMonitor): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
 
