@@ -1,10 +1,11 @@
 import type { Principal } from '@mcpgw/core';
 import { AuthError } from './auth-error.js';
+import { claimAt } from './claim-at.js';
 import type { IssuerSettings } from './issuer-settings.js';
 
 /**
  * The Principal of a verified token (JWT claims or an RFC 7662 answer), using
- * the issuer's claim names. Claims of the wrong type refuse the token rather
+ * the issuer's claim names (nested paths such as `realm_access.roles` too: {@link claimAt}). Claims of the wrong type refuse the token rather
  * than silently granting nothing: they mean the issuer and the configuration
  * disagree, which an operator must see.
  */
@@ -23,8 +24,10 @@ export function principalFromClaims(
     issuer: settings.issuer,
     subject,
     ...(clientId !== undefined ? { clientId } : {}),
-    scopes: Object.freeze(stringList(claims[settings.scopeClaim], 'scope')),
-    groups: Object.freeze(settings.groupsClaim === undefined ? [] : stringList(claims[settings.groupsClaim], 'groups')),
+    scopes: Object.freeze(stringList(claimAt(claims, settings.scopeClaim), 'scope')),
+    groups: Object.freeze(
+      settings.groupsClaim === undefined ? [] : stringList(claimAt(claims, settings.groupsClaim), 'groups'),
+    ),
     expiresAt,
   });
 }
