@@ -108,8 +108,16 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       try {
         verified = await verifyUncached(token, ctx, signal);
       } catch (error) {
-        if (error instanceof AuthError)
-          logger.debug({ code: error.code, reason: error.message }, 'access token refused');
+        if (error instanceof AuthError) {
+          // A refusal with a hint usually means the configuration and the identity provider
+          // disagree: the operator's level, with what was received and what would accept it.
+          if (error.operatorHint === undefined) {
+            logger.debug({ code: error.code, reason: error.message }, 'access token refused');
+          } else {
+            const { received, setting } = error.operatorHint;
+            logger.info({ code: error.code, reason: error.message, received, setting }, 'access token refused');
+          }
+        }
         throw error;
       }
       cache.set(hash, verified.principal, verified.cacheUntil, now());

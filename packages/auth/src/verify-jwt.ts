@@ -49,13 +49,19 @@ export async function verifyJwt(token: string, ctx: VerificationContext, signal?
   }
   const issuer = typeof unverified.iss === 'string' ? ctx.issuers.get(unverified.iss) : undefined;
   if (issuer === undefined) {
-    throw new AuthError('invalid_token', 'The token was not issued by an issuer this resource trusts');
+    throw new AuthError('invalid_token', 'The token was not issued by an issuer this resource trusts', {
+      received: { iss: shown(unverified.iss) },
+      setting: `auth.issuers[].issuer must equal the token's iss exactly (trusted now: ${[...ctx.issuers.keys()].join(', ') || 'none'})`,
+    });
   }
   const settings = issuer.settings;
   // Checked before either way of verifying: an ID token of the same issuer is
   // as active and as well signed as an access token (RFC 8725 section 3.11).
   if (!typeAllowed(header.typ, settings.tokenTypes)) {
-    throw new AuthError('invalid_token', "The token's type (typ header) is not accepted");
+    throw new AuthError('invalid_token', "The token's type (typ header) is not accepted", {
+      received: { typ: shown(header.typ) ?? '(none)' },
+      setting: `auth.issuers[issuer=${settings.issuer}].tokenTypes (now ${settings.tokenTypes.join(', ')}; "jwt" or "none" admit it, RFC 8725 section 3.11)`,
+    });
   }
   if (issuer.keys === undefined) {
     // An issuer configured for introspection only: ask it (it is authoritative
@@ -63,7 +69,10 @@ export async function verifyJwt(token: string, ctx: VerificationContext, signal?
     return verifyByIntrospection(token, issuer, ctx, signal);
   }
   if (typeof header.alg !== 'string' || !ASYMMETRIC.has(header.alg) || !settings.algorithms.includes(header.alg)) {
-    throw new AuthError('invalid_token', "The token's signing algorithm is not allowed");
+    throw new AuthError('invalid_token', "The token's signing algorithm is not allowed", {
+      received: { alg: shown(header.alg) },
+      setting: `auth.issuers[issuer=${settings.issuer}].algorithms (now ${settings.algorithms.join(', ')}; asymmetric only)`,
+    });
   }
   const now = ctx.now();
   const options: JWTVerifyOptions = {
@@ -76,7 +85,17 @@ export async function verifyJwt(token: string, ctx: VerificationContext, signal?
     // would otherwise be valid (and cached) forever.
     requiredClaims: ['exp', 'sub'],
   };
-  const payload = await verifySignedClaims(token, issuer, options, ctx, signal);
+  let payload: JWTPayload;
+  try {
+    payload = await verifySignedClaims(token, issuer, options, ctx, signal);
+  } catch (error) {
+    if (!(error instanceof AuthError) || error.message !== AUDIENCE_REFUSED) throw error;
+    // Signed by the trusted issuer, but for another audience: say which, for the operator.
+    throw new AuthError('invalid_token', AUDIENCE_REFUSED, {
+      received: { aud: shown(unverified.aud) },
+      setting: `the tenant's resource URI ${issuer.audiences[0]} in aud (RFC 8707), or auth.issuers[issuer=${settings.issuer}].audiences (now ${settings.audiences.join(', ') || 'none'})`,
+    });
+  }
   // jose checks `iat` only when maxTokenAge is set (FACTS.md); a token minted
   // in the future means a broken or hostile clock at the issuer.
   if (typeof payload.iat === 'number' && payload.iat > now / 1000 + settings.clockToleranceSeconds) {
@@ -129,6 +148,16 @@ function typeAllowed(typ: unknown, allowed: IssuerAllowedTypes): boolean {
 }
 type IssuerAllowedTypes = TrustedIssuer['settings']['tokenTypes'];
 
+const AUDIENCE_REFUSED = 'The token was not issued for this resource';
+
+/** A received header or claim value as the operator's log shows it: strings and string lists only, bounded. */
+function shown(value: unknown): string | string[] | undefined {
+  const cut = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
+  if (typeof value === 'string') return cut(value);
+  if (Array.isArray(value)) return value.slice(0, 10).map((item) => cut(String(item)));
+  return value === undefined ? undefined : `(${typeof value})`;
+}
+
 /** Public, token-free messages for jose's failures; the jose code goes to the log. */
 function toAuthError(error: unknown, ctx: VerificationContext): AuthError {
   if (error instanceof AuthError) return error;
@@ -138,7 +167,7 @@ function toAuthError(error: unknown, ctx: VerificationContext): AuthError {
   if (error instanceof errors.JWTExpired) return new AuthError('invalid_token', 'The token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'nbf') return new AuthError('invalid_token', 'The token is not valid yet');
-    if (error.claim === 'aud') return new AuthError('invalid_token', 'The token was not issued for this resource');
+    if (error.claim === 'aud') return new AuthError('invalid_token', AUDIENCE_REFUSED);
     if (error.reason === 'missing') return new AuthError('invalid_token', `The token has no "${error.claim}" claim`);
     return new AuthError('invalid_token', `The token's "${error.claim}" claim is invalid`);
   }
