@@ -25,3 +25,14 @@ export { StoreError, type StoreErrorCode } from './store-error.js';
 export type { AuditEvent, AuditQuery } from './audit-log.js';
 /** What tenants own and how each is stored. */
 export type { StoredEntity, StoredTenant, TenantEntityKind, WriteOptions } from './control-plane-store.js';
+/** The whole control plane as one JSON document: export, import (move to Postgres), backup and restore. */
+export {
+  exportControlPlane,
+  importControlPlane,
+  resealing,
+  ArchiveError,
+  ARCHIVE_FORMAT,
+  type ControlPlaneArchive,
+  type ImportReport,
+  type SealedCell,
+} from './control-plane-archive.js';

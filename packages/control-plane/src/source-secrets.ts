@@ -13,7 +13,7 @@ export interface SourceSecrets {
 }
 
 export function createSourceSecrets(box: SecretBox): SourceSecrets {
-  const place = (tenantId: string, name: string): string => `${tenantId}/${name}`;
+  const place = sourceSecretsPlace;
   const open = (tenantId: string, name: string, sealed: string | null): Record<string, string> =>
     sealed === null ? {} : (JSON.parse(box.open(sealed, place(tenantId, name))) as Record<string, string>);
   return {
@@ -21,4 +21,9 @@ export function createSourceSecrets(box: SecretBox): SourceSecrets {
     open,
     names: (tenantId, name, sealed) => Object.keys(open(tenantId, name, sealed)),
   };
+}
+
+/** What a source's sealed credentials are bound to (GCM associated data): its tenant and name. */
+export function sourceSecretsPlace(tenantId: string, name: string): string {
+  return `${tenantId}/${name}`;
 }

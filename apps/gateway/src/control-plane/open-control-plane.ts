@@ -36,6 +36,38 @@ async function localSealingKey(dataDir: string): Promise<Buffer> {
 }
 
 /**
+ * The keys sealed credentials open with, the first sealing new ones:
+ * SECRETS_KEY (then SECRETS_KEY_PREVIOUS during a rotation), or without it
+ * the key kept beside the embedded database.
+ */
+export async function sealingKeys(env: EnvConfig): Promise<Buffer[]> {
+  return env.SECRETS_KEY === undefined
+    ? [await localSealingKey(env.DATA_DIR)]
+    : [env.SECRETS_KEY, env.SECRETS_KEY_PREVIOUS]
+        .filter((key): key is string => key !== undefined)
+        .map((key) => Buffer.from(key, 'utf8'));
+}
+
+/** The store's database alone, migrated (for the control-plane command): Postgres at DATABASE_URL, else PGlite under DATA_DIR. */
+export async function openControlPlaneDatabase(env: EnvConfig): Promise<{ db: SqlDatabase; version: number }> {
+  const db =
+    env.DATABASE_URL === undefined
+      ? await createPgliteDatabase({ dataDir: resolve(env.DATA_DIR, 'control-plane') })
+      : createPostgresDatabase({ url: env.DATABASE_URL });
+  try {
+    return { db, version: (await migrate(db)).version };
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The key an embedded store without SECRETS_KEY sealed with, read from a `control-plane.key` file. */
+export async function readLocalSealingKey(path: string): Promise<Buffer> {
+  return Buffer.from((await readFile(path, 'utf8')).trim(), 'base64url');
+}
+
+/**
  * Opens the control-plane store: Postgres at DATABASE_URL, else embedded
  * PGlite under DATA_DIR (so `npm start` needs no database server and keeps
  * what was written). Migrates before anything reads it.
@@ -48,13 +80,7 @@ export async function openControlPlane(env: EnvConfig, logger: Logger): Promise<
   try {
     const report = await migrate(db);
     logger.info({ engine: db.engine, schemaVersion: report.version, applied: report.applied }, 'control plane ready');
-    const keys =
-      env.SECRETS_KEY === undefined
-        ? [await localSealingKey(env.DATA_DIR)]
-        : [env.SECRETS_KEY, env.SECRETS_KEY_PREVIOUS]
-            .filter((key): key is string => key !== undefined)
-            .map((key) => Buffer.from(key, 'utf8'));
-    const store = createControlPlaneStore({ db, secrets: createSecretBox(keys) });
+    const store = createControlPlaneStore({ db, secrets: createSecretBox(await sealingKeys(env)) });
     return { db, store, close: () => db.close() };
   } catch (error) {
     await db.close().catch(() => undefined);
