@@ -170,9 +170,23 @@ describe('source credentials through the admin API', () => {
       before: { secretNames: ['type', 'root'] },
       after: { document: { type: 'static' }, secretNames: [] },
     });
+    // Across a change of type nothing stored survives that was not bound to the old type.
+    await store.putEntity(
+      { actor: { kind: 'operator', subject: 'an older gateway' } },
+      'alpha',
+      'source',
+      'legacy-typed',
+      { type: 'static' },
+      { secrets: { 'connection.password': CANARIES[0] } },
+    );
+    const retyped = await put('legacy-typed', postgres(), { token: operator, etag: '"1"' });
+    expect(retyped.status, retyped.text).toBe(200);
+    expect(retyped.json).toMatchObject({ secretNames: [] });
+    expect(await store.openSourceSecrets('alpha', 'legacy-typed')).toEqual({});
     for (const [path, etag] of [
       ['/tenants/alpha/grants/legacy-readers', grant.headers.get('etag')!],
       ['/tenants/alpha/sources/legacy', rewritten.headers.get('etag')!],
+      ['/tenants/alpha/sources/legacy-typed', retyped.headers.get('etag')!],
     ] as const) {
       expect((await f.call('DELETE', path, { token: alphaAdmin, headers: { 'if-match': etag } })).status).toBe(204);
     }

@@ -148,20 +148,23 @@ export async function sourceWrite(
   let secrets = written;
   let kept: Secrets = {};
   if (written === undefined && current !== undefined && current.secretNames.length > 0) {
+    const stored = await deps.store.openSourceSecrets(tenantId, name);
+    // The credentials the source is served with now, bound to its type and targets.
+    const bound = Object.keys(credentialsOf(deps.sourceFactories, current.document.type, stored));
     const changed = changedTargets(current.document, document, factory?.model ?? NO_MODEL);
-    if (changed.length > 0) {
+    if (bound.length > 0 && changed.length > 0) {
       throw new AdminProblem(
         'validation-failed',
-        `The stored credentials (${quoted(current.secretNames)}) may only be sent where they were written for: send "secrets" again with this change (or "secrets": null to drop them); nothing was changed`,
+        `The stored credentials (${quoted(bound)}) may only be sent where they were written for: send "secrets" again with this change (or "secrets": null to drop them); nothing was changed`,
         changed.map((path) => ({
           pointer: pointerOf(path),
           detail: 'changes where the stored credentials would be sent: resend "secrets" with it',
         })),
       );
     }
-    const stored = await deps.store.openSourceSecrets(tenantId, name);
-    kept = credentialsOf(deps.sourceFactories, document.type, stored);
-    // Names the type no longer declares (written before the model bound them) do not survive the write.
+    // Only what is bound survives; names the type does not declare (sealed before the model
+    // bound them) and anything at all across a change of type are dropped.
+    if (changed.length === 0) kept = credentialsOf(deps.sourceFactories, document.type, stored);
     if (Object.keys(kept).length < Object.keys(stored).length) secrets = Object.keys(kept).length > 0 ? kept : null;
   }
   const served = servedSourceEntry(

@@ -133,12 +133,13 @@ function routesOf(spec: KindSpec): AdminRoute[] {
         const tenant = await requireTenant(deps, params.tenantId);
         const body = documentOf(spec, call);
         const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
-        // Sources: checked by their type's model, on the source as it will be served.
+        const options = writeOptions(call.preconditions, current, what(params.name));
+        // Sources: checked by their type's model, on the source as it will be served, against
+        // the stored one the preconditions name (the store refuses the write if it changed since).
         const { document, secrets } =
           spec.kind === 'source'
             ? await sourceWrite(deps, tenant.id, params.name, body, call.principal, current)
             : { document: body, secrets: undefined };
-        const options = writeOptions(call.preconditions, current, what(params.name));
         await checkCandidate(deps, tenant.id, tenant.document, {
           kind: spec.kind,
           name: params.name,
