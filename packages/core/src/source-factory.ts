@@ -60,6 +60,11 @@ export interface SourceModel {
    */
   readonly urls?: readonly SourceUrlOption[];
   /**
+   * Options holding a host name that, when it starts with `/`, is the folder
+   * of a Unix socket on the gateway's own host (libpq's rule): operators only.
+   */
+  readonly socketHosts?: readonly string[];
+  /**
    * Only platform operators may configure this type: it reaches the
    * gateway's own host (a `files` source reads the gateway's file system).
    */
@@ -85,6 +90,12 @@ export interface SourceUrlOption {
    * reads (libpq's `sslcert`, `sslkey`, `sslrootcert`): operators only.
    */
   readonly hostFileParameters?: readonly string[];
+  /**
+   * Whether a host starting with `/` (the URL's own, percent-decoded, or a
+   * `host` query parameter) is the folder of a Unix socket on the gateway's
+   * host, as for libpq: operators only.
+   */
+  readonly socketHosts?: boolean;
 }
 
 /** The shape every resource URI of one source has. */

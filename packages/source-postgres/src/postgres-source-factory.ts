@@ -31,8 +31,12 @@ export const postgresSourceFactory: SourceFactory<PostgresSourceOptions> = {
         // pg-connection-string reads the ssl* ones as paths of files to open on this host.
         passwordParameters: ['password'],
         hostFileParameters: ['sslcert', 'sslkey', 'sslrootcert'],
+        socketHosts: true,
       },
     ],
+    // A host starting with `/` is a Unix socket folder of the gateway's host (peer authentication
+    // would log in as the gateway's own OS user).
+    socketHosts: ['connection.host'],
     operatorOnly: false,
     // Without a password `pg` sends PGPASSWORD or the ~/.pgpass entry of the gateway's own environment.
     ambientCredentials: true,

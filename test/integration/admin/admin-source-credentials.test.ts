@@ -130,12 +130,26 @@ describe('source credentials through the admin API', () => {
         secrets: { 'connection.password': 'pw' },
       }),
     ];
+    // A Unix socket folder of the gateway's host as the host (libpq's rule), in either form.
+    const password = { 'connection.password': 'pw' };
+    for (const connection of [
+      { host: '/var/run/postgresql', database: 'db', user: 'postgres' },
+      { url: 'postgres://postgres@%2Fvar%2Frun%2Fpostgresql/db' },
+      { url: 'postgres://postgres@localhost/db?host=/var/run/postgresql' },
+    ]) {
+      attempts.push(put('disk', { ...postgres(), connection, secrets: password }));
+    }
     const results = await Promise.all(attempts);
     expect(
       results.map((r) => r.status),
       results.map((r) => r.text).join('\n'),
-    ).toEqual([403, 403, 403, 403]);
-    expect(pointers(results[3]!)).toEqual(['/connection/url']);
+    ).toEqual([403, 403, 403, 403, 403, 403, 403]);
+    expect(results.slice(3).map(pointers)).toEqual([
+      ['/connection/url'],
+      ['/connection/host'],
+      ['/connection/url'],
+      ['/connection/url'],
+    ]);
     expect(await f.dump()).toBe(before);
 
     // Credentials sealed before the type's model bound them (as the takeover stored them) are

@@ -95,17 +95,36 @@ function refuseOperatorOnly(deps: AdminDeps, served: Document): void {
       [{ pointer: '/secrets', detail: `give its credentials: ${quoted(model.credentials)}` }],
     );
   }
+  const hostOnly = (path: string, detail: string) =>
+    new AdminProblem('forbidden', "Only platform operators may name files of the gateway's host", [
+      { pointer: pointerOf(path), detail },
+    ]);
+  for (const path of model.socketHosts ?? []) {
+    const value = getPath(served, path);
+    if (typeof value === 'string' && value.startsWith('/')) throw hostOnly(path, 'a Unix socket of the gateway host');
+  }
   for (const url of model.urls ?? []) {
     const value = getPath(served, url.path);
     if (typeof value !== 'string' || !URL.canParse(value)) continue;
-    const named = (url.hostFileParameters ?? []).filter((name) => new URL(value).searchParams.has(name));
-    if (named.length > 0) {
-      throw new AdminProblem('forbidden', "Only platform operators may name files of the gateway's host", [
-        { pointer: pointerOf(url.path), detail: `names files of the gateway's host: ${quoted(named)}` },
-      ]);
+    const parsed = new URL(value);
+    const named = (url.hostFileParameters ?? []).filter((name) => parsed.searchParams.has(name));
+    if (named.length > 0) throw hostOnly(url.path, `names files of the gateway's host: ${quoted(named)}`);
+    if (url.socketHosts === true && [socketHost(parsed.hostname), parsed.searchParams.get('host') ?? ''].some(isPath)) {
+      throw hostOnly(url.path, 'a Unix socket of the gateway host');
     }
   }
 }
+
+/** A URL's host as libpq reads it: percent-decoded (`%2Fvar%2Frun%2Fpostgresql` is a socket folder). */
+function socketHost(hostname: string): string {
+  try {
+    return decodeURIComponent(hostname);
+  } catch {
+    return hostname;
+  }
+}
+
+const isPath = (host: string): boolean => host.startsWith('/');
 
 /**
  * Checks a source write by the source type's model (SourceFactory.model)
