@@ -291,6 +291,26 @@ describe('source credentials through the admin API', () => {
       headers: { 'if-match': moved.headers.get('etag')! },
     });
     expect(removed.status).toBe(204);
+
+    // The bootstrap file may write a credential in clear among the options (operators write what
+    // they like there); responses show it redacted, a `{ $env }` reference as written.
+    const written = 'a password the bootstrap file wrote in clear';
+    await f.gateway.app.controlPlane!.store.putEntity(
+      { actor: { kind: 'bootstrap', subject: 'gateway.json' } },
+      'alpha',
+      'source',
+      'declared',
+      { ...postgres(), connection: { ...(postgres().connection as Body), password: written } },
+    );
+    const declared = await f.call('GET', '/tenants/alpha/sources/declared', { token: alphaAdmin });
+    expect(declared.json).toMatchObject({ document: { connection: { password: '[redacted]' } }, secretNames: [] });
+    const listed = await f.call('GET', '/tenants/alpha/sources', { token: alphaAdmin });
+    expect(`${declared.text}${listed.text}`).not.toContain(written);
+    const declaredRemoved = await f.call('DELETE', '/tenants/alpha/sources/declared', {
+      token: operator,
+      headers: { 'if-match': declared.headers.get('etag')! },
+    });
+    expect(declaredRemoved.status).toBe(204);
   });
 
   it("binds the operator's stored password to its server: retargeting needs secrets again, and it never reaches the admin's", async () => {
