@@ -38,6 +38,7 @@ const staticFactory = registry.get('static') as SourceFactory;
 const hungFactory: SourceFactory = {
   type: 'hung',
   optionsSchema: staticFactory.optionsSchema,
+  model: staticFactory.model,
   async create(options, context): Promise<Source> {
     const source = await staticFactory.create(options, context);
     return new Proxy(source, {

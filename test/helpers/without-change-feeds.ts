@@ -16,6 +16,7 @@ export function withoutChangeFeeds(
       {
         type: factory.type,
         optionsSchema: factory.optionsSchema,
+        model: factory.model,
         create: async (sourceOptions, context) => withoutFeed(await factory.create(sourceOptions, context)),
         ...(factory.uriSpace === undefined ? {} : { uriSpace: factory.uriSpace.bind(factory) }),
       },

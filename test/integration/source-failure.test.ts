@@ -26,6 +26,7 @@ const UNAVAILABLE_SOURCES = 'dev.mcpgw/unavailableSources';
 const staticDownFactory: SourceFactory = {
   type: 'static-down',
   optionsSchema: staticSourceFactory.optionsSchema,
+  model: staticSourceFactory.model,
   async create(options, context): Promise<Source> {
     const source = await staticSourceFactory.create(options as never, context);
     const unavailable = () =>

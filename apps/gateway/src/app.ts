@@ -214,6 +214,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
         db: controlPlane.db,
         store: controlPlane.store,
         registry: tenants,
+        sourceFactories: registry,
         validate: (entry) => config.validateTenant(entry, 'control plane'),
         build,
         invalidate: (tenantId) => cache.invalidateTenant(tenantId),

@@ -286,6 +286,7 @@ describe('per-tenant in-flight cap (bulkhead)', () => {
   const gatedFactory: SourceFactory = {
     type: 'gated',
     optionsSchema: staticSourceFactory.optionsSchema,
+    model: staticSourceFactory.model,
     async create(options, context): Promise<Source> {
       const source = await staticSourceFactory.create(options as never, context);
       return new Proxy(source, {

@@ -17,6 +17,7 @@ function deadSourceType(): { factory: SourceFactory; probes: () => number } {
   const factory: SourceFactory = {
     type: 'dead-bucket',
     optionsSchema: { '~standard': { version: 1, vendor: 'test', validate: (value) => ({ value }) } },
+    model: { credentials: [], targets: [], operatorOnly: false },
     create: (_options, context) =>
       fakeSource(context.sourceId, async () => {
         probes++;

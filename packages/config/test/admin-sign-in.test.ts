@@ -11,6 +11,7 @@ import { loadConfig } from '../src/load-config.js';
 const factory: SourceFactory<{ root: string }> = {
   type: 'folder',
   optionsSchema: z.strictObject({ root: z.string().min(1) }),
+  model: { credentials: [], targets: [], operatorOnly: true },
   create: () => {
     throw new Error('not used');
   },

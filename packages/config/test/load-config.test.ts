@@ -12,6 +12,7 @@ import { loadConfig } from '../src/load-config.js';
 const fakeFactory: SourceFactory<{ root: string }> = {
   type: 'folder',
   optionsSchema: z.strictObject({ root: z.string().min(1) }),
+  model: { credentials: [], targets: [], operatorOnly: true },
   create: () => {
     throw new Error('not used');
   },

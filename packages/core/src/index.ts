@@ -19,8 +19,8 @@ export { GatewayError, invalidPosition, isGatewayError, type GatewayErrorOptions
 export { errorDefinition, errorRegistry, type ErrorDefinition, type GatewayErrorCode } from './error-registry.js';
 /** The JSON-RPC error codes the gateway emits (JSON-RPC 2.0 section 5.1 and MCP's own). */
 export { JsonRpcErrorCode, type JsonRpcErrorCodeValue } from './json-rpc-error-codes.js';
-/** How a source type plugs in: its factory, the context it is created with, its URI space. */
-export type { SourceContext, SourceFactory, UriSpace } from './source-factory.js';
+/** How a source type plugs in: its factory, the context it is created with, its URI space, its options' model. */
+export type { SourceContext, SourceFactory, SourceModel, SourceUrlOption, UriSpace } from './source-factory.js';
 /** The Standard Schema interface a factory's options schema implements. */
 export type { StandardSchemaV1 } from './standard-schema.js';
 /** The logger interface packages log through, and one that drops everything. */

@@ -23,6 +23,79 @@ export interface SourceFactory<Options = unknown> {
    * could never match one of them. Absent: patterns are not checked.
    */
   uriSpace?(options: Options, sourceId: string): UriSpace;
+  /**
+   * Who may configure a source of this type and which of its options are
+   * credentials or say where those credentials are sent. The admin API's
+   * write rules are derived from it: credentials only under `secrets`, sealed
+   * credentials bound to their targets, operator-only types.
+   */
+  readonly model: SourceModel;
+}
+
+/**
+ * The typed model of a source type's options, by dotted option path
+ * (`connection.password`, as in the admin API's `secrets`). Paths name
+ * leaves of the options object: a credential path holds one string.
+ */
+export interface SourceModel {
+  /**
+   * The option paths that hold credentials. Only these may be written under
+   * the admin API's write-only `secrets` (sealed, merged into the options when
+   * the source opens); written in the options themselves they are refused,
+   * since the document is returned and audited.
+   */
+  readonly credentials: readonly string[];
+  /**
+   * The option paths that say where the credentials are sent (host, port,
+   * database, connection URL, endpoint, bucket, region...). Stored
+   * credentials are bound to them: changing one (or the type) without
+   * writing the credentials again is refused, so that they never go to a
+   * place their owner did not send them to.
+   */
+  readonly targets: readonly string[];
+  /**
+   * Options holding a URL that the driver reads credentials (or host
+   * files) from. API writes refuse a password in it; its credential goes
+   * under `secrets` as `password`.
+   */
+  readonly urls?: readonly SourceUrlOption[];
+  /**
+   * Options holding a host name that, when it starts with `/`, is the folder
+   * of a Unix socket on the gateway's own host (libpq's rule): operators only.
+   */
+  readonly socketHosts?: readonly string[];
+  /**
+   * Only platform operators may configure this type: it reaches the
+   * gateway's own host (a `files` source reads the gateway's file system).
+   */
+  readonly operatorOnly: boolean;
+  /**
+   * Without any of its credentials the driver falls back to the gateway's
+   * own (environment variables, credential files, instance metadata), which
+   * only platform operators may lend to a source.
+   */
+  readonly ambientCredentials?: boolean;
+}
+
+/** A URL-valued option of a source type, as {@link SourceModel.urls} lists them. */
+export interface SourceUrlOption {
+  /** Its option path, e.g. `connection.url`. */
+  readonly path: string;
+  /** The credential path its password belongs under instead, e.g. `connection.password`. */
+  readonly password: string;
+  /** Query parameters that carry a password too (libpq's `password`). */
+  readonly passwordParameters?: readonly string[];
+  /**
+   * Query parameters naming files on the gateway's host that the driver
+   * reads (libpq's `sslcert`, `sslkey`, `sslrootcert`): operators only.
+   */
+  readonly hostFileParameters?: readonly string[];
+  /**
+   * Whether a host starting with `/` (the URL's own, percent-decoded, or a
+   * `host` query parameter) is the folder of a Unix socket on the gateway's
+   * host, as for libpq: operators only.
+   */
+  readonly socketHosts?: boolean;
 }
 
 /** The shape every resource URI of one source has. */

@@ -14,6 +14,8 @@ export const filesSourceFactory: SourceFactory<FilesSourceOptions> = {
   type: 'files',
   optionsSchema: filesSourceOptionsSchema,
   create: createFilesSource,
+  // It reads the gateway's own file system, which is the platform's, not a tenant's.
+  model: { credentials: [], targets: [], operatorOnly: true },
   // Folder and file names are never empty, so no URI has `//` after the prefix.
   uriSpace: (_options, sourceId) => ({ prefixes: [fileUriPrefix(sourceId)], emptySegments: false }),
 };

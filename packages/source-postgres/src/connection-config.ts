@@ -14,11 +14,29 @@ import type { PostgresSourceOptions } from './postgres-source-options.js';
  * let a temporary table shadow a catalog one. Being a startup setting it is
  * also what `DISCARD ALL` resets the session to after every read.
  */
+/**
+ * `url` with `password` as its userinfo password. pg-connection-string's
+ * parse overrides a separate `password` setting with the URL's (an empty
+ * one when it has none), so the password has to travel inside the URL.
+ */
+function withPassword(url: string, password: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.delete('password');
+  // Encoded whole (the setter leaves `%` as is); pg-connection-string decodes
+  // it with decodeURIComponent (RFC 3986 section 3.2.1).
+  parsed.password = encodeURIComponent(password);
+  // A URL without a host (a Unix socket named by `?host=`) has no userinfo
+  // (WHATWG URL: "cannot have a username/password/port"): libpq's query
+  // parameter carries it then.
+  if (parsed.password === '' && password !== '') parsed.searchParams.set('password', password);
+  return parsed.href;
+}
+
 export function connectionConfig(options: PostgresSourceOptions, sourceId: string): pg.ClientConfig {
   const c = options.connection;
   const base: pg.ClientConfig =
     'url' in c
-      ? { connectionString: c.url }
+      ? { connectionString: c.password === undefined ? c.url : withPassword(c.url, c.password) }
       : {
           host: c.host,
           port: c.port,

@@ -31,6 +31,11 @@ const connectionSchema = z.union([
   z.strictObject({
     /** `postgres://user:password@host:port/database?sslmode=require`. */
     url: connectionUrl,
+    /**
+     * The password, kept out of the URL (the admin API seals it under
+     * `secrets`); it replaces one the URL carries.
+     */
+    password: z.string().optional(),
   }),
   z.strictObject({
     host: z.string().min(1),

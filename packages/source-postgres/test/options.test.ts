@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { connectionConfig } from '../src/connection-config.js';
 import { postgresSourceFactory } from '../src/postgres-source-factory.js';
 import { postgresSourceOptionsSchema } from '../src/postgres-source-options.js';
 
@@ -21,6 +22,22 @@ describe('postgres source options', () => {
         schemas: ['public'],
       }).connection,
     ).toEqual({ host: 'db', port: 5432, database: 'crm', user: 'reader', password: 's3cret' });
+  });
+
+  it("puts a URL connection's separate password into the URL, whatever its characters", () => {
+    const password = 'p@ss w%rd/x:?#&=+é';
+    const config = (url: string) =>
+      connectionConfig(postgresSourceOptionsSchema.parse({ connection: { url, password }, schemas: ['public'] }), 's');
+    // pg-connection-string decodes the userinfo password with decodeURIComponent; a password query
+    // parameter would win over it, so the URL's own is dropped.
+    const withHost = new URL(config('postgres://u:old@h:5/db?sslmode=require&password=older').connectionString!);
+    expect(decodeURIComponent(withHost.password)).toBe(password);
+    expect(withHost.searchParams.has('password')).toBe(false);
+    expect([withHost.hostname, withHost.port, withHost.searchParams.get('sslmode')]).toEqual(['h', '5', 'require']);
+    // A URL without a host (a Unix socket) cannot hold userinfo: libpq's query parameter carries it.
+    const socket = new URL(config('postgres:///db?host=/run/postgresql').connectionString!);
+    expect(socket.searchParams.get('password')).toBe(password);
+    expect(config('postgres://u@h/db').connectionString).toBe('postgres://u:' + encodeURIComponent(password) + '@h/db');
   });
 
   it('is strict: typos and unknown keys fail, at every level', () => {

@@ -17,6 +17,8 @@ export const staticSourceFactory: SourceFactory<StaticSourceOptions> = {
   type: 'static',
   optionsSchema: staticSourceOptionsSchema,
   create: createStaticSource,
+  // Inline resources: nothing to connect to, nothing of the host's.
+  model: { credentials: [], targets: [], operatorOnly: false },
   // The operator writes these URIs: each resource's, and each template's text
   // before its first expression (RFC 6570 section 2.2), which every expansion keeps.
   uriSpace: (options) => ({

@@ -1,5 +1,7 @@
-import type { StoredEntity, StoredTenant, WriteOptions } from '@mcpgw/control-plane';
+import type { Document, StoredEntity, StoredTenant, WriteOptions } from '@mcpgw/control-plane';
 import { StoreError } from '@mcpgw/control-plane';
+import type { SourceFactory } from '@mcpgw/core';
+import { credentialsOf, getPath, setPath } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
 import type { WritePreconditions } from './etag.js';
 import { AdminProblem, tenantNotFound } from './problem.js';
@@ -15,15 +17,57 @@ export const tenantView = (tenant: StoredTenant) => ({
   settings: tenant.document,
 });
 
-/** An issuer, source, grant or binding as responses show it: never a credential, only which ones exist. */
-export const entityView = (entity: StoredEntity, tenant: StoredTenant) => ({
-  name: entity.name,
-  document: entity.document,
-  version: entity.version,
-  updatedAt: entity.updatedAt,
-  ...(entity.kind === 'source' ? { secretNames: [...entity.secretNames] } : {}),
-  tenantManagedBy: tenant.managedBy,
-});
+/** Shown in place of a credential written in clear into a source's options (the bootstrap file may). */
+export const REDACTED = '[redacted]';
+
+/**
+ * A source's document as responses show it: a credential the bootstrap file
+ * wrote in clear among the options is replaced (a `{ "$env": NAME }`
+ * reference stays: it names a variable, it holds no value).
+ */
+function shownSourceDocument(document: Document, registry: ReadonlyMap<string, SourceFactory>): Document {
+  let shown = document;
+  for (const path of registry.get(String(document.type))?.model.credentials ?? []) {
+    if (typeof getPath(document, path) !== 'string') continue;
+    if (shown === document) shown = { ...document };
+    setPath(shown, path, REDACTED);
+  }
+  return shown;
+}
+
+/**
+ * An issuer, source, grant or binding as responses show it: never a
+ * credential, only which ones will be served (the sealed ones at the type's
+ * credential paths).
+ */
+export const entityView = (
+  entity: StoredEntity,
+  tenant: StoredTenant,
+  registry: ReadonlyMap<string, SourceFactory>,
+) => {
+  if (entity.kind !== 'source') {
+    return {
+      name: entity.name,
+      document: entity.document,
+      version: entity.version,
+      updatedAt: entity.updatedAt,
+      tenantManagedBy: tenant.managedBy,
+    };
+  }
+  const declared = credentialsOf(
+    registry,
+    entity.document.type,
+    Object.fromEntries(entity.secretNames.map((name) => [name, ''])),
+  );
+  return {
+    name: entity.name,
+    document: shownSourceDocument(entity.document, registry),
+    version: entity.version,
+    updatedAt: entity.updatedAt,
+    secretNames: Object.keys(declared),
+    tenantManagedBy: tenant.managedBy,
+  };
+};
 
 /** The tenant a request addresses, or the 404 that a tenant one may not see gets too. */
 export async function requireTenant(deps: AdminDeps, tenantId: string): Promise<StoredTenant> {

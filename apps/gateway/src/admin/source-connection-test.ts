@@ -1,6 +1,6 @@
 import type { StoredEntity } from '@mcpgw/control-plane';
 import type { Source } from '@mcpgw/core';
-import { setPath } from '../control-plane/tenant-entries.js';
+import { servedSourceEntry } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
 
 /** Opening, probing and closing a source under test take at most this long together. */
@@ -31,7 +31,10 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 /**
  * Opens a stored source with its registered factory, asks health() and
  * closes it (also when the deadline passes first: a late open is closed as
- * soon as it completes). The answer's detail never holds a credential.
+ * soon as it completes). The source is opened exactly as it is served (the
+ * same merge of its credentials, at its type's credential paths only), so
+ * a test sends them nowhere serving would not. The answer's detail never
+ * holds a credential.
  */
 export async function testSourceConnection(
   deps: AdminDeps,
@@ -41,9 +44,8 @@ export async function testSourceConnection(
 ): Promise<ConnectionTestResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const entry: Record<string, unknown> = { ...entity.document };
-  for (const [path, value] of Object.entries(secrets)) setPath(entry, path, value);
-  const { type, ttlMs: _ttl, ...options } = entry;
+  const entry = servedSourceEntry(deps.sourceFactories, entity.name, entity.document, secrets);
+  const { id: _id, type, ttlMs: _ttl, ...options } = entry;
   const factory = deps.sourceFactories.get(String(type));
   if (factory === undefined)
     return { ok: false, detail: `unknown source type "${String(type)}"`, elapsedMs: elapsed() };

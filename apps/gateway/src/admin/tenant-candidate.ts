@@ -1,7 +1,7 @@
 import type { Document, StoredEntity, TenantEntityKind } from '@mcpgw/control-plane';
 import type { ConfigIssue } from '@mcpgw/config';
 import { ConfigError } from '@mcpgw/config';
-import { setPath } from '../control-plane/tenant-entries.js';
+import { servedSourceEntry } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
 import type { ProblemFieldError } from './problem.js';
 import { AdminProblem } from './problem.js';
@@ -50,7 +50,8 @@ function applied(
 
 /**
  * The tenant in the bootstrap file's shape as it would be after `change`,
- * sources' credentials merged in (as the gateway would run it), for
+ * sources' credentials merged in exactly as the gateway will serve them
+ * (servedSourceEntry), for
  * `validateTenant`. Never leaves this module's callers: it holds credentials.
  */
 async function candidateEntry(
@@ -66,7 +67,6 @@ async function candidateEntry(
   ) as Record<TenantEntityKind, { name: string; document: Document }[]>;
   const sources = await Promise.all(
     lists.source.map(async ({ name, document }) => {
-      const entry: Document = { id: name, ...document };
       const changing = change.kind === 'source' && change.name === name;
       const secrets =
         changing && change.secrets !== undefined
@@ -74,8 +74,8 @@ async function candidateEntry(
           : changing && (await deps.store.getEntity(tenantId, 'source', name)) === undefined
             ? {}
             : await deps.store.openSourceSecrets(tenantId, name);
-      for (const [path, value] of Object.entries(secrets)) setPath(entry, path, value);
-      return entry;
+      // Merged as the gateway will serve it: at the type's credential paths only.
+      return servedSourceEntry(deps.sourceFactories, name, document, secrets);
     }),
   );
   const { auth, ...rest } = settings;

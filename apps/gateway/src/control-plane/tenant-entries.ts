@@ -1,4 +1,5 @@
 import type { ControlPlaneStore, DeclaredTenant, Document } from '@mcpgw/control-plane';
+import type { SourceFactory } from '@mcpgw/core';
 
 /**
  * The control plane keeps each tenant as the bootstrap file's pieces: the
@@ -36,20 +37,70 @@ export function declaredTenantFromEntry(entry: Document): DeclaredTenant {
   };
 }
 
+/** Keys that would reach an object's prototype rather than the object. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
 /**
  * Sets `value` at a dotted path of `target` ("credentials.secretAccessKey"),
- * creating objects on the way: sealed credentials are stored flat and land
- * wherever the source type's options expect them.
+ * copying objects on the way (the input is never changed through them):
+ * sealed credentials are stored flat and land wherever the source type's
+ * options expect them. Own data properties only, never a prototype.
  */
 export function setPath(target: Document, path: string, value: string): void {
   const keys = path.split('.');
+  if (keys.some((key) => PROTOTYPE_KEYS.has(key))) throw new Error('not an option path');
   let node = target;
   for (const key of keys.slice(0, -1)) {
-    const child = node[key];
+    const child = Object.hasOwn(node, key) ? node[key] : undefined;
     node[key] = child !== null && typeof child === 'object' && !Array.isArray(child) ? { ...(child as Document) } : {};
     node = node[key] as Document;
   }
   node[keys.at(-1) as string] = value;
+}
+
+/** The value at a dotted option path of `document` (own properties only), or undefined. */
+export function getPath(document: Document, path: string): unknown {
+  let node: unknown = document;
+  for (const key of path.split('.')) {
+    if (node === null || typeof node !== 'object' || Array.isArray(node) || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Document)[key];
+  }
+  return node;
+}
+
+/**
+ * The credentials among `secrets` that a source of `type` may be given:
+ * those at its declared credential paths. Others (stored before the model
+ * bound them, or for another type) are never merged into what is served.
+ */
+export function credentialsOf(
+  registry: ReadonlyMap<string, SourceFactory>,
+  type: unknown,
+  secrets: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const declared = new Set(registry.get(String(type))?.model.credentials ?? []);
+  return Object.fromEntries(Object.entries(secrets).filter(([path]) => declared.has(path)));
+}
+
+/**
+ * A source as the gateway serves it, in the bootstrap file's shape: its
+ * stored document with its sealed credentials merged in at the paths its
+ * type declares as credentials (and nowhere else: a credential never changes
+ * the type or any other option). Holds credentials: never for a response or
+ * a log line.
+ */
+export function servedSourceEntry(
+  registry: ReadonlyMap<string, SourceFactory>,
+  name: string,
+  document: Document,
+  secrets: Readonly<Record<string, string>>,
+): Document {
+  const { id: _written, ...options } = document;
+  const entry: Document = { id: name, ...options };
+  for (const [path, value] of Object.entries(credentialsOf(registry, document.type, secrets))) {
+    setPath(entry, path, value);
+  }
+  return entry;
 }
 
 export interface StoredTenantEntry {
@@ -64,6 +115,7 @@ export interface StoredTenantEntry {
  */
 export async function loadTenantEntry(
   store: ControlPlaneStore,
+  registry: ReadonlyMap<string, SourceFactory>,
   tenantId: string,
 ): Promise<StoredTenantEntry | undefined> {
   const tenant = await store.getTenant(tenantId);
@@ -74,13 +126,14 @@ export async function loadTenantEntry(
     store.listEntities(tenantId, 'grant'),
   ]);
   const sourceEntries = await Promise.all(
-    sources.map(async (source) => {
-      const entry: Document = { id: source.name, ...source.document };
-      if (source.secretNames.length === 0) return entry;
-      const secrets = await store.openSourceSecrets(tenantId, source.name);
-      for (const [path, value] of Object.entries(secrets)) setPath(entry, path, value);
-      return entry;
-    }),
+    sources.map(async (source) =>
+      servedSourceEntry(
+        registry,
+        source.name,
+        source.document,
+        source.secretNames.length === 0 ? {} : await store.openSourceSecrets(tenantId, source.name),
+      ),
+    ),
   );
   const { auth, ...settings } = tenant.document;
   const entry: Document = {

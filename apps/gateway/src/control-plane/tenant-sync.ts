@@ -1,7 +1,7 @@
 import type { ControlPlaneStore, SqlDatabase } from '@mcpgw/control-plane';
 import { CONTROL_PLANE_CHANNEL } from '@mcpgw/control-plane';
 import type { TenantConfig } from '@mcpgw/config';
-import type { Logger } from '@mcpgw/core';
+import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -14,6 +14,8 @@ export interface TenantSyncOptions {
   readonly db: SqlDatabase;
   readonly store: ControlPlaneStore;
   readonly registry: TenantRegistry<TenantRuntime>;
+  /** The source types: a source is served with the credentials its type declares, no others. */
+  readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
   /** Checks a stored tenant by the bootstrap file's rules. */
   readonly validate: (entry: unknown) => Promise<TenantConfig>;
   readonly build: (tenant: TenantConfig) => Promise<TenantRuntime>;
@@ -57,7 +59,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   };
 
   const refresh = async (tenantId: string): Promise<void> => {
-    const loaded = await loadTenantEntry(store, tenantId);
+    const loaded = await loadTenantEntry(store, options.sourceFactories, tenantId);
     if (loaded === undefined) {
       if (registry.serving.has(tenantId)) {
         await registry.remove(tenantId);

@@ -15,13 +15,8 @@ import {
 import { entityView, requireTenant, writeOptions } from '../admin-views.js';
 import { etagOf } from '../etag.js';
 import { AdminProblem } from '../problem.js';
+import { sourceWrite } from '../source-write.js';
 import { checkCandidate, refuseEnvReferences } from '../tenant-candidate.js';
-
-/**
- * Source types only operators may add: a `files` source reads the gateway's
- * own file system, which is the platform's, not a tenant's.
- */
-export const OPERATOR_ONLY_SOURCE_TYPES: ReadonlySet<string> = new Set(['files']);
 
 interface KindSpec {
   readonly kind: TenantEntityKind;
@@ -47,7 +42,7 @@ const KINDS: readonly KindSpec[] = [
     noun: 'Source',
     body: sourceBody,
     putDescription:
-      'A source, as in the bootstrap file without `id`. Credentials go under `secrets` (write-only: sealed at rest, never returned; absent keeps the stored ones, null removes them).',
+      "A source, as in the bootstrap file without `id`. Its type's credentials (postgres `connection.password`; s3 `credentials.accessKeyId`, `credentials.secretAccessKey`, `credentials.sessionToken`) go under `secrets` and nowhere else (write-only: sealed at rest, never returned; absent keeps the stored ones, null removes them). Changing the type or where the credentials are sent (host, port, database, URL, endpoint, region, bucket) needs `secrets` again.",
   },
   {
     kind: 'grant',
@@ -66,8 +61,8 @@ const KINDS: readonly KindSpec[] = [
   },
 ];
 
-/** The stored document and credentials of a write; refuses what the caller may not write. */
-function documentOf(spec: KindSpec, call: AdminCall<{ tenantId: string; name: string }, unknown, unknown>) {
+/** The body of a write, once it holds no `$env` reference and an issuer follows its own rules (sources: then sourceWrite). */
+function documentOf(spec: KindSpec, call: AdminCall<{ tenantId: string; name: string }, unknown, unknown>): Document {
   const body = call.body as Document;
   refuseEnvReferences(body);
   if (spec.kind === 'issuer') {
@@ -82,12 +77,7 @@ function documentOf(spec: KindSpec, call: AdminCall<{ tenantId: string; name: st
       ]);
     }
   }
-  if (spec.kind !== 'source') return { document: body, secrets: undefined };
-  const { secrets, ...document } = body;
-  if (OPERATOR_ONLY_SOURCE_TYPES.has(String(document.type)) && call.principal?.kind !== 'operator') {
-    throw new AdminProblem('forbidden', `Only platform operators may configure "${String(document.type)}" sources`);
-  }
-  return { document, secrets: secrets as Record<string, string> | null | undefined };
+  return body;
 }
 
 function routesOf(spec: KindSpec): AdminRoute[] {
@@ -107,7 +97,7 @@ function routesOf(spec: KindSpec): AdminRoute[] {
       async handler({ params, deps }) {
         const tenant = await requireTenant(deps, params.tenantId);
         const items = await deps.store.listEntities(tenant.id, spec.kind);
-        return { status: 200, body: { items: items.map((item) => entityView(item, tenant)) } };
+        return { status: 200, body: { items: items.map((item) => entityView(item, tenant, deps.sourceFactories)) } };
       },
     }),
     defineAdminRoute({
@@ -123,7 +113,7 @@ function routesOf(spec: KindSpec): AdminRoute[] {
         const tenant = await requireTenant(deps, params.tenantId);
         const entity = await deps.store.getEntity(tenant.id, spec.kind, params.name);
         if (entity === undefined) throw new AdminProblem('not-found', `No ${what(params.name)} in this tenant`);
-        return { status: 200, body: entityView(entity, tenant), etag: etagOf(entity.version) };
+        return { status: 200, body: entityView(entity, tenant, deps.sourceFactories), etag: etagOf(entity.version) };
       },
     }),
     defineAdminRoute({
@@ -141,9 +131,15 @@ function routesOf(spec: KindSpec): AdminRoute[] {
       async handler(call) {
         const { params, deps } = call;
         const tenant = await requireTenant(deps, params.tenantId);
-        const { document, secrets } = documentOf(spec, call);
+        const body = documentOf(spec, call);
         const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
         const options = writeOptions(call.preconditions, current, what(params.name));
+        // Sources: checked by their type's model, on the source as it will be served, against
+        // the stored one the preconditions name (the store refuses the write if it changed since).
+        const { document, secrets } =
+          spec.kind === 'source'
+            ? await sourceWrite(deps, tenant.id, params.name, body, call.principal, current)
+            : { document: body, secrets: undefined };
         await checkCandidate(deps, tenant.id, tenant.document, {
           kind: spec.kind,
           name: params.name,
@@ -156,7 +152,7 @@ function routesOf(spec: KindSpec): AdminRoute[] {
         });
         return {
           status: current === undefined ? 201 : 200,
-          body: entityView(stored, tenant),
+          body: entityView(stored, tenant, deps.sourceFactories),
           etag: etagOf(stored.version),
         };
       },
