@@ -1,6 +1,7 @@
 import { listAuditEvents } from './audit-log.js';
 import type { AuditEvent, AuditQuery } from './audit-log.js';
 import { createEntityRows, type EntityRows } from './entity-rows.js';
+import { createExclusiveRunner, type ExclusiveRunner } from './exclusive-work.js';
 import type { SecretBox } from './secret-box.js';
 import { createSourceSecrets } from './source-secrets.js';
 import type { SqlDatabase } from './sql-database.js';
@@ -14,6 +15,12 @@ export type { WriteOptions } from './write-preconditions.js';
 /** Tenants, what they own, and the audit trail of both. */
 export interface ControlPlaneStore extends TenantRows, EntityRows {
   auditEvents(tenantId: string, query?: AuditQuery): Promise<AuditEvent[]>;
+  /**
+   * Runs `work` while no other exclusive work runs on this control plane, on
+   * this replica or another: applying the declared state reads, compares and
+   * writes, and two replicas doing that at once would both create the same rows.
+   */
+  readonly exclusively: ExclusiveRunner;
 }
 
 export interface ControlPlaneStoreOptions {
@@ -33,5 +40,6 @@ export function createControlPlaneStore({ db, secrets }: ControlPlaneStoreOption
     ...createTenantRows(db),
     ...createEntityRows(db, createSourceSecrets(secrets)),
     auditEvents: (tenantId, query) => listAuditEvents(db, tenantId, query),
+    exclusively: createExclusiveRunner(db),
   };
 }
