@@ -144,15 +144,16 @@ function routesOf(spec: KindSpec): AdminRoute[] {
         const { document, secrets } = documentOf(spec, call);
         const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
         const options = writeOptions(call.preconditions, current, what(params.name));
-        await checkCandidate(deps, tenant.id, tenant.document, {
-          kind: spec.kind,
-          name: params.name,
-          document,
-          ...(secrets === undefined ? {} : { secrets }),
-        });
         const stored = await deps.store.putEntity(call.writeContext, tenant.id, spec.kind, params.name, document, {
           ...options,
           ...(secrets === undefined ? {} : { secrets }),
+          check: (reads) =>
+            checkCandidate(deps, reads, tenant.id, {
+              kind: spec.kind,
+              name: params.name,
+              document,
+              ...(secrets === undefined ? {} : { secrets }),
+            }),
         });
         return {
           status: current === undefined ? 201 : 200,
@@ -176,8 +177,11 @@ function routesOf(spec: KindSpec): AdminRoute[] {
         const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
         if (current === undefined) throw new AdminProblem('not-found', `No ${what(params.name)} in this tenant`);
         const options = writeOptions(preconditions, current, what(params.name));
-        await checkCandidate(deps, tenant.id, tenant.document, { kind: spec.kind, name: params.name, document: null });
-        await deps.store.deleteEntity(writeContext, tenant.id, spec.kind, params.name, options);
+        await deps.store.deleteEntity(writeContext, tenant.id, spec.kind, params.name, {
+          ...options,
+          check: (reads) =>
+            checkCandidate(deps, reads, tenant.id, { kind: spec.kind, name: params.name, document: null }),
+        });
         return { status: 204 };
       },
     }),
