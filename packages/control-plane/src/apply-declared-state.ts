@@ -41,8 +41,20 @@ const same = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b);
  * event, no change signal). What the declaration states wins over what an
  * admin wrote through the API for the same names; a tenant it declares is
  * marked `managedBy: bootstrap`. Each write is its own audited transaction.
+ * Applies run one at a time across replicas ({@link ControlPlaneStore.exclusively}):
+ * replicas starting together on an empty database with the same file each
+ * come up, the first writing the declaration and the others finding nothing
+ * left to do, instead of racing to create the same rows.
  */
 export async function applyDeclaredState(
+  store: ControlPlaneStore,
+  tenants: readonly DeclaredTenant[],
+  context: WriteContext,
+): Promise<ApplyReport> {
+  return store.exclusively(() => applyEach(store, tenants, context));
+}
+
+async function applyEach(
   store: ControlPlaneStore,
   tenants: readonly DeclaredTenant[],
   context: WriteContext,

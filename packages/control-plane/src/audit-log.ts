@@ -66,7 +66,13 @@ export async function recordAudit(
   );
 }
 
-/** A tenant's events, newest first, filtered and paged by id. */
+/**
+ * A tenant's events, newest first, filtered and paged by id. The id is
+ * selected as text (a bigint may exceed a JavaScript number) under the
+ * column's own name, so the order names the table's column: a bare `id`
+ * would sort by the text alias ("9" after "10") and pages would skip and
+ * repeat events.
+ */
 export async function listAuditEvents(
   db: SqlExecutor,
   tenantId: string,
@@ -84,7 +90,7 @@ export async function listAuditEvents(
         AND ($7::text IS NULL OR actor->>'subject' = $7)
         AND ($8::timestamptz IS NULL OR occurred_at >= $8::timestamptz)
         AND ($9::timestamptz IS NULL OR occurred_at < $9::timestamptz)
-      ORDER BY id DESC
+      ORDER BY audit_events.id DESC
       LIMIT $5`,
     [
       tenantId,

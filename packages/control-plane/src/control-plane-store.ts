@@ -1,19 +1,28 @@
 import { listAuditEvents } from './audit-log.js';
 import type { AuditEvent, AuditQuery } from './audit-log.js';
-import { createEntityRows, type EntityRows } from './entity-rows.js';
+import { createEntityRows, entityReads, type EntityRows } from './entity-rows.js';
+import { createExclusiveRunner, type ExclusiveRunner } from './exclusive-work.js';
 import type { SecretBox } from './secret-box.js';
 import { createSourceSecrets } from './source-secrets.js';
-import type { SqlDatabase } from './sql-database.js';
-import { createTenantRows, type TenantRows } from './tenant-rows.js';
+import type { SqlDatabase, SqlExecutor } from './sql-database.js';
+import { createTenantRows, readTenant, type TenantRows } from './tenant-rows.js';
+import type { ControlPlaneReads } from './write-check.js';
 
 export { CONTROL_PLANE_CHANNEL } from './tenant-rows.js';
 export type { Document, StoredTenant, TenantChange } from './tenant-rows.js';
 export type { EntityWriteOptions, StoredEntity, TenantEntityKind } from './entity-rows.js';
 export type { WriteOptions } from './write-preconditions.js';
+export type { CheckedWriteOptions, ControlPlaneReads, WriteCheck } from './write-check.js';
 
 /** Tenants, what they own, and the audit trail of both. */
 export interface ControlPlaneStore extends TenantRows, EntityRows {
   auditEvents(tenantId: string, query?: AuditQuery): Promise<AuditEvent[]>;
+  /**
+   * Runs `work` while no other exclusive work runs on this control plane, on
+   * this replica or another: applying the declared state reads, compares and
+   * writes, and two replicas doing that at once would both create the same rows.
+   */
+  readonly exclusively: ExclusiveRunner;
 }
 
 export interface ControlPlaneStoreOptions {
@@ -26,12 +35,20 @@ export interface ControlPlaneStoreOptions {
  * with its audit event, the owning tenant's revision bump and a NOTIFY on
  * {@link CONTROL_PLANE_CHANNEL} (delivered at commit, so replicas never see
  * an uncommitted change). Writes to one tenant are serialised by locking its
- * row, so of two writers holding the same version exactly one succeeds.
+ * row, so of two writers holding the same version exactly one succeeds, and
+ * a write's check (a rule across what the tenant holds) sees the tenant as it
+ * commits, whoever else is writing to it.
  */
 export function createControlPlaneStore({ db, secrets }: ControlPlaneStoreOptions): ControlPlaneStore {
+  const sourceSecrets = createSourceSecrets(secrets);
+  const readsIn = (executor: SqlExecutor): ControlPlaneReads => ({
+    getTenant: (id) => readTenant(executor, id),
+    ...entityReads(executor, sourceSecrets),
+  });
   return {
-    ...createTenantRows(db),
-    ...createEntityRows(db, createSourceSecrets(secrets)),
+    ...createTenantRows(db, readsIn),
+    ...createEntityRows(db, sourceSecrets, readsIn),
     auditEvents: (tenantId, query) => listAuditEvents(db, tenantId, query),
+    exclusively: createExclusiveRunner(db),
   };
 }

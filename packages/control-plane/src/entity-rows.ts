@@ -3,8 +3,9 @@ import type { SourceSecrets } from './source-secrets.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 import { StoreError } from './store-error.js';
 import { lockTenant, touchTenant, type Document } from './tenant-rows.js';
+import type { CheckedWriteOptions, ReadsIn } from './write-check.js';
 import type { WriteContext } from './write-context.js';
-import { checkPreconditions, type WriteOptions } from './write-preconditions.js';
+import { checkPreconditions } from './write-preconditions.js';
 
 /** What a tenant owns, each a JSON document in the bootstrap file's shape, keyed by name. */
 export type TenantEntityKind = 'issuer' | 'source' | 'grant' | 'admin-role-binding';
@@ -26,7 +27,7 @@ export interface StoredEntity {
   readonly updatedAt: string;
 }
 
-export interface EntityWriteOptions extends WriteOptions {
+export interface EntityWriteOptions extends CheckedWriteOptions {
   /**
    * Sources only. Write-only credentials merged into the source's options at
    * run time: a new object replaces the sealed ones, `null` removes them,
@@ -86,43 +87,62 @@ export interface EntityRows {
     tenantId: string,
     kind: TenantEntityKind,
     name: string,
-    options?: WriteOptions,
+    options?: CheckedWriteOptions,
   ): Promise<void>;
   /** A source's credentials, opened for building its runtime; never for a response. */
   openSourceSecrets(tenantId: string, name: string): Promise<Record<string, string>>;
 }
 
-export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets): EntityRows {
-  function toEntity(kind: TenantEntityKind, tenantId: string, row: EntityRow): StoredEntity {
-    return {
-      kind,
-      name: row.name,
-      document: row.document,
-      version: row.version,
-      secretNames: secrets.names(tenantId, row.name, row.sealed_secrets ?? null),
-      updatedAt: new Date(row.updated_at).toISOString(),
-    };
-  }
+function toEntity(secrets: SourceSecrets, kind: TenantEntityKind, tenantId: string, row: EntityRow): StoredEntity {
+  return {
+    kind,
+    name: row.name,
+    document: row.document,
+    version: row.version,
+    secretNames: secrets.names(tenantId, row.name, row.sealed_secrets ?? null),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
 
+/** The entity reads, through `executor`: the database, or a write's transaction (for its check). */
+export function entityReads(
+  executor: SqlExecutor,
+  secrets: SourceSecrets,
+): Pick<EntityRows, 'listEntities' | 'getEntity' | 'openSourceSecrets'> {
   return {
     async listEntities(tenantId, kind) {
-      const { rows } = await db.query<EntityRow>(
+      const { rows } = await executor.query<EntityRow>(
         `SELECT ${entityColumns(kind)} FROM ${TABLES[kind]} WHERE tenant_id = $1 ORDER BY ordinal`,
         [tenantId],
       );
-      return rows.map((row) => toEntity(kind, tenantId, row));
+      return rows.map((row) => toEntity(secrets, kind, tenantId, row));
     },
 
     async getEntity(tenantId, kind, name) {
-      const row = await selectEntity(db, tenantId, kind, name);
-      return row === undefined ? undefined : toEntity(kind, tenantId, row);
+      const row = await selectEntity(executor, tenantId, kind, name);
+      return row === undefined ? undefined : toEntity(secrets, kind, tenantId, row);
     },
+
+    async openSourceSecrets(tenantId, name) {
+      const row = await selectEntity(executor, tenantId, 'source', name);
+      if (row === undefined) throw new StoreError('not_found', `source "${name}" does not exist`);
+      return secrets.open(tenantId, name, row.sealed_secrets ?? null);
+    },
+  };
+}
+
+/** `readsIn` gives each write's check the reads of its own transaction. */
+export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets, readsIn: ReadsIn): EntityRows {
+  const toStored = (kind: TenantEntityKind, tenantId: string, row: EntityRow) => toEntity(secrets, kind, tenantId, row);
+
+  return {
+    ...entityReads(db, secrets),
 
     putEntity(context, tenantId, kind, name, document, options = {}) {
       return db.transaction(async (tx) => {
         await lockTenant(tx, tenantId);
         const currentRow = await selectEntity(tx, tenantId, kind, name, true);
-        const current = currentRow === undefined ? undefined : toEntity(kind, tenantId, currentRow);
+        const current = currentRow === undefined ? undefined : toStored(kind, tenantId, currentRow);
         checkPreconditions(`${kind} "${name}"`, current, options);
         if (kind !== 'source' && options.secrets !== undefined) {
           throw new StoreError('conflict', `only sources hold secrets, not a ${kind}`);
@@ -146,7 +166,8 @@ export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets): Entit
            RETURNING ${entityColumns(kind)}`,
           values,
         );
-        const after = toEntity(kind, tenantId, rows[0] as EntityRow);
+        const after = toStored(kind, tenantId, rows[0] as EntityRow);
+        await options.check?.(readsIn(tx));
         await recordAudit(tx, context, {
           tenantId,
           action: current === undefined ? 'create' : 'update',
@@ -165,9 +186,10 @@ export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets): Entit
         await lockTenant(tx, tenantId);
         const currentRow = await selectEntity(tx, tenantId, kind, name, true);
         if (currentRow === undefined) throw new StoreError('not_found', `${kind} "${name}" does not exist`);
-        const current = toEntity(kind, tenantId, currentRow);
+        const current = toStored(kind, tenantId, currentRow);
         checkPreconditions(`${kind} "${name}"`, current, options);
         await tx.query(`DELETE FROM ${TABLES[kind]} WHERE tenant_id = $1 AND name = $2`, [tenantId, name]);
+        await options.check?.(readsIn(tx));
         await recordAudit(tx, context, {
           tenantId,
           action: 'delete',
@@ -178,12 +200,6 @@ export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets): Entit
         });
         await touchTenant(tx, tenantId);
       });
-    },
-
-    async openSourceSecrets(tenantId, name) {
-      const row = await selectEntity(db, tenantId, 'source', name);
-      if (row === undefined) throw new StoreError('not_found', `source "${name}" does not exist`);
-      return secrets.open(tenantId, name, row.sealed_secrets ?? null);
     },
   };
 }

@@ -15,6 +15,8 @@ export { createSecretBox } from './secret-box.js';
 export { createControlPlaneStore, CONTROL_PLANE_CHANNEL } from './control-plane-store.js';
 /** The store's interface and the JSON document type its entities carry. */
 export type { ControlPlaneStore, Document } from './control-plane-store.js';
+/** A rule checked by a write inside its transaction, and the reads it checks the tenant with. */
+export type { ControlPlaneReads, WriteCheck } from './write-check.js';
 /** Who made a change, recorded in the audit log (every write takes one). */
 export type { WriteContext } from './write-context.js';
 /** Applies a declarative state (the bootstrap file) idempotently: only what differs is written. */

@@ -1,6 +1,7 @@
 import { recordAudit } from './audit-log.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 import { StoreError } from './store-error.js';
+import type { CheckedWriteOptions, ReadsIn, WriteCheck } from './write-check.js';
 import type { WriteContext } from './write-context.js';
 import { checkPreconditions, type WriteOptions } from './write-preconditions.js';
 
@@ -75,6 +76,12 @@ export async function lockTenant(tx: SqlExecutor, id: string): Promise<StoredTen
   return toTenant(row);
 }
 
+/** One tenant's row through `executor` (the database, or a write's transaction). */
+export async function readTenant(executor: SqlExecutor, id: string): Promise<StoredTenant | undefined> {
+  const { rows } = await executor.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [id]);
+  return rows[0] === undefined ? undefined : toTenant(rows[0]);
+}
+
 /** A write to something the tenant owns: a new revision, and the change signal. */
 export async function touchTenant(tx: SqlExecutor, id: string): Promise<void> {
   await tx.query('UPDATE tenants SET revision = revision + 1 WHERE id = $1', [id]);
@@ -85,27 +92,35 @@ export async function touchTenant(tx: SqlExecutor, id: string): Promise<void> {
 export interface TenantRows {
   listTenants(): Promise<StoredTenant[]>;
   getTenant(id: string): Promise<StoredTenant | undefined>;
-  createTenant(context: WriteContext, id: string, change: TenantChange): Promise<StoredTenant>;
-  updateTenant(context: WriteContext, id: string, change: TenantChange, options?: WriteOptions): Promise<StoredTenant>;
+  createTenant(
+    context: WriteContext,
+    id: string,
+    change: TenantChange,
+    options?: { readonly check?: WriteCheck },
+  ): Promise<StoredTenant>;
+  updateTenant(
+    context: WriteContext,
+    id: string,
+    change: TenantChange,
+    options?: CheckedWriteOptions,
+  ): Promise<StoredTenant>;
   /** Removes the tenant and everything it owns; its audit trail stays. */
   deleteTenant(context: WriteContext, id: string, options?: WriteOptions): Promise<void>;
   /** Every tenant's revision, for reconciliation against what a replica serves. */
   revisions(): Promise<Map<string, number>>;
 }
 
-export function createTenantRows(db: SqlDatabase): TenantRows {
+/** `readsIn` gives each write's check the reads of its own transaction. */
+export function createTenantRows(db: SqlDatabase, readsIn: ReadsIn): TenantRows {
   return {
     async listTenants() {
       const { rows } = await db.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants ORDER BY id`);
       return rows.map(toTenant);
     },
 
-    async getTenant(id) {
-      const { rows } = await db.query<TenantRow>(`SELECT ${TENANT_COLUMNS} FROM tenants WHERE id = $1`, [id]);
-      return rows[0] === undefined ? undefined : toTenant(rows[0]);
-    },
+    getTenant: (id) => readTenant(db, id),
 
-    createTenant(context, id, change) {
+    createTenant(context, id, change, options = {}) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.query<TenantRow>(
           `INSERT INTO tenants (id, document, status, managed_by) VALUES ($1, $2, $3, $4)
@@ -114,6 +129,7 @@ export function createTenantRows(db: SqlDatabase): TenantRows {
         );
         if (rows[0] === undefined) throw new StoreError('conflict', `tenant "${id}" already exists`);
         const created = toTenant(rows[0]);
+        await options.check?.(readsIn(tx));
         await recordAudit(tx, context, {
           tenantId: id,
           action: 'create',
@@ -143,6 +159,7 @@ export function createTenantRows(db: SqlDatabase): TenantRows {
           ],
         );
         const after = toTenant(rows[0] as TenantRow);
+        await options.check?.(readsIn(tx));
         await recordAudit(tx, context, {
           tenantId: id,
           action: 'update',

@@ -53,6 +53,11 @@ export interface AdminFixture {
   dump(): Promise<string>;
   /** Fails when any response, log line or audit row holds a credential. */
   expectNoCredentialLeak(): Promise<void>;
+  /**
+   * Another gateway on the same control plane (Postgres only), as a replica
+   * restarted now would come up: same bootstrap file, same keys. The caller closes it.
+   */
+  startReplica(): Promise<StartedGateway>;
   close(): Promise<void>;
 }
 
@@ -83,18 +88,13 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
       done();
     },
   });
-  const gateway = await startGateway({
-    configPath,
-    controlPlane: 'open-from-env',
-    admin,
-    logStream,
-    env: {
-      SECRETS_KEY: 'an admin test server secret of at least thirty-two characters',
-      OPERATOR_ISSUER: ops.issuer,
-      OPERATOR_JWKS_URI: ops.jwksUri,
-      ...(controlDb === undefined ? {} : { DATABASE_URL: controlDb.url }),
-    },
-  });
+  const env = {
+    SECRETS_KEY: 'an admin test server secret of at least thirty-two characters',
+    OPERATOR_ISSUER: ops.issuer,
+    OPERATOR_JWKS_URI: ops.jwksUri,
+    ...(controlDb === undefined ? {} : { DATABASE_URL: controlDb.url }),
+  };
+  const gateway = await startGateway({ configPath, controlPlane: 'open-from-env', admin, logStream, env });
   const base = gateway.baseUrl;
   const transcript: string[] = [];
   const db = () => gateway.app.controlPlane!.db;
@@ -177,6 +177,10 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
       for (const [where, text] of Object.entries(haystacks)) {
         for (const canary of CANARIES) expect(text.includes(canary), `${canary} found in ${where}`).toBe(false);
       }
+    },
+    startReplica() {
+      if (controlDb === undefined) throw new Error('an embedded control plane has one gateway');
+      return startGateway({ configPath, controlPlane: 'open-from-env', admin, env });
     },
     async close() {
       await gateway.close();

@@ -1,4 +1,4 @@
-import type { Document, StoredEntity, TenantEntityKind } from '@mcpgw/control-plane';
+import type { ControlPlaneReads, Document, StoredEntity, TenantEntityKind } from '@mcpgw/control-plane';
 import type { ConfigIssue } from '@mcpgw/config';
 import { ConfigError } from '@mcpgw/config';
 import { servedSourceEntry } from '../control-plane/tenant-entries.js';
@@ -53,9 +53,10 @@ function applied(
  * sources' credentials merged in exactly as the gateway will serve them
  * (servedSourceEntry), for
  * `validateTenant`. Never leaves this module's callers: it holds credentials.
+ * `deps.store` is the write's own transaction: what it reads is what commits.
  */
 async function candidateEntry(
-  deps: AdminDeps,
+  deps: { readonly store: ControlPlaneReads; readonly sourceFactories: AdminDeps['sourceFactories'] },
   tenantId: string,
   settings: Document,
   change: CandidateChange,
@@ -142,19 +143,32 @@ const withoutPlaceholders = (issue: ConfigIssue): ConfigIssue => ({
 });
 
 /**
- * Checks the tenant a write would produce by the bootstrap file's rules
- * (GatewayConfig.validateTenant), before anything is written: a refused
- * write is a 422 naming every offending field, and changes nothing. A
- * tenant still being set up (no source or no issuer yet) is checked with
- * stand-ins for what it lacks, so that it can be built one write at a time.
+ * Checks the tenant a write produces by the bootstrap file's rules
+ * (GatewayConfig.validateTenant): a refused write is a 422 naming every
+ * offending field, and changes nothing. A tenant still being set up (no
+ * source or no issuer yet) is checked with stand-ins for what it lacks, so
+ * that it can be built one write at a time.
+ *
+ * It is the write's check (the store's `check` option), reading through the
+ * write's transaction once the tenant is locked and the change made: rules
+ * across entities (a grant names a source, the sign-in names an issuer) hold
+ * for the tenant that commits, even when another admin changes the same
+ * tenant at the same moment; that writer waits for the lock, and its own
+ * check sees this change.
  */
 export async function checkCandidate(
   deps: AdminDeps,
+  reads: ControlPlaneReads,
   tenantId: string,
-  settings: Document,
   change: CandidateChange,
 ): Promise<void> {
-  const { entry, indexOf } = await candidateEntry(deps, tenantId, settings, change);
+  const settings = change.kind === 'settings' ? change.settings : ((await reads.getTenant(tenantId))?.document ?? {});
+  const { entry, indexOf } = await candidateEntry(
+    { store: reads, sourceFactories: deps.sourceFactories },
+    tenantId,
+    settings,
+    change,
+  );
   try {
     await deps.validateTenant(entry, 'admin API');
   } catch (error) {

@@ -140,15 +140,16 @@ function routesOf(spec: KindSpec): AdminRoute[] {
           spec.kind === 'source'
             ? await sourceWrite(deps, tenant.id, params.name, body, call.principal, current)
             : { document: body, secrets: undefined };
-        await checkCandidate(deps, tenant.id, tenant.document, {
-          kind: spec.kind,
-          name: params.name,
-          document,
-          ...(secrets === undefined ? {} : { secrets }),
-        });
         const stored = await deps.store.putEntity(call.writeContext, tenant.id, spec.kind, params.name, document, {
           ...options,
           ...(secrets === undefined ? {} : { secrets }),
+          check: (reads) =>
+            checkCandidate(deps, reads, tenant.id, {
+              kind: spec.kind,
+              name: params.name,
+              document,
+              ...(secrets === undefined ? {} : { secrets }),
+            }),
         });
         return {
           status: current === undefined ? 201 : 200,
@@ -172,8 +173,11 @@ function routesOf(spec: KindSpec): AdminRoute[] {
         const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
         if (current === undefined) throw new AdminProblem('not-found', `No ${what(params.name)} in this tenant`);
         const options = writeOptions(preconditions, current, what(params.name));
-        await checkCandidate(deps, tenant.id, tenant.document, { kind: spec.kind, name: params.name, document: null });
-        await deps.store.deleteEntity(writeContext, tenant.id, spec.kind, params.name, options);
+        await deps.store.deleteEntity(writeContext, tenant.id, spec.kind, params.name, {
+          ...options,
+          check: (reads) =>
+            checkCandidate(deps, reads, tenant.id, { kind: spec.kind, name: params.name, document: null }),
+        });
         return { status: 204 };
       },
     }),

@@ -64,8 +64,12 @@ export const tenantRoutes: readonly AdminRoute[] = [
     responses: { 201: tenantResponse },
     async handler({ body, deps, writeContext }) {
       const { id, ...settings } = body;
-      await checkCandidate(deps, id, settings, { kind: 'settings', settings });
-      const created = await deps.store.createTenant(writeContext, id, { document: settings });
+      const created = await deps.store.createTenant(
+        writeContext,
+        id,
+        { document: settings },
+        { check: (reads) => checkCandidate(deps, reads, id, { kind: 'settings', settings }) },
+      );
       return { status: 201, body: tenantView(created), etag: etagOf(created.version) };
     },
   }),
@@ -97,8 +101,12 @@ export const tenantRoutes: readonly AdminRoute[] = [
     async handler({ params, body, deps, preconditions, writeContext }) {
       const tenant = await requireTenant(deps, params.tenantId);
       const options = writeOptions(preconditions, tenant, `tenant "${tenant.id}"`);
-      await checkCandidate(deps, tenant.id, body, { kind: 'settings', settings: body });
-      const updated = await deps.store.updateTenant(writeContext, tenant.id, { document: body }, options);
+      const updated = await deps.store.updateTenant(
+        writeContext,
+        tenant.id,
+        { document: body },
+        { ...options, check: (reads) => checkCandidate(deps, reads, tenant.id, { kind: 'settings', settings: body }) },
+      );
       return { status: 200, body: tenantView(updated), etag: etagOf(updated.version) };
     },
   }),
