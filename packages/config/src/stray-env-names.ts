@@ -109,7 +109,8 @@ export function strayEnvNameIssues(
   const prefixes = ownPrefixes(keys);
   const issues: ConfigIssue[] = [];
   for (const [name, value] of Object.entries(environment)) {
-    if (known.has(name) || referenced.has(name)) continue;
+    // Empty counts as unset for settings too: a misspelt empty one changes nothing.
+    if (value === '' || known.has(name) || referenced.has(name)) continue;
     // Compared as written in upper case: `port` or `Log_Level` are misspellings too.
     const upper = name.toUpperCase();
     if (isPlatformName(upper, value)) continue;

@@ -62,6 +62,8 @@ describe('variables that are not settings of the gateway', () => {
     expect(issuesOf({ PROT: '8080' })[0]?.message).toMatch(/did you mean PORT\?$/);
     expect(issuesOf({ DATABASE_URI: 'postgres://db/gw' })[0]?.message).toMatch(/did you mean DATABASE_URL\?$/);
     expect(issuesOf({ log_level: 'debug' })[0]?.message).toMatch(/did you mean LOG_LEVEL\?$/);
+    // Empty is unset, for a misspelt name as for a setting: it changes nothing.
+    expect(issuesOf({ OPERATOR_ISUER: '' })).toEqual([]);
   });
 
   it('catches a swap of two neighbouring letters in every key the schema has', () => {
