@@ -160,6 +160,46 @@ describe('infra/compose.yaml', () => {
     expect(read('compose.yaml')).not.toMatch(/METRICS_TOKEN:\s*['"]?[\x21-\x7e]{32,}/);
   });
 
+  it('marks every password development-only and takes each from the operator’s environment', () => {
+    const text = read('compose.yaml');
+    // Every value that holds a password or secret is a `${NAME:-dev-only-…}` default (or required).
+    const secretValues = Object.values(raw.services).flatMap((service) =>
+      Object.entries(service.environment ?? {}).filter(([name]) => /PASSWORD|SECRET(?!S_KEY)/.test(name)),
+    );
+    expect(secretValues.length).toBeGreaterThanOrEqual(7);
+    for (const [name, value] of secretValues) expect(value, name).toMatch(/^\$\{[A-Z_]+:-dev-only-[\w-]+\}$/);
+    // And every password inside a connection URL.
+    for (const name of ['DATABASE_URL', 'WAREHOUSE_DATABASE_URL']) {
+      expect(raw.services['gateway-1']?.environment?.[name], name).toMatch(/:\$\{[A-Z_]+:-dev-only-[\w-]+\}@/);
+    }
+    // Each overridable name is announced in a comment, as development-only.
+    const overridable = [...new Set([...text.matchAll(/\$\{([A-Z_]+):-dev-only-/g)].map((match) => match[1] ?? ''))];
+    expect(overridable.sort()).toEqual([
+      'KEYCLOAK_ADMIN_PASSWORD',
+      'MINIO_GATEWAY_SECRET',
+      'MINIO_ROOT_PASSWORD',
+      'POSTGRES_PASSWORD',
+      'WAREHOUSE_PASSWORD',
+    ]);
+    const comments = text
+      .split('\n')
+      .filter((line) => line.trimStart().startsWith('#'))
+      .join('\n');
+    expect(comments).toMatch(/DEVELOPMENT ONLY/);
+    for (const name of overridable) expect(comments, name).toContain(name);
+    // Set from the environment, each reaches every service that uses it, and no default remains.
+    const chosen = Object.fromEntries(overridable.map((name) => [name, `chosen-${name.toLowerCase()}`]));
+    const overridden = interpolateDeep(raw, { ...HOST_ENV, ...chosen });
+    expect(JSON.stringify(overridden)).not.toContain('dev-only-');
+    const gatewayEnv = overridden.services['gateway-1']?.environment as Record<string, string>;
+    expect(new URL(gatewayEnv.DATABASE_URL as string).password).toBe(chosen.POSTGRES_PASSWORD);
+    expect(overridden.services.postgres?.environment?.POSTGRES_PASSWORD).toBe(chosen.POSTGRES_PASSWORD);
+    expect(new URL(gatewayEnv.WAREHOUSE_DATABASE_URL as string).password).toBe(chosen.WAREHOUSE_PASSWORD);
+    expect(overridden.services.keycloak?.environment?.KC_BOOTSTRAP_ADMIN_PASSWORD).toBe(chosen.KEYCLOAK_ADMIN_PASSWORD);
+    expect(overridden.services.minio?.environment?.MINIO_ROOT_PASSWORD).toBe(chosen.MINIO_ROOT_PASSWORD);
+    expect(gatewayEnv.S3_SECRET_ACCESS_KEY).toBe(chosen.MINIO_GATEWAY_SECRET);
+  });
+
   it('keeps the root filesystem read-only with DATA_DIR on a per-replica volume and /tmp in memory', () => {
     const dataVolumes = gateways.map(([, service]) => mounts(service).find((m) => m.target === env.DATA_DIR)?.source);
     expect(new Set(dataVolumes).size).toBe(gateways.length);

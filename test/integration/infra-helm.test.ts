@@ -21,6 +21,7 @@ import { renderChart, type RenderedTemplate } from '@mcpgw/test-helpers/helm';
 const CHART = fileURLToPath(new URL('../../infra/helm/mcp-gateway', import.meta.url));
 const RELEASE = { name: 'mcp-gateway', namespace: 'default' };
 const SECRETS_KEY = 'helm-test-secret-helm-test-secret-helm';
+const DATABASE_URL = 'postgres://gateway:helm-test-db-password@postgres:5432/gateway';
 
 const MODELS: Record<string, { new (data: never): { validate(): void } }> = {
   'v1/ConfigMap': ConfigMap,
@@ -58,6 +59,12 @@ function subsetOf(selector: Record<string, string>, labels: Record<string, strin
 describe('infra/helm/mcp-gateway', async () => {
   const defaults = await renderChart(CHART, RELEASE);
   const withSecret = await renderChart(CHART, RELEASE, { secret: { values: { SECRETS_KEY } } });
+  // Several replicas, as production runs them: a shared database and the autoscaler.
+  const shared = await renderChart(CHART, RELEASE, {
+    secret: { values: { SECRETS_KEY } },
+    database: { url: DATABASE_URL },
+    autoscaling: { enabled: true },
+  });
   const k = byKind(withSecret);
   const deployment = k.Deployment as Manifest;
   const pod = deployment.spec.template;
@@ -69,7 +76,9 @@ describe('infra/helm/mcp-gateway', async () => {
   it('renders manifests that validate against the Kubernetes schemas', () => {
     validate(defaults);
     validate(withSecret);
-    expect(Object.keys(k).sort()).toEqual([
+    validate(shared);
+    expect(Object.keys(k).sort()).toEqual(['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Secret', 'Service']);
+    expect(Object.keys(byKind(shared)).sort()).toEqual([
       'ConfigMap',
       'Deployment',
       'HorizontalPodAutoscaler',
@@ -97,12 +106,13 @@ describe('infra/helm/mcp-gateway', async () => {
     expect(subsetOf(k.Service?.spec.selector, labels)).toBe(true);
     expect(subsetOf(k.PodDisruptionBudget?.spec.selector.matchLabels, labels)).toBe(true);
     expect(k.Service?.spec.ports[0].targetPort).toBe(container.ports[0].name);
-    expect(k.HorizontalPodAutoscaler?.spec.scaleTargetRef).toEqual({
+    const hpa = byKind(shared).HorizontalPodAutoscaler;
+    expect(hpa?.spec.scaleTargetRef).toEqual({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
       name: deployment.metadata.name,
     });
-    expect(k.HorizontalPodAutoscaler?.spec.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(hpa?.spec.minReplicas).toBeGreaterThanOrEqual(2);
     expect(k.PodDisruptionBudget?.spec.maxUnavailable).toBe(1);
   });
 
@@ -219,6 +229,7 @@ describe('infra/helm/mcp-gateway', async () => {
   it('uses an existing Secret, a fixed replica count, extra variables and a numeric image tag when told to', async () => {
     const rendered = await renderChart(CHART, RELEASE, {
       secret: { existingSecret: 'gateway-secrets' },
+      database: { existingSecret: 'gateway-secrets' },
       autoscaling: { enabled: false },
       replicaCount: 3,
       env: { WAREHOUSE_SCHEMA: 'finance' },
@@ -235,6 +246,100 @@ describe('infra/helm/mcp-gateway', async () => {
     expect(c.envFrom).toEqual([{ secretRef: { name: 'gateway-secrets' } }]);
     expect(c.env).toContainEqual({ name: 'WAREHOUSE_SCHEMA', value: 'finance' });
     expect(c.image).toBe('mcp-resource-gateway:1.2');
+  });
+
+  it('by default runs one replica, alone on purpose on its own store, that a drain can move', () => {
+    const fromDefaults = byKind(defaults);
+    const spec = fromDefaults.Deployment?.spec;
+    expect(spec.replicas).toBe(1);
+    expect(Object.keys(fromDefaults)).not.toContain('HorizontalPodAutoscaler');
+    const variables = spec.template.spec.containers[0].env as Manifest[];
+    // What the gateway needs to start off loopback without a shared database (docs/configuration.md).
+    expect(variables).toContainEqual({ name: 'SINGLE_REPLICA', value: 'true' });
+    expect(variables.map((v) => v.name)).not.toContain('DATABASE_URL');
+    // No Redis named that the default install does not bring: one replica caches in its memory.
+    expect(variables.map((v) => v.name)).not.toContain('REDIS_URL');
+    // A budget that leaves no pod to evict would block every drain of the node it runs on.
+    expect(fromDefaults.PodDisruptionBudget?.spec.maxUnavailable).toBeGreaterThanOrEqual(spec.replicas);
+  });
+
+  it.each([
+    ['replicaCount: 2', { replicaCount: 2 }],
+    ['replicaCount: "3" (--set-string)', { replicaCount: '3' }],
+    ['autoscaling.enabled', { autoscaling: { enabled: true } }],
+  ])('refuses to render %s without a shared database, saying why', async (_name, values) => {
+    const rendering = renderChart(CHART, RELEASE, values);
+    await expect(rendering).rejects.toThrow(
+      'mcp-gateway REFUSES more than one replica (replicaCount above 1, or autoscaling.enabled) without ' +
+        'database.url or database.existingSecret - replicas must share one control-plane database',
+    );
+    validate(await renderChart(CHART, RELEASE, { ...values, database: { existingSecret: 'control-plane' } }));
+  });
+
+  it('takes the database URL into its Secret, never the Deployment, or a key of a Secret you manage', async () => {
+    const fromUrl = byKind(shared);
+    const variables = fromUrl.Deployment?.spec.template.spec.containers[0].env as Manifest[];
+    expect(variables.find((v) => v.name === 'DATABASE_URL')).toEqual({
+      name: 'DATABASE_URL',
+      valueFrom: { secretKeyRef: { name: fromUrl.Secret?.metadata.name, key: 'DATABASE_URL' } },
+    });
+    expect(variables.map((v) => v.name)).not.toContain('SINGLE_REPLICA');
+    expect(fromUrl.Secret?.stringData).toEqual({ SECRETS_KEY, DATABASE_URL });
+    expect(JSON.stringify(fromUrl.Deployment)).not.toContain('helm-test-db-password');
+
+    const fromSecret = byKind(
+      await renderChart(CHART, RELEASE, {
+        database: { existingSecret: 'control-plane', key: 'url' },
+        replicaCount: 2,
+      }),
+    );
+    const reference = (fromSecret.Deployment?.spec.template.spec.containers[0].env as Manifest[]).find(
+      (v) => v.name === 'DATABASE_URL',
+    );
+    expect(reference?.valueFrom.secretKeyRef).toEqual({ name: 'control-plane', key: 'url' });
+    expect(fromSecret.Deployment?.spec.replicas).toBe(2);
+
+    for (const [values, rule] of [
+      [{ database: { url: DATABASE_URL, existingSecret: 'control-plane' } }, 'together with database.existingSecret'],
+      [{ database: { url: DATABASE_URL }, secret: { existingSecret: 'mine' } }, 'with secret.existingSecret'],
+      [{ database: { url: DATABASE_URL }, secret: { values: { DATABASE_URL } } }, 'beside database.url'],
+    ] as const) {
+      await expect(renderChart(CHART, RELEASE, values), rule).rejects.toThrow(rule);
+    }
+  });
+
+  it('mounts extra volumes where the values say, e.g. the folder of a files source', async () => {
+    const rendered = await renderChart(CHART, RELEASE, {
+      extraVolumes: [
+        { name: 'handbook', persistentVolumeClaim: { claimName: 'handbook', readOnly: true } },
+        {
+          name: 'ca',
+          configMap: { name: 'corporate-ca', defaultMode: 292, items: [{ key: 'ca: "root"', path: 'ca.pem' }] },
+        },
+      ],
+      extraVolumeMounts: [
+        { name: 'handbook', mountPath: '/srv/handbook', readOnly: true },
+        { name: 'ca', mountPath: '/etc/ssl/corporate', readOnly: true },
+      ],
+    });
+    validate(rendered);
+    const pod = byKind(rendered).Deployment?.spec.template.spec;
+    expect(pod.volumes).toEqual(
+      expect.arrayContaining([
+        { name: 'handbook', persistentVolumeClaim: { claimName: 'handbook', readOnly: true } },
+        {
+          name: 'ca',
+          configMap: { name: 'corporate-ca', defaultMode: 292, items: [{ key: 'ca: "root"', path: 'ca.pem' }] },
+        },
+      ]),
+    );
+    expect(pod.containers[0].volumeMounts).toEqual(
+      expect.arrayContaining([
+        { name: 'handbook', mountPath: '/srv/handbook', readOnly: true },
+        { name: 'ca', mountPath: '/etc/ssl/corporate', readOnly: true },
+        { name: 'data', mountPath: '/data' },
+      ]),
+    );
   });
 
   it('refuses a manifest that breaks the schema (the validation is not a no-op)', () => {

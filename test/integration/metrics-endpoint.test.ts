@@ -220,7 +220,12 @@ describe('who may scrape', () => {
     } finally {
       await loopback.close();
     }
-    const exposed = await build({ HOST: '0.0.0.0', PORT: '8080', PUBLIC_URL: 'https://mcp.example.com' });
+    const exposed = await build({
+      HOST: '0.0.0.0',
+      PORT: '8080',
+      PUBLIC_URL: 'https://mcp.example.com',
+      SINGLE_REPLICA: 'true',
+    });
     try {
       const response = await exposed.inject({ method: 'GET', url: '/metrics', headers: { host: 'mcp.example.com' } });
       expect(response.statusCode).toBe(404);

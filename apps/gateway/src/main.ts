@@ -11,6 +11,10 @@ import { tuneGarbageCollection } from './process-tuning.js';
 import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
+import { listenFailure, StartupFailure } from './startup-failure.js';
+
+/** Whether LOG_LEVEL asks for detail: a start that fails unexpectedly then prints its stack. */
+let verbose = false;
 
 /** Process entry: load config → build → handle signals → listen. */
 async function main(): Promise<void> {
@@ -19,6 +23,7 @@ async function main(): Promise<void> {
   const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
+  verbose = config.env.LOG_LEVEL === 'debug' || config.env.LOG_LEVEL === 'trace';
   // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed after the last request.
   const tracing = await startOtlpTracing(config.env);
   const app = await buildApp(config, {
@@ -67,7 +72,12 @@ async function main(): Promise<void> {
       .finally(() => (reloading = false));
   });
 
-  await app.listen({ host: config.env.HOST, port: config.env.PORT });
+  await app.listen({ host: config.env.HOST, port: config.env.PORT }).catch(async (error: unknown) => {
+    const failure = listenFailure(error, config.env.HOST, config.env.PORT);
+    if (failure === undefined) throw error;
+    await app.close().catch(() => undefined);
+    throw failure;
+  });
 
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.env.PORT;
@@ -95,11 +105,13 @@ async function reloadBootstrap(app: FastifyInstance, registry: ReadonlyMap<strin
 }
 
 main().catch((error: unknown) => {
-  // Configuration problems are the operator's to fix: print them plainly.
-  process.stderr.write(
-    error instanceof ConfigError
-      ? `${error.message}\n`
-      : `Gateway failed to start: ${String((error as Error)?.stack ?? error)}\n`,
-  );
+  // Configuration problems and failures with a setting to change are the operator's to fix: print
+  // them plainly, one line each. Anything else is one line too; its stack only at debug or trace.
+  const text =
+    error instanceof ConfigError || error instanceof StartupFailure
+      ? error.message
+      : `Gateway failed to start: ${error instanceof Error ? error.message : String(error)}` +
+        (verbose && error instanceof Error && error.stack !== undefined ? `\n${error.stack}` : '');
+  process.stderr.write(`${text}\n`);
   process.exit(1);
 });

@@ -1,3 +1,6 @@
+/** The variables the admin command line reads besides the gateway's own: names the gateway's checks know. */
+export const ADMIN_CLI_ENV_KEYS: readonly string[] = ['ADMIN_TOKEN'];
+
 /**
  * The admin API token the admin command line sends as its bearer credential
  * (`ADMIN_TOKEN`), read here because only this package reads the

@@ -25,7 +25,11 @@ export const sourceTtlMsSchema = z.strictObject({ list: ttlMs.optional(), read: 
  * A source entry: `id`, `type` and `ttlMs` here; every other key is the
  * source type's own options, validated by that type's schema (see loadBootstrap).
  */
-const sourceEntry = z.looseObject({ id: slug, type: z.string().min(1), ttlMs: sourceTtlMsSchema.optional() });
+export const sourceEntrySchema = z.looseObject({
+  id: slug,
+  type: z.string().min(1),
+  ttlMs: sourceTtlMsSchema.optional(),
+});
 
 const perMinute = z.int('must be a whole number of requests per minute').min(0, 'must be 0 (no limit) or more');
 
@@ -57,7 +61,7 @@ export const tenantSchema = z.strictObject({
   auth: tenantAuthSchema.optional(),
   /** What each caller sees; without a matching grant a caller sees nothing. */
   grants: z.array(grantSchema).default([]),
-  sources: z.array(sourceEntry).min(1, 'a tenant needs at least one source'),
+  sources: z.array(sourceEntrySchema).min(1, 'a tenant needs at least one source'),
   /** Rate limits and the in-flight cap; omitted keys take the gateway-wide defaults. */
   limits: tenantLimitsSchema.optional(),
   adminSignIn: adminSignInSchema.optional(),
@@ -75,4 +79,5 @@ export const bootstrapSchema = z.strictObject({
 
 export type BootstrapDocument = z.output<typeof bootstrapSchema>;
 export type TenantEntry = z.output<typeof tenantSchema>;
+export type SourceEntry = z.output<typeof sourceEntrySchema>;
 export type TenantLimits = z.output<typeof tenantLimitsSchema>;

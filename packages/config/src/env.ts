@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
+import { ADMIN_CLI_ENV_KEYS } from './admin-cli-env.js';
+import type { ConfigIssue } from './config-error.js';
 import { ConfigError, formatPath } from './config-error.js';
+import { strayEnvNameIssues } from './stray-env-names.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -75,6 +78,17 @@ export const envSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\/\S+$/i, 'must be a postgres:// or postgresql:// connection string')
     .optional(),
+  /**
+   * `true`: this gateway runs as the only replica, on purpose, with the
+   * embedded control-plane store (PGlite under DATA_DIR). That store is this
+   * replica's own: what the admin API writes on it is invisible to any other
+   * replica and lasts only as long as DATA_DIR does. A non-loopback HOST
+   * without DATABASE_URL refuses to start unless this is set.
+   */
+  SINGLE_REPLICA: z
+    .enum(['true', 'false'], 'must be true or false')
+    .transform((value) => value === 'true')
+    .default(false),
   /** Server secret (at least 32 characters) keying cursor encryption and cache keys; must be equal on every replica. */
   SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
   /**
@@ -172,28 +186,82 @@ export const ENV_KEYS: readonly string[] = Object.keys(envSchema.shape);
 /**
  * Reads the environment: the real environment wins, and a `.env` file in
  * `dotEnvDir` (if given and present) fills in keys it lacks. Empty values
- * count as unset.
+ * count as unset. Throws ConfigError listing every problem.
  */
 export function readEnv(source: NodeJS.ProcessEnv = process.env, dotEnvDir?: string): EnvConfig {
+  const { env, issues } = checkEnv(mergeEnv(source, dotEnvDir));
+  if (issues.length > 0) throw new ConfigError('environment', issues);
+  return env;
+}
+
+/** The environment the gateway sees: `source`, with a `.env` file in `dotEnvDir` filling in what it lacks. */
+export function mergeEnv(source: NodeJS.ProcessEnv, dotEnvDir?: string): Record<string, string> {
   const merged: Record<string, string> = dotEnvDir === undefined ? {} : { ...readDotEnv(dotEnvDir) };
   for (const [key, value] of Object.entries(source)) {
     if (value !== undefined) merged[key] = value;
   }
+  return merged;
+}
+
+/** The parsed environment and every problem found in it. */
+export interface EnvCheck {
+  /**
+   * The settings; a key whose value was refused takes its default here, so
+   * the bootstrap file can still be checked against the rest (startup stops
+   * on `issues` all the same).
+   */
+  readonly env: EnvConfig;
+  readonly issues: ConfigIssue[];
+}
+
+/**
+ * Checks the whole environment in one pass: every key's value, the rules
+ * between keys, and names that look meant for this gateway but are none of
+ * its settings (`referenced`: the bootstrap file's `$env` names, which are
+ * the operator's own).
+ */
+export function checkEnv(merged: Readonly<Record<string, string>>, referenced?: ReadonlySet<string>): EnvCheck {
   const relevant = Object.fromEntries(ENV_KEYS.flatMap((key) => (merged[key] ? [[key, merged[key]]] : [])));
-  const parsed = envSchema.safeParse(relevant);
+  const issues: ConfigIssue[] = [];
+  let parsed = envSchema.safeParse(relevant);
+  const refused = new Set<string>();
   if (!parsed.success) {
-    throw new ConfigError(
-      'environment',
-      parsed.error.issues.map((issue) => ({ path: formatPath(issue.path, 'env'), message: issue.message })),
-    );
+    for (const issue of parsed.error.issues) {
+      issues.push({ path: formatPath(issue.path, 'env'), message: issue.message });
+      refused.add(String(issue.path[0]));
+    }
+    // Keys are independent: without the refused ones the rest parses.
+    parsed = envSchema.safeParse(Object.fromEntries(Object.entries(relevant).filter(([key]) => !refused.has(key))));
   }
-  if (!isLoopbackHost(parsed.data.HOST) && parsed.data.PUBLIC_URL === undefined) {
-    // Host and Origin checks, and later the OAuth resource identifier, need the public name.
-    throw new ConfigError('environment', [
-      { path: 'env.PUBLIC_URL', message: `required when HOST (${parsed.data.HOST}) is not a loopback address` },
-    ]);
+  const env = parsed.success ? parsed.data : envSchema.parse({});
+  if (!isLoopbackHost(env.HOST)) {
+    if (env.PUBLIC_URL === undefined && !refused.has('PUBLIC_URL')) {
+      // Host and Origin checks, and later the OAuth resource identifier, need the public name.
+      issues.push({ path: 'env.PUBLIC_URL', message: `required when HOST (${env.HOST}) is not a loopback address` });
+    }
+    if (
+      env.DATABASE_URL === undefined &&
+      !env.SINGLE_REPLICA &&
+      !refused.has('DATABASE_URL') &&
+      !refused.has('SINGLE_REPLICA')
+    ) {
+      issues.push({ path: 'env.DATABASE_URL', message: sharedStoreRequired(env.HOST) });
+    }
   }
-  return parsed.data;
+  issues.push(...strayEnvNameIssues(merged, [...ENV_KEYS, ...ADMIN_CLI_ENV_KEYS], referenced));
+  return { env, issues };
+}
+
+/**
+ * A non-loopback bind is a deployment other machines reach, usually as one
+ * of several replicas: the embedded store would give each its own tenants.
+ */
+function sharedStoreRequired(host: string): string {
+  return (
+    `required when HOST (${host}) is not a loopback address, so that every replica shares one control-plane ` +
+    "store; without it the store is embedded PGlite under DATA_DIR, this replica's own (admin writes on it reach " +
+    'no other replica and go with DATA_DIR). Set SINGLE_REPLICA=true to run one replica that way on purpose'
+  );
 }
 
 function readDotEnv(cwd: string): Record<string, string> {

@@ -2,9 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import type { SourceFactory } from '@mcpgw/core';
 import { parse as parseYaml } from 'yaml';
+import type { ConfigIssue } from './config-error.js';
 import { ConfigError } from './config-error.js';
 import type { EnvConfig } from './env.js';
-import { readEnv } from './env.js';
+import { checkEnv, mergeEnv } from './env.js';
+import { envRefNames } from './resolve-env-refs.js';
 import type { TenantConfig } from './tenant-config.js';
 import { validateBootstrap, validateTenantEntry } from './validate-bootstrap.js';
 
@@ -39,45 +41,62 @@ export interface LoadConfigOptions {
 
 /**
  * Loads and validates all configuration, or throws ConfigError listing every
- * problem. Nothing is applied before everything validated: an invalid file
- * stops startup, it never half-applies.
+ * problem of the environment and of the bootstrap file together. Nothing is
+ * applied before everything validated: an invalid file stops startup, it
+ * never half-applies.
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<GatewayConfig> {
   const rawEnv = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
-  const env = readEnv(rawEnv, options.env === undefined ? cwd : undefined);
-  let document: unknown;
-  let configDir: string;
-  let origin: string;
-  if (env.GATEWAY_CONFIG === undefined) {
-    ({ document, configDir } = options.defaultBootstrap);
-    origin = 'built-in demo';
-  } else {
-    const path = resolve(cwd, env.GATEWAY_CONFIG);
-    document = await readBootstrapFile(path);
-    configDir = dirname(path);
-    origin = path;
+  const merged = mergeEnv(rawEnv, options.env === undefined ? cwd : undefined);
+  // The file is found before the environment is judged: the variables it names with $env are the operator's own.
+  const file = merged.GATEWAY_CONFIG ? resolve(cwd, merged.GATEWAY_CONFIG) : undefined;
+  const read = file === undefined ? { document: options.defaultBootstrap.document } : await readBootstrapFile(file);
+  const { env, issues: envIssues } = checkEnv(merged, envRefNames(read.document));
+  const origin = file ?? 'built-in demo';
+  const configDir = file === undefined ? options.defaultBootstrap.configDir : dirname(file);
+  const fileIssues = read.issue === undefined ? [] : [read.issue];
+  let validated: Awaited<ReturnType<typeof validateBootstrap>> | undefined;
+  if (read.issue === undefined) {
+    try {
+      validated = await validateBootstrap(read.document, { env, rawEnv, registry: options.registry, origin });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      fileIssues.push(...error.issues);
+    }
   }
-  const { tenants, declared } = await validateBootstrap(document, { env, rawEnv, registry: options.registry, origin });
+  if (envIssues.length > 0 || fileIssues.length > 0 || validated === undefined) {
+    const origins = [...(envIssues.length > 0 ? ['environment'] : []), ...(fileIssues.length > 0 ? [origin] : [])];
+    throw new ConfigError(origins.join(' and '), dedupe([...envIssues, ...fileIssues]));
+  }
   const validateTenant = (entry: unknown, entryOrigin: string) =>
     validateTenantEntry(entry, { env, rawEnv, registry: options.registry, origin: entryOrigin });
-  return { env, tenants, declaredTenants: declared, validateTenant, configDir, origin };
+  return { env, tenants: validated.tenants, declaredTenants: validated.declared, validateTenant, configDir, origin };
 }
 
-async function readBootstrapFile(path: string): Promise<unknown> {
+/** The file's rules about the environment (PUBLIC_URL for authenticated tenants) may repeat one of its own issues. */
+function dedupe(issues: readonly ConfigIssue[]): ConfigIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    const key = `${issue.path}\n${issue.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+async function readBootstrapFile(path: string): Promise<{ document?: unknown; issue?: ConfigIssue }> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
-    throw new ConfigError(path, [{ path: 'env.GATEWAY_CONFIG', message: `cannot read the file (${code})` }]);
+    return { issue: { path: 'env.GATEWAY_CONFIG', message: `cannot read the file ${path} (${code})` } };
   }
   const yaml = ['.yaml', '.yml'].includes(extname(path).toLowerCase());
   try {
-    return yaml ? parseYaml(text, { prettyErrors: true }) : JSON.parse(text);
+    return { document: yaml ? parseYaml(text, { prettyErrors: true }) : JSON.parse(text) };
   } catch (error) {
-    throw new ConfigError(path, [
-      { path: '(file)', message: `not valid ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message}` },
-    ]);
+    return { issue: { path: '(file)', message: `not valid ${yaml ? 'YAML' : 'JSON'}: ${(error as Error).message}` } };
   }
 }

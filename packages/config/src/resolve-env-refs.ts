@@ -31,3 +31,18 @@ export function resolveEnvRefs(
   }
   return Object.fromEntries(entries.map(([key, item]) => [key, resolveEnvRefs(item, env, issues, [...path, key])]));
 }
+
+/** Every variable name a parsed bootstrap file references with `{ "$env": "NAME" }`. */
+export function envRefNames(value: unknown, names: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(value)) {
+    for (const item of value) envRefNames(item, names);
+  } else if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value);
+    if (entries.length === 1 && entries[0]![0] === '$env' && typeof entries[0]![1] === 'string') {
+      names.add(entries[0]![1]);
+    } else {
+      for (const [, item] of entries) envRefNames(item, names);
+    }
+  }
+  return names;
+}

@@ -2,7 +2,8 @@ import type { SourceFactory, UriSpace } from '@mcpgw/core';
 import { grantPatternProblem } from '@mcpgw/policy';
 import { adminSignInIssues } from './admin-sign-in-schema.js';
 import type { GrantEntry } from './auth-schema.js';
-import type { TenantEntry } from './bootstrap-schema.js';
+import type { SourceEntry, TenantEntry } from './bootstrap-schema.js';
+import { sourceEntrySchema } from './bootstrap-schema.js';
 import type { ConfigIssue } from './config-error.js';
 import { formatPath } from './config-error.js';
 import type { EnvConfig } from './env.js';
@@ -84,16 +85,21 @@ function grantIssues(tenant: TenantEntry, at: string): ConfigIssue[] {
   return issues;
 }
 
-/** Each source has a unique id, a known type and options its type accepts. */
+/**
+ * Each source has a unique id, a known type and options its type accepts.
+ * Entries without the shape of a source (`undefined`: their tenant's schema
+ * issues name them) are skipped; the others are checked all the same.
+ */
 async function validateSources(
-  tenant: TenantEntry,
+  entries: ReadonlyArray<SourceEntry | undefined>,
   at: string,
   registry: ReadonlyMap<string, SourceFactory>,
   issues: ConfigIssue[],
 ): Promise<SourceConfig[]> {
   const sources: SourceConfig[] = [];
   const ids = new Set<string>();
-  for (const [s, entry] of tenant.sources.entries()) {
+  for (const [s, entry] of entries.entries()) {
+    if (entry === undefined) continue;
     const sat = `${at}.sources[${s}]`;
     const { id, type, ttlMs, ...rest } = entry;
     if (ids.has(id)) issues.push({ path: `${sat}.id`, message: `duplicate source id '${id}' in this tenant` });
@@ -116,6 +122,27 @@ async function validateSources(
     sources.push({ id, type, options: result.value, ...(ttlMs === undefined ? {} : { ttlMs }) });
   }
   return sources;
+}
+
+/**
+ * The sources of a tenant its schema refused (the schema's issues are
+ * reported already): every entry with the shape of a source still has its
+ * type and options checked, so one run names those problems too.
+ */
+export async function checkSourcesOfRefusedTenant(
+  tenant: unknown,
+  at: string,
+  registry: ReadonlyMap<string, SourceFactory>,
+  issues: ConfigIssue[],
+): Promise<void> {
+  const sources = typeof tenant === 'object' && tenant !== null ? (tenant as { sources?: unknown }).sources : undefined;
+  if (!Array.isArray(sources)) return;
+  await validateSources(
+    sources.map((entry) => sourceEntrySchema.safeParse(entry).data),
+    at,
+    registry,
+    issues,
+  );
 }
 
 /**
@@ -168,7 +195,7 @@ export async function checkTenant(
 ): Promise<TenantConfig> {
   issues.push(...accessIssues(tenant, at, context.env), ...grantIssues(tenant, at));
   issues.push(...adminSignInIssues(tenant.adminSignIn, tenant.auth?.issuers ?? [], at));
-  const sources = await validateSources(tenant, at, context.registry, issues);
+  const sources = await validateSources(tenant.sources, at, context.registry, issues);
   issues.push(...grantPatternIssues(tenant.grants, sources, context.registry, at));
   return {
     id: tenant.id,

@@ -1,14 +1,14 @@
 import type { SourceFactory } from '@mcpgw/core';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { TenantEntry } from './bootstrap-schema.js';
-import { bootstrapSchema, tenantSchema } from './bootstrap-schema.js';
+import { tenantSchema } from './bootstrap-schema.js';
 import type { ConfigIssue } from './config-error.js';
 import { ConfigError, formatPath } from './config-error.js';
 import type { EnvConfig } from './env.js';
 import { isLoopbackHost } from './env.js';
 import { resolveEnvRefs } from './resolve-env-refs.js';
 import type { TenantConfig } from './tenant-config.js';
-import { checkTenant } from './tenant-rules.js';
+import { checkSourcesOfRefusedTenant, checkTenant } from './tenant-rules.js';
 
 export interface ValidationContext {
   readonly env: EnvConfig;
@@ -29,13 +29,20 @@ export interface ValidatedBootstrap {
   readonly declared: readonly Record<string, unknown>[];
 }
 
-/** Rules across tenants: unique ids; the development issuer alone and on loopback. */
-function crossTenantIssues(tenants: readonly TenantEntry[], env: EnvConfig): ConfigIssue[] {
+/** The document around its tenants; each tenant is parsed on its own, so one refused tenant hides nothing of the others. */
+const documentShape = z.strictObject({ tenants: z.array(z.unknown()).min(1, 'declare at least one tenant') });
+
+/**
+ * Rules across tenants: unique ids; the development issuer alone and on
+ * loopback. `undefined` stands for a tenant its schema refused.
+ */
+function crossTenantIssues(tenants: ReadonlyArray<TenantEntry | undefined>, env: EnvConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const ids = new Set<string>();
   let devAuthorizationServerAt: string | undefined;
   let realIssuerAt: string | undefined;
   for (const [t, tenant] of tenants.entries()) {
+    if (tenant === undefined) continue;
     if (ids.has(tenant.id)) issues.push({ path: `tenants[${t}].id`, message: `duplicate tenant id '${tenant.id}'` });
     ids.add(tenant.id);
     for (const [i, issuer] of (tenant.auth?.issuers ?? []).entries()) {
@@ -61,17 +68,27 @@ function crossTenantIssues(tenants: readonly TenantEntry[], env: EnvConfig): Con
 }
 
 /**
- * Validates a whole bootstrap document, or throws ConfigError listing every
- * problem with its path. Nothing is applied before everything validated.
+ * Validates a whole bootstrap document in one pass, or throws ConfigError
+ * listing every problem with its path: a tenant its schema refuses is
+ * reported with its sources' problems, and every other tenant is checked by
+ * every rule all the same, so fixing one list of problems never reveals
+ * another. Nothing is applied before everything validated.
  */
 export async function validateBootstrap(document: unknown, context: ValidationContext): Promise<ValidatedBootstrap> {
   const issues: ConfigIssue[] = [];
-  const resolved = parseResolved(bootstrapSchema, document, context, issues);
+  const resolved = resolveEnvRefs(document, context.rawEnv, issues);
+  const shape = documentShape.safeParse(resolved);
+  if (!shape.success)
+    issues.push(...shape.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })));
+  const written = (resolved as { tenants?: unknown } | null)?.tenants;
+  const entries: Array<TenantEntry | undefined> = [];
   const tenants: TenantConfig[] = [];
-  for (const [t, tenant] of resolved.tenants.entries()) {
-    tenants.push(await checkTenant(tenant, `tenants[${t}]`, context, issues));
+  for (const [t, raw] of (Array.isArray(written) ? written : []).entries()) {
+    const entry = await checkTenantEntry(raw, `tenants[${t}]`, context, issues);
+    entries.push(entry?.entry);
+    if (entry !== undefined) tenants.push(entry.tenant);
   }
-  issues.push(...crossTenantIssues(resolved.tenants, context.env));
+  issues.push(...crossTenantIssues(entries, context.env));
   if (issues.length > 0) throw new ConfigError(context.origin, issues);
   // The schema accepted the resolved document, whose shape is the written one's.
   const declared = (document as { tenants: Record<string, unknown>[] }).tenants;
@@ -85,27 +102,27 @@ export async function validateBootstrap(document: unknown, context: ValidationCo
  */
 export async function validateTenantEntry(entry: unknown, context: ValidationContext): Promise<TenantConfig> {
   const issues: ConfigIssue[] = [];
-  const parsed = parseResolved(tenantSchema, entry, context, issues);
-  const tenant = await checkTenant(parsed, 'tenant', context, issues);
-  if (issues.length > 0) throw new ConfigError(context.origin, issues);
-  return tenant;
+  const checked = await checkTenantEntry(resolveEnvRefs(entry, context.rawEnv, issues), 'tenant', context, issues);
+  if (issues.length > 0 || checked === undefined) throw new ConfigError(context.origin, issues);
+  return checked.tenant;
 }
 
 /**
- * `value` with its `$env` references resolved (problems go to `issues`),
- * parsed by `schema`; throws ConfigError listing every problem when the
- * shape is wrong, before any rule looks at it.
+ * One tenant (its `$env` references resolved) parsed and checked by every
+ * rule, problems appended to `issues` under `at`. A tenant its schema refuses
+ * still has its sources checked, and comes back undefined.
  */
-function parseResolved<S extends z.ZodType>(
-  schema: S,
-  value: unknown,
+async function checkTenantEntry(
+  raw: unknown,
+  at: string,
   context: ValidationContext,
   issues: ConfigIssue[],
-): z.output<S> {
-  const parsed = schema.safeParse(resolveEnvRefs(value, context.rawEnv, issues));
+): Promise<{ entry: TenantEntry; tenant: TenantConfig } | undefined> {
+  const parsed = tenantSchema.safeParse(raw);
   if (!parsed.success) {
-    issues.push(...parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message })));
-    throw new ConfigError(context.origin, issues);
+    issues.push(...parsed.error.issues.map((issue) => ({ path: formatPath(issue.path, at), message: issue.message })));
+    await checkSourcesOfRefusedTenant(raw, at, context.registry, issues);
+    return undefined;
   }
-  return parsed.data;
+  return { entry: parsed.data, tenant: await checkTenant(parsed.data, at, context, issues) };
 }

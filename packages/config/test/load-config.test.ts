@@ -57,10 +57,10 @@ describe('environment', () => {
   });
 
   it('requires PUBLIC_URL off loopback', () => {
-    expect(() => readEnv({ HOST: '0.0.0.0' })).toThrow(/PUBLIC_URL/);
-    expect(readEnv({ HOST: '0.0.0.0', PUBLIC_URL: 'https://mcp.example.com/' }).PUBLIC_URL).toBe(
-      'https://mcp.example.com',
-    );
+    expect(() => readEnv({ HOST: '0.0.0.0', SINGLE_REPLICA: 'true' })).toThrow(/PUBLIC_URL/);
+    expect(
+      readEnv({ HOST: '0.0.0.0', PUBLIC_URL: 'https://mcp.example.com/', SINGLE_REPLICA: 'true' }).PUBLIC_URL,
+    ).toBe('https://mcp.example.com');
   });
 
   it('lets the real environment win over .env, which fills in the rest', async () => {
@@ -185,7 +185,11 @@ describe('bootstrap file', () => {
 
   it('refuses an anonymous tenant off loopback, and a tenant without authentication', async () => {
     const error = await configError(
-      loadConfig({ registry, defaultBootstrap: demo, env: { HOST: '0.0.0.0', PUBLIC_URL: 'https://gw.example.com' } }),
+      loadConfig({
+        registry,
+        defaultBootstrap: demo,
+        env: { HOST: '0.0.0.0', PUBLIC_URL: 'https://gw.example.com', SINGLE_REPLICA: 'true' },
+      }),
     );
     expect(error.issues).toEqual([
       expect.objectContaining({ path: 'tenants[0].anonymous', message: expect.stringContaining('loopback') }),
@@ -324,7 +328,9 @@ describe('authentication and grants', () => {
 
   it('refuses the development issuer off loopback, and port 0 without PUBLIC_URL', async () => {
     const dev = [{ id: 'a', auth: { issuers: [{ development: true }] }, sources: source }];
-    const offLoopback = await configError(load(dev, { HOST: '0.0.0.0', PUBLIC_URL: 'https://gw.example.com' }));
+    const offLoopback = await configError(
+      load(dev, { HOST: '0.0.0.0', PUBLIC_URL: 'https://gw.example.com', SINGLE_REPLICA: 'true' }),
+    );
     expect(offLoopback.issues).toContainEqual(
       expect.objectContaining({ message: expect.stringContaining('loopback') }),
     );

@@ -11,6 +11,7 @@ import {
 } from '@mcpgw/control-plane';
 import type { EnvConfig } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
+import { databaseFailure } from '../startup-failure.js';
 
 export interface ControlPlane {
   readonly db: SqlDatabase;
@@ -84,6 +85,7 @@ export async function openControlPlane(env: EnvConfig, logger: Logger): Promise<
     return { db, store, close: () => db.close() };
   } catch (error) {
     await db.close().catch(() => undefined);
-    throw error;
+    // Unreachable, refused or unknown to Postgres: one line naming DATABASE_URL, not a driver's stack.
+    throw (env.DATABASE_URL === undefined ? undefined : databaseFailure(error, env.DATABASE_URL)) ?? error;
   }
 }

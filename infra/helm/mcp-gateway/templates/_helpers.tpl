@@ -24,3 +24,31 @@ at any indentation.
 {{- define "mcp-gateway.labels" -}}
 {app.kubernetes.io/name: {{ template "mcp-gateway.name" . }}, app.kubernetes.io/instance: {{ .Release.Name }}, app.kubernetes.io/version: {{ printf "%q" .Chart.AppVersion }}, app.kubernetes.io/managed-by: {{ .Release.Service }}, helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}}
 {{- end -}}
+
+{{- /*
+A value as a YAML flow node (JSON-like), for the Kubernetes objects values pass through as
+written (extraVolumes, extraVolumeMounts) without Sprig's toYaml. Go's %q quoting is valid in
+a YAML double-quoted scalar.
+*/ -}}
+{{- define "mcp-gateway.flow" -}}
+{{- $type := printf "%T" . -}}
+{{- if eq $type "map[string]interface {}" -}}
+{ {{- $first := true -}}
+{{- range $key, $value := . -}}
+{{- if not $first }}, {{ end -}}
+{{- $first = false -}}
+{{- printf "%q" $key }}: {{ template "mcp-gateway.flow" $value -}}
+{{- end -}} }
+{{- else if eq $type "[]interface {}" -}}
+[ {{- range $i, $value := . -}}
+{{- if $i }}, {{ end -}}
+{{- template "mcp-gateway.flow" $value -}}
+{{- end -}} ]
+{{- else if eq $type "string" -}}
+{{- printf "%q" . -}}
+{{- else if eq $type "<nil>" -}}
+null
+{{- else -}}
+{{- printf "%v" . -}}
+{{- end -}}
+{{- end -}}
