@@ -63,7 +63,7 @@ describe('ChangeHub', () => {
       throw new Error('listener bug');
     });
     hub.subscribe(() => seen.push('third'));
-    expect(() => hub.publish({ sourceId: 's', kind: 'list_changed' })).not.toThrow();
+    expect(() => hub.publish({ sourceId: 's', kind: 'list_changed', uris: ['x:///s/a'] })).not.toThrow();
     expect(seen).toEqual(['first', 'third']);
     expect(lines).toEqual([
       {
@@ -94,7 +94,16 @@ describe('ChangeHub', () => {
     );
     expect(events).toEqual([
       { sourceId: 's', kind: 'list_changed', uris: ['x:///s/d/b', 'x:///s/e/c'] },
-      { sourceId: 's', kind: 'updated', uris: ['x:///s/d/', 'x:///s/d/a', 'x:///s/d/b', 'x:///s/e/', 'x:///s/e/c'] },
+      {
+        sourceId: 's',
+        kind: 'updated',
+        uris: ['x:///s/d/', 'x:///s/d/a', 'x:///s/d/b', 'x:///s/e/', 'x:///s/e/c'],
+        // The folders changed only through their files: each names the files.
+        members: new Map([
+          ['x:///s/d/', ['x:///s/d/a', 'x:///s/d/b']],
+          ['x:///s/e/', ['x:///s/e/c']],
+        ]),
+      },
     ]);
     events.length = 0;
     hub.compare(
@@ -121,11 +130,16 @@ describe('ChangeHub', () => {
     const changes: SourceChange[] = [];
     hub.watch((change) => changes.push(change));
     hub.publish({ sourceId: 's', kind: 'list_changed', uris: ['x:///s/a'] });
-    hub.publish({ sourceId: 's', kind: 'updated', uris: ['x:///s/a', 'x:///s/'] });
+    hub.publish({
+      sourceId: 's',
+      kind: 'updated',
+      uris: ['x:///s/a', 'x:///s/'],
+      members: new Map([['x:///s/', ['x:///s/a']]]),
+    });
     expect(changes).toEqual([
-      { type: 'list-changed' },
+      { type: 'list-changed', uris: ['x:///s/a'] },
       { type: 'resource-updated', uri: 'x:///s/a' },
-      { type: 'resource-updated', uri: 'x:///s/' },
+      { type: 'resource-updated', uri: 'x:///s/', because: ['x:///s/a'] },
     ]);
   });
 
@@ -159,7 +173,7 @@ describe('ChangeHub.close', () => {
     hub.close();
     expect(stop).toHaveBeenCalledTimes(1);
     hub.subscribe((event) => seen.push(event))();
-    hub.publish({ sourceId: 's', kind: 'list_changed' });
+    hub.publish({ sourceId: 's', kind: 'list_changed', uris: ['x:///s/a'] });
     expect(seen).toEqual([]);
     expect(start).toHaveBeenCalledTimes(1);
     expect(stop).toHaveBeenCalledTimes(1);
