@@ -5,13 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WriteContext } from '@mcpgw/control-plane';
 import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { validateStreamMessage } from '@mcpgw/test-helpers/wire-schema';
 
 // subscriptions/listen (MCP 2026-07-28, basic/patterns/subscriptions) against
 // a real gateway whose sources really change: a files source whose watcher
-// sees files come, change and go, and a static source whose configuration is
-// edited through the control plane. Alice's grants cover only part of each
+// sees files come, change and go, a static source whose configuration is
+// edited through the control plane, and a Postgres source whose catalog feed
+// sees tables and foreign keys come. Alice's grants cover only part of each
 // source (the `pub` folder and its `.md` files; the `note://pub/` notes); bob
 // sees everything. A change to resources outside alice's set must reach her
 // as nothing at all: no `list_changed`, and no `updated` even for the folder
@@ -32,11 +34,19 @@ const UPDATED = 'notifications/resources/updated';
 let issuer: LocalIssuer;
 let gateway: StartedGateway;
 let root: string;
+let database: TestDatabase;
+const TABLES = 'db+postgres:///tables/public';
+const CUSTOMERS = `${TABLES}/customers`;
 const opened: ListenStream[] = [];
 
-async function listen(sub: string, notifications: Record<string, unknown>, id: string): Promise<ListenStream> {
-  const token = await issuer.token({ sub, aud: `${PUBLIC_URL}/t/acme/mcp` });
-  const stream = await openListen(`${gateway.baseUrl}/t/acme/mcp`, notifications, {
+async function listen(
+  sub: string,
+  notifications: Record<string, unknown>,
+  id: string,
+  tenant = 'acme',
+): Promise<ListenStream> {
+  const token = await issuer.token({ sub, aud: `${PUBLIC_URL}/t/${tenant}/mcp` });
+  const stream = await openListen(`${gateway.baseUrl}/t/${tenant}/mcp`, notifications, {
     id,
     headers: { authorization: `Bearer ${token}` },
   });
@@ -82,8 +92,8 @@ async function put(path: string, text: string): Promise<void> {
 }
 
 /** Every source of the tenant's serving runtime has taken its baseline (after a start or a swap). */
-async function settled(): Promise<void> {
-  await Promise.all(gateway.app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
+async function settled(tenant = 'acme'): Promise<void> {
+  await Promise.all(gateway.app.tenants.serving.get(tenant)!.catalog.sources.map((source) => source.settled?.()));
 }
 
 /** Edits the static source through the control plane and waits until a runtime with it serves. */
@@ -104,6 +114,8 @@ beforeAll(async () => {
   await mkdir(join(root, 'priv'));
   await writeFile(join(root, 'pub', 'a.md'), '# A\n');
   await writeFile(join(root, 'priv', 'b.md'), '# B\n');
+  database = await createTestDatabase('listen_hidden');
+  await database.sql('CREATE TABLE public.customers (id bigint PRIMARY KEY)');
   const configDir = await mkdtemp(join(tmpdir(), 'gw-listen-hidden-config-'));
   gateway = await startGateway({
     controlPlane: 'open-from-env',
@@ -137,6 +149,27 @@ beforeAll(async () => {
               },
             ],
           },
+          {
+            id: 'crm',
+            auth: { issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri }] },
+            grants: [
+              {
+                name: 'alice-customers',
+                match: { subjects: ['alice'] },
+                allow: [{ source: 'tables', uris: [TABLES, `${TABLES}/customer*`] }],
+              },
+              { name: 'bob-all', match: { subjects: ['bob'] }, allow: [{ source: 'tables' }] },
+            ],
+            sources: [
+              {
+                id: 'tables',
+                type: 'postgres',
+                connection: { url: database.url },
+                schemas: ['public'],
+                changeDetection: { mode: 'event-trigger' },
+              },
+            ],
+          },
         ],
       },
     },
@@ -148,6 +181,7 @@ afterAll(async () => {
   for (const stream of opened) stream.close();
   await gateway?.close();
   await issuer?.close();
+  await database?.drop();
 });
 
 describe('subscriptions/listen follows the caller’s own view of real source changes', () => {
@@ -228,6 +262,40 @@ describe('subscriptions/listen follows the caller’s own view of real source ch
     ]);
     // Bob heard of the hidden notes' change once, as a list change; their text is no read of his.
     expect(bob.messages.slice(before).map(methodAndUri)).toEqual([[LIST_CHANGED, undefined]]);
+    for (const message of [...alice.messages, ...bob.messages]) expect(validateStreamMessage(message)).toEqual([]);
+  }, 60_000);
+
+  it('tells a caller nothing of a table they may not see, even one whose foreign key names theirs', async () => {
+    const alice = await listen(
+      'alice',
+      { resourcesListChanged: true, resourceSubscriptions: [TABLES, CUSTOMERS] },
+      'a',
+      'crm',
+    );
+    const bob = await listen('bob', { resourcesListChanged: true, resourceSubscriptions: [CUSTOMERS] }, 'b', 'crm');
+    await alice.next();
+    await bob.next();
+    await settled('crm');
+
+    // A table alice may not see appears, with a foreign key to the one she may: bob's list changed,
+    // and so did his description of customers ("Referenced by"); hers did not, nor did her overview.
+    await database.sql('CREATE TABLE public.invoices (id int, customer_id bigint REFERENCES public.customers (id))');
+    await receives(bob, [
+      [LIST_CHANGED, undefined],
+      [UPDATED, CUSTOMERS],
+    ]);
+
+    // Then a table she may see: her list and her overview change (the table itself is not one she
+    // subscribed to). Her first list_changed, so everything sent to her before it has arrived too.
+    await database.sql('CREATE TABLE public.customer_notes (id int)');
+    await receives(alice, [
+      [LIST_CHANGED, undefined],
+      [UPDATED, TABLES],
+    ]);
+    expect(alice.messages.slice(1).map(methodAndUri)).toEqual([
+      [LIST_CHANGED, undefined],
+      [UPDATED, TABLES],
+    ]);
     for (const message of [...alice.messages, ...bob.messages]) expect(validateStreamMessage(message)).toEqual([]);
   }, 60_000);
 });

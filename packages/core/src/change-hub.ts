@@ -37,6 +37,14 @@ export interface FingerprintUris {
   uri(key: string): string;
   /** Resources that show the key's object too (its folder, its schema), whose reads change with it. */
   containers(key: string): readonly string[];
+  /**
+   * For a key that is no resource of its own but part of one (a foreign key
+   * in the description of the table it references): that resource, and the
+   * resource the part belongs to (the table that holds the key), which a
+   * caller must be able to see for the part to show. Such a key never comes
+   * or goes as a resource; its change is `uri`'s, because of `because`.
+   */
+  part?(key: string): { readonly uri: string; readonly because: string } | undefined;
 }
 
 export interface ChangeHubOptions {
@@ -179,23 +187,30 @@ export class ChangeHub {
     if (uris === undefined) throw new Error('ChangeHub.compare needs the uris option');
     const sourceId = this.sourceId;
     const events: ChangeEvent[] = [];
-    const cameOrWent = [...diff.added, ...diff.removed];
+    const partOf = (key: string) => uris.part?.(key);
+    const cameOrWent = [...diff.added, ...diff.removed].filter((key) => partOf(key) === undefined);
     if (cameOrWent.length > 0) {
       events.push({ sourceId, kind: 'list_changed', uris: sortedUnique(cameOrWent.map((key) => uris.uri(key))) });
     }
     // Each container remembers which of its members changed: a caller who sees none of them sees no change.
     const own = new Set<string>();
     const shown = new Map<string, Set<string>>();
-    for (const key of [...cameOrWent, ...diff.changed]) {
+    const note = (container: string, member: string) => {
+      let members = shown.get(container);
+      if (members === undefined) shown.set(container, (members = new Set()));
+      members.add(member);
+    };
+    for (const key of [...diff.added, ...diff.removed, ...diff.changed]) {
+      const part = partOf(key);
+      if (part !== undefined) {
+        note(part.uri, part.because);
+        continue;
+      }
       const uri = uris.uri(key);
       own.add(uri);
-      for (const container of uris.containers(key)) {
-        let members = shown.get(container);
-        if (members === undefined) shown.set(container, (members = new Set()));
-        members.add(uri);
-      }
+      for (const container of uris.containers(key)) note(container, uri);
     }
-    if (own.size === 0) return events;
+    if (own.size === 0 && shown.size === 0) return events;
     const members = new Map<string, string[]>();
     for (const [container, changed] of shown) if (!own.has(container)) members.set(container, [...changed].sort());
     events.push({

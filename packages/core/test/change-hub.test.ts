@@ -115,6 +115,35 @@ describe('ChangeHub', () => {
     expect(events).toEqual([]);
   });
 
+  it('reports a part of a resource as that resource’s update because of the resource the part belongs to', () => {
+    // Keys `t/<name>` are tables; `fk/<target>/<holder>` a foreign key shown in the target's description.
+    const hub = new ChangeHub({
+      sourceId: 's',
+      logger: recordingLogger().logger,
+      uris: {
+        uri: (key) => `x:///s/${key}`,
+        containers: () => [],
+        part: (key) => {
+          const [kind, target, holder] = key.split('/');
+          return kind === 'fk' ? { uri: `x:///s/t/${target}`, because: `x:///s/t/${holder}` } : undefined;
+        },
+      },
+    });
+    const events: ChangeEvent[] = [];
+    hub.subscribe((event) => events.push(event));
+    hub.compare(new Map([['t/a', '1']]));
+    hub.compare(
+      new Map([
+        ['t/a', '1'],
+        ['fk/a/b', '1'],
+      ]),
+    );
+    // No resource came: no list change; `a` reads differently only to whoever may see `b`.
+    expect(events).toEqual([
+      { sourceId: 's', kind: 'updated', uris: ['x:///s/t/a'], members: new Map([['x:///s/t/a', ['x:///s/t/b']]]) },
+    ]);
+  });
+
   it('forgets the baseline when the last listener leaves', () => {
     const hub = new ChangeHub({ sourceId: 's', logger: recordingLogger().logger, uris });
     const events: ChangeEvent[] = [];
