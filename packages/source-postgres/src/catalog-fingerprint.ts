@@ -16,7 +16,7 @@ import type { RunQuery } from './read-only-transaction.js';
 export type CatalogFingerprint = Map<string, string>;
 
 export async function catalogFingerprint(query: RunQuery, schemas: readonly string[]): Promise<CatalogFingerprint> {
-  const rows = await query<{ schema: string; name: string; fp: string }>(
+  const rows = await query<{ schema: string; name: string; fk: string | null; fp: string }>(
     `SELECT n.nspname::text AS schema, ''::text AS name, NULL::text AS fk,
             md5(coalesce(pg_catalog.obj_description(n.oid, 'pg_namespace'), '')) AS fp
        FROM pg_catalog.pg_namespace n
