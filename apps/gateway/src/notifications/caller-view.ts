@@ -66,10 +66,12 @@ export function viewDigest(runtime: TenantRuntime, scope: AccessScope): string {
  */
 export function readDigests(runtime: TenantRuntime, uris: Iterable<string>): Map<string, string> {
   const digests = new Map<string, string>();
+  // A static source's resources by URI, indexed once per call (a stream may subscribe to many of them).
+  const indexed = new Map<string, ReadonlyMap<string, StaticResourceEntry>>();
   for (const uri of uris) {
     const owner = runtime.catalog.sources.find((source) => source.owns(uri));
     const entry = owner === undefined ? undefined : runtime.config.sources.find((source) => source.id === owner.id);
-    digests.set(uri, digest([owner?.id ?? null, entry === undefined ? null : readPart(entry, uri)]));
+    digests.set(uri, digest([owner?.id ?? null, entry === undefined ? null : readPart(entry, uri, indexed)]));
   }
   return digests;
 }
@@ -120,11 +122,19 @@ function listingPart(entry: SourceEntry, scope: AccessScope): unknown {
  * source, the entry of that resource (or, for a URI of one of its templates,
  * the templates); of any other source, the whole entry.
  */
-function readPart(entry: SourceEntry, uri: string): unknown {
-  const resources = staticResources(entry);
-  if (resources === undefined) return entry;
-  const resource = resources.find((candidate) => candidate.uri === uri);
-  return resource ?? { templates: (entry.options as { templates?: unknown } | undefined)?.templates ?? [] };
+function readPart(
+  entry: SourceEntry,
+  uri: string,
+  indexed: Map<string, ReadonlyMap<string, StaticResourceEntry>>,
+): unknown {
+  let byUri = indexed.get(entry.id);
+  if (byUri === undefined) {
+    const resources = staticResources(entry);
+    if (resources === undefined) return entry;
+    byUri = new Map(resources.map((resource) => [resource.uri, resource]));
+    indexed.set(entry.id, byUri);
+  }
+  return byUri.get(uri) ?? { templates: (entry.options as { templates?: unknown } | undefined)?.templates ?? [] };
 }
 
 function digest(value: unknown): string {
