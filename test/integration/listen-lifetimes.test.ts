@@ -190,7 +190,7 @@ describe('subscriptions/listen lifetimes', () => {
           type: 'source',
           tenantId: 'acme',
           sourceId: 'docs',
-          change: { type: 'list-changed' },
+          change: { type: 'list-changed', uris: [PUB_A] },
         });
       }
     };

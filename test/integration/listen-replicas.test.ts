@@ -85,7 +85,12 @@ async function drain(stream: ListenStream): Promise<void> {
 async function throughRedis(): Promise<void> {
   await two().tenantSync!.settled();
   await sourcesSettled(two());
-  pair.buses[1].publish({ type: 'source', tenantId: 'acme', sourceId: 'tables', change: { type: 'list-changed' } });
+  pair.buses[1].publish({
+    type: 'source',
+    tenantId: 'acme',
+    sourceId: 'tables',
+    change: { type: 'list-changed', uris: ['db+postgres:///tables/public/marker'] },
+  });
   await nextMatching(alice, isMessage(LIST_CHANGED));
   await drain(alice);
   await drain(bob);

@@ -146,7 +146,7 @@ export function summarize(preview: PreviewResponse): string {
   );
   if (who !== undefined) {
     lines.push(`  scopes: ${who.scopes.join(' ') || '(none)'}; groups: ${who.groups.join(' ') || '(none)'}`);
-    lines.push(`  fingerprint in the access log: ${preview.principalFingerprint ?? '?'}`);
+    lines.push(`  fingerprint in the access log (tenantPrincipal): ${preview.principalFingerprint ?? '?'}`);
   }
   lines.push(
     preview.admitted

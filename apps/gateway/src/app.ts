@@ -13,7 +13,7 @@ import type { LimitsOptions } from './plugins/limits.js';
 import { installLimits } from './plugins/limits.js';
 import { requestGuardPlugin } from './plugins/request-guard.js';
 import { requestLogPlugin } from './plugins/request-log.js';
-import { createPrincipalFingerprint } from './principal-fingerprint.js';
+import { createPrincipalFingerprint, createTenantPrincipalFingerprint } from './principal-fingerprint.js';
 import { PROBE_ROUTES, registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -290,11 +290,12 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     acknowledged: requestMetrics.listenAcknowledged,
   });
   const principalFingerprint = createPrincipalFingerprint(secret);
-  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, limits, listen });
+  const tenantFingerprint = createTenantPrincipalFingerprint(secret);
+  registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, tenantFingerprint, limits, listen });
   if (options.admin !== undefined && controlPlane !== undefined) {
     const context = { config, controlPlane, tenants, cache, registry, devAuthorizationServer, logger, baseUrlOf };
     const baseUrls: [string, ...string[]] = [baseUrl, ...aliasBaseUrls];
-    await installAdminApi(app, { ...context, principalFingerprint, processSecret: secret, baseUrls }, options.admin);
+    await installAdminApi(app, { ...context, tenantFingerprint, processSecret: secret, baseUrls }, options.admin);
   } else app.decorate('adminAccess', undefined);
   return app;
 }

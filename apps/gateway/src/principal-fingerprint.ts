@@ -1,11 +1,13 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import type { Principal } from '@mcpgw/core';
 
 /**
  * A function from a verified caller to a 12-character fingerprint: an HMAC
  * keyed by the server secret, so a log reader cannot test guesses of a
  * subject against it, yet the same caller gets the same fingerprint on
- * every replica that shares SECRETS_KEY.
+ * every replica that shares SECRETS_KEY. It is the same in every tenant (an
+ * operator follows one caller across tenants with it), so it is never shown
+ * to a tenant admin: see `createTenantPrincipalFingerprint`.
  */
 export function createPrincipalFingerprint(secret: Buffer): (principal: Principal) => string {
   const key = createHmac('sha256', secret).update('mcpgw request-log principal fingerprint').digest();
@@ -15,12 +17,49 @@ export function createPrincipalFingerprint(secret: Buffer): (principal: Principa
   return (principal) => {
     let fingerprint = known.get(principal);
     if (fingerprint === undefined) {
-      fingerprint = createHmac('sha256', key)
-        .update(`${principal.issuer}\n${principal.subject}`)
-        .digest('base64url')
-        .slice(0, 12);
+      fingerprint = fingerprintUnder(key, principal);
       known.set(principal, fingerprint);
     }
     return fingerprint;
   };
+}
+
+/** Keys kept per tenant at most; past it they are derived again (a key is one HKDF away). */
+const MAX_TENANT_KEYS = 10_000;
+
+/**
+ * The fingerprint of a caller within one tenant: what a tenant's admins are
+ * shown ("preview as") and what the tenant's access lines carry as
+ * `tenantPrincipal`. An HMAC under a key derived for the tenant from the
+ * server secret with HKDF-SHA256 (RFC 5869; the info names the purpose and
+ * the tenant, as the cursor and cache keys are derived), so the same caller
+ * fingerprints differently in every tenant and differently from the
+ * gateway-wide `principal`: an admin, who may compute it for any claims, can
+ * only ever find their own tenant's lines with it.
+ */
+export function createTenantPrincipalFingerprint(secret: Buffer): (tenantId: string, principal: Principal) => string {
+  const keys = new Map<string, Buffer>();
+  const keyOf = (tenantId: string): Buffer => {
+    let key = keys.get(tenantId);
+    if (key === undefined) {
+      if (keys.size >= MAX_TENANT_KEYS) keys.clear();
+      const info = `mcpgw tenant principal fingerprint v1\0${tenantId}`;
+      key = Buffer.from(hkdfSync('sha256', secret, new Uint8Array(0), info, 32));
+      keys.set(tenantId, key);
+    }
+    return key;
+  };
+  // As above: once per verified token, for the tenant whose verifier holds the Principal.
+  const known = new WeakMap<Principal, { readonly tenantId: string; readonly fingerprint: string }>();
+  return (tenantId, principal) => {
+    const cached = known.get(principal);
+    if (cached?.tenantId === tenantId) return cached.fingerprint;
+    const fingerprint = fingerprintUnder(keyOf(tenantId), principal);
+    known.set(principal, { tenantId, fingerprint });
+    return fingerprint;
+  };
+}
+
+function fingerprintUnder(key: Buffer, principal: Principal): string {
+  return createHmac('sha256', key).update(`${principal.issuer}\n${principal.subject}`).digest('base64url').slice(0, 12);
 }

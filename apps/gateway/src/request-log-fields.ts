@@ -6,6 +6,8 @@ export interface McpLogFields {
   rpcError?: number;
   /** A short keyed hash of the caller (issuer and subject): correlates lines without naming anyone. */
   principal?: string;
+  /** The caller's keyed hash within the tenant: the fingerprint the tenant's admins see in a preview. */
+  tenantPrincipal?: string;
   /** The OAuth client the token was issued to (RFC 9068 `client_id`). */
   clientId?: string;
 }

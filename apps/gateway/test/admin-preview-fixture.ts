@@ -11,8 +11,8 @@ import { previewResponseSchema } from '../src/admin/preview-schema.js';
 // The gateway the preview tests talk to over real HTTP: the app as `npm start`
 // builds it, serving its tenants from a control plane (PGlite under the test's
 // DATA_DIR) with the admin API on, so the preview is the row of the admin
-// route table with the API's real authentication. Three tenants (two trusting
-// each their own local issuer, one anonymous); operators come from a third
+// route table with the API's real authentication. Four tenants (two trusting
+// each their own local issuer, one anonymous, one trusting acme's issuer too); operators come from a third
 // local issuer (OPERATOR_ISSUER), acme's tenant admins from acme's own.
 
 const SECRET = 'preview-test-secret-key-0123456789abcdef';
@@ -93,6 +93,13 @@ export async function startPreviewFixture(): Promise<PreviewFixture> {
         auth: { issuers: [{ issuer: idpGlobex.issuer, jwksUri: idpGlobex.jwksUri }] },
         grants: [{ name: 'everyone', match: {}, allow: [{ source: 'plans' }] }],
         sources: [staticSource('plans', 3)],
+      },
+      {
+        // Trusts acme's issuer too: the same caller, with the same claims, in a second tenant.
+        id: 'initech',
+        auth: { issuers: [{ issuer: idpAcme.issuer, jwksUri: idpAcme.jwksUri }] },
+        grants: [{ name: 'everyone', match: {}, allow: [{ source: 'memos' }] }],
+        sources: [staticSource('memos', 2)],
       },
     ],
   };

@@ -28,8 +28,57 @@ beforeAll(async () => {
 });
 afterAll(() => fixture?.close());
 
+/** The access line of the last MCP request the gateway served for `tenant`, as it wrote it. */
+function lastAccessLine(tenant: string): Record<string, unknown> {
+  const line = logLines
+    .map((text) => JSON.parse(text) as Record<string, unknown>)
+    .findLast((entry) => entry.msg === 'request' && entry.tenant === tenant && 'principal' in entry);
+  if (line === undefined) throw new Error(`no access line for ${tenant}`);
+  return line;
+}
+
 describe('preview as', () => {
-  it('answers exactly what a real MCP request of the same caller sees, with its access-log fingerprint', async () => {
+  it("never shows the access log's gateway-wide fingerprint, and names the same caller differently in each tenant", async () => {
+    // The same issuer, subject and claims in two tenants that both trust acme's issuer.
+    const claims = { sub: 'mallory', scope: 'mcp:read' };
+    const inAcme = await previewOk('acme', { claims });
+    const inInitech = await previewOk('initech', { claims });
+    expect(inAcme.principal).toMatchObject({ issuer: idpAcme.issuer, subject: 'mallory' });
+    expect(inInitech.principal).toMatchObject({ issuer: idpAcme.issuer, subject: 'mallory' });
+    expect(inAcme.principalFingerprint).toMatch(/^[\w-]{12}$/);
+    expect(inInitech.principalFingerprint).toMatch(/^[\w-]{12}$/);
+    expect(inAcme.principalFingerprint).not.toBe(inInitech.principalFingerprint);
+
+    // The caller for real in both tenants: what the gateway writes to its access log.
+    for (const tenant of ['acme', 'initech']) {
+      const token = await idpAcme.token({ aud: resource(tenant), ...claims });
+      const real = await mcpPost(
+        resource(tenant),
+        'resources/list',
+        { _meta: MODERN_META },
+        {
+          authorization: `Bearer ${token}`,
+        },
+      );
+      expect(real.status, real.text).toBe(200);
+    }
+    const acmeLine = lastAccessLine('acme');
+    const initechLine = lastAccessLine('initech');
+    // One caller, one gateway-wide fingerprint: the one an admin of either tenant must not be able to compute.
+    expect(acmeLine.principal).toBe(initechLine.principal);
+    for (const shown of [inAcme.principalFingerprint, inInitech.principalFingerprint]) {
+      expect(shown).not.toBe(acmeLine.principal);
+    }
+    // Each tenant's own lines carry the fingerprint its admins are shown, and only those.
+    expect(acmeLine.tenantPrincipal).toBe(inAcme.principalFingerprint);
+    expect(initechLine.tenantPrincipal).toBe(inInitech.principalFingerprint);
+    const previewLines = logLines
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .filter((entry) => entry.msg === 'admin preview');
+    expect(previewLines.map((entry) => entry.previewed)).not.toContain(acmeLine.principal);
+  });
+
+  it("answers exactly what a real MCP request of the same caller sees, with the access line's tenant fingerprint", async () => {
     const claims = { sub: 'alice', scope: 'mcp:read', groups: ['finance'] };
     const answer = await previewOk('acme', { claims });
     expect(answer).toMatchObject({
@@ -56,10 +105,10 @@ describe('preview as', () => {
     expect(real.status, real.text).toBe(200);
     expect(answer.resources.items.map((item) => item.uri)).toEqual(real.body.result.resources.map((item) => item.uri));
     expect(answer.resources.items).toHaveLength(100);
-    const accessLine = logLines
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .findLast((line) => 'principal' in line);
-    expect(answer.principalFingerprint).toBe(accessLine?.principal);
+    const accessLine = lastAccessLine('acme');
+    // The tenant's own fingerprint of the caller, which the line carries as well: never the gateway-wide one.
+    expect(answer.principalFingerprint).toBe(accessLine.tenantPrincipal);
+    expect(answer.principalFingerprint).not.toBe(accessLine.principal);
     // Descriptors only: no resource body anywhere in the answer.
     expect(JSON.stringify(answer)).not.toContain('secret body');
   });

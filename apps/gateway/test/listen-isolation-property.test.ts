@@ -6,7 +6,7 @@ import type { Grant } from '@mcpgw/policy';
 import { compileGrants, resolveAccess } from '@mcpgw/policy';
 import type { StreamNotification } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
-import { oracleAllows, oracleAllowsSource } from '@mcpgw/test-helpers/grant-oracle';
+import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
 import { startCallerSubscription } from '../src/notifications/caller-subscription.js';
 import { createListenStreams } from '../src/notifications/listen-streams.js';
 import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
@@ -16,29 +16,41 @@ import type { TenantRuntime } from '../src/tenant-runtime.js';
 
 // Property: for random grants, a random caller, random subscriptions and a
 // random sequence of tenant events (of this tenant and another one with the
-// same source ids), the acknowledged filter and every notification a stream
-// carries are exactly what an independent oracle derives from the grants (a
-// recursive glob matcher, not the compiled matcher the gateway uses). Real
-// policy, real static sources, the real bus; the tenant runtime is reduced to
-// the parts a listen stream reads (its sources, config and authenticator),
-// which is the only stand-in here.
+// same source ids: resources coming and going, resources and folders changing,
+// a static resource's text edited in the configuration), the acknowledged
+// filter and every notification a stream carries are exactly what an
+// independent oracle derives from the grants (a recursive glob matcher, not
+// the compiled matcher the gateway uses): `list_changed` only when something
+// the caller may see came or went, `updated` only for a subscribed URI they
+// may see that changed for them. Real policy, real static sources, the real
+// bus; the tenant runtime is reduced to the parts a listen stream reads (its
+// sources, config and authenticator), which is the only stand-in here.
 
 const TENANT = 'acme';
 const SOURCES = ['alpha', 'beta'] as const;
 const universe = (source: string) =>
   ['pub', 'priv'].flatMap((dir) => [0, 1].map((i) => `test://${source}/${dir}/${i}`));
-const ALL = SOURCES.flatMap(universe);
+/** Folder-like resources of each source, each showing the resources under it. */
+const folders = (source: string) => ['pub', 'priv'].map((dir) => `test://${source}/${dir}/`);
+const folderOf = (uri: string) => uri.slice(0, uri.lastIndexOf('/') + 1);
+const ALL = SOURCES.flatMap((source) => [...universe(source), ...folders(source)]);
 
-function runtimeFor(grants: Grant[]): TenantRuntime {
+/** `edits[uri]`: how many times the configuration's text of `uri` was edited. */
+function runtimeFor(grants: Grant[], edits: ReadonlyMap<string, number> = new Map()): TenantRuntime {
+  const options = (id: string) => ({
+    resources: [...universe(id), ...folders(id)].map((uri) => ({
+      uri,
+      name: uri,
+      text: `${uri} v${edits.get(uri) ?? 0}`,
+    })),
+    templates: [],
+  });
   const sources: Source[] = SOURCES.map((id) =>
-    createStaticSource(
-      { resources: universe(id).map((uri) => ({ uri, name: uri, text: uri })), templates: [] },
-      { sourceId: id, tenantId: TENANT, configDir: '.', logger: silentLogger },
-    ),
+    createStaticSource(options(id), { sourceId: id, tenantId: TENANT, configDir: '.', logger: silentLogger }),
   );
   const compiled = compileGrants(grants);
   return {
-    config: { id: TENANT, sources: SOURCES.map((id) => ({ id, type: 'static' })) },
+    config: { id: TENANT, sources: SOURCES.map((id) => ({ id, type: 'static', options: options(id) })) },
     catalog: { sources },
     server: { name: 'gw', version: '1' },
     auth: { accessOf: (principal: Principal) => resolveAccess(TENANT, principal, compiled) },
@@ -82,21 +94,51 @@ const principal: fc.Arbitrary<Principal> = fc.record({
   groups: fc.constant([]),
   expiresAt: fc.constant(Math.floor(Date.now() / 1000) + 3600),
 });
-const event: fc.Arbitrary<TenantEvent> = fc.oneof(
-  fc.record({
-    type: fc.constant('source' as const),
-    tenantId: fc.constantFrom(TENANT, 'other'),
-    sourceId: fc.constantFrom(...SOURCES),
-    change: fc.constant({ type: 'list-changed' as const }),
-  }),
-  fc.constantFrom(...ALL).chain((uri) =>
+/** A step: an event on the bus, or an edit of one static resource's text in the configuration. */
+type Step = { readonly publish: TenantEvent } | { readonly edit: string };
+const tenantId = fc.constantFrom(TENANT, 'other');
+const step: fc.Arbitrary<Step> = fc.oneof(
+  // Resources of one source came or went.
+  fc.constantFrom(...SOURCES).chain((sourceId) =>
     fc.record({
-      type: fc.constant('source' as const),
-      tenantId: fc.constantFrom(TENANT, 'other'),
-      sourceId: fc.constant(uri.split('/')[2]!),
-      change: fc.constant({ type: 'resource-updated' as const, uri }),
+      publish: fc.record({
+        type: fc.constant('source' as const),
+        tenantId,
+        sourceId: fc.constant(sourceId),
+        change: fc.record({
+          type: fc.constant('list-changed' as const),
+          uris: fc.subarray(universe(sourceId), { minLength: 1 }),
+        }),
+      }),
     }),
   ),
+  // A resource changed.
+  fc.constantFrom(...ALL).chain((uri) =>
+    fc.record({
+      publish: fc.record({
+        type: fc.constant('source' as const),
+        tenantId,
+        sourceId: fc.constant(uri.split('/')[2]!),
+        change: fc.constant({ type: 'resource-updated' as const, uri }),
+      }),
+    }),
+  ),
+  // A folder reads differently because resources under it changed.
+  fc.constantFrom(...SOURCES.flatMap(universe)).chain((member) =>
+    fc.record({
+      publish: fc.record({
+        type: fc.constant('source' as const),
+        tenantId,
+        sourceId: fc.constant(member.split('/')[2]!),
+        change: fc.record({
+          type: fc.constant('resource-updated' as const),
+          uri: fc.constantFrom(folderOf(member), member),
+          because: fc.subarray(universe(member.split('/')[2]!), { minLength: 1 }),
+        }),
+      }),
+    }),
+  ),
+  fc.record({ edit: fc.constantFrom(...ALL) }),
 );
 
 describe('listen streams against an oracle (property)', () => {
@@ -107,8 +149,8 @@ describe('listen streams against an oracle (property)', () => {
         principal,
         fc.boolean(),
         fc.subarray([...ALL, 'test://gamma/pub/0', 'other://x']),
-        fc.array(event, { maxLength: 12 }),
-        (grants, who, listChanged, subscriptions, events) => {
+        fc.array(step, { maxLength: 12 }),
+        (grants, who, listChanged, subscriptions, steps) => {
           const runtime = runtimeFor(grants);
           const scope = runtime.auth!.accessOf(who)!;
           const streams = createListenStreams({
@@ -127,6 +169,8 @@ describe('listen streams against an oracle (property)', () => {
           });
 
           const bus = createLocalTenantEventBus(silentLogger);
+          const tenants = new Map([[TENANT, runtime]]);
+          const edits = new Map<string, number>();
           const sent: StreamNotification[] = [];
           const stop = startCallerSubscription({
             id: 1,
@@ -134,22 +178,34 @@ describe('listen streams against an oracle (property)', () => {
             listChanged,
             uris: pending.uris,
             digest: pending.digest,
-            owners: pending.owners,
-            tenants: new Map([[TENANT, runtime]]),
+            reads: pending.reads,
+            tenants,
             bus,
             listChangedIntervalMs: 0,
             output: { send: (message) => sent.push(message), complete: () => expect.fail('no completion expected') },
           });
-          for (const published of events) bus.publish(published);
+          for (const next of steps) {
+            if ('publish' in next) bus.publish(next.publish);
+            else {
+              // The configuration changes: a new runtime serves, then the configuration event.
+              edits.set(next.edit, (edits.get(next.edit) ?? 0) + 1);
+              tenants.set(TENANT, runtimeFor(grants, edits));
+              bus.publish({ type: 'configuration', tenantId: TENANT });
+            }
+          }
           stop();
           pending.slot.release();
 
-          const expected = events.flatMap((e) => {
+          const sees = (uri: string) => oracleSees(grants, who, uri);
+          const expected = steps.flatMap((next) => {
+            // An edited text changes that one resource, and nobody's set.
+            if ('edit' in next) return visibleSubscriptions.includes(next.edit) ? [`updated ${next.edit}`] : [];
+            const e = next.publish;
             if (e.type !== 'source' || e.tenantId !== TENANT) return [];
-            if (e.change.type === 'list-changed') {
-              return listChanged && oracleAllowsSource(grants, who, e.sourceId) ? ['list_changed'] : [];
-            }
-            return visibleSubscriptions.includes(e.change.uri) ? [`updated ${e.change.uri}`] : [];
+            if (e.change.type === 'list-changed')
+              return listChanged && e.change.uris.some(sees) ? ['list_changed'] : [];
+            if (!visibleSubscriptions.includes(e.change.uri)) return [];
+            return e.change.because === undefined || e.change.because.some(sees) ? [`updated ${e.change.uri}`] : [];
           });
           expect(
             sent.map((m) =>

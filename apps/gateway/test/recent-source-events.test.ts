@@ -26,7 +26,10 @@ describe('recent source events (one change detected by several replicas)', () =>
     const recent = new RecentSourceEvents(1000, 100, () => 0);
     expect(recent.admit(updated('docs://a'), 'r1')).toBe(true);
     expect(
-      recent.admit({ type: 'source', tenantId: 'acme', sourceId: 'docs', change: { type: 'list-changed' } }, 'r2'),
+      recent.admit(
+        { type: 'source', tenantId: 'acme', sourceId: 'docs', change: { type: 'list-changed', uris: ['docs://a'] } },
+        'r2',
+      ),
     ).toBe(true);
     expect(recent.admit({ ...updated('docs://a'), tenantId: 'beta' } as TenantEvent, 'r2')).toBe(true);
     expect(recent.admit({ ...updated('docs://a'), sourceId: 'other' } as TenantEvent, 'r2')).toBe(true);

@@ -65,8 +65,11 @@ describe('the request log line', () => {
       status: 200,
       ms: expect.any(Number),
       principal: expect.stringMatching(/^[\w-]{12}$/),
+      tenantPrincipal: expect.stringMatching(/^[\w-]{12}$/),
       clientId: 'dev-token-cli',
     });
+    // The tenant's fingerprint (what its admins see) is keyed apart from the gateway-wide one.
+    expect(request?.tenantPrincipal).not.toBe(request?.principal);
     expect(request).not.toHaveProperty('rpcError');
   });
 

@@ -5,6 +5,7 @@ import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
 import { createTenantEventProducers } from '../src/notifications/tenant-event-producers.js';
 import type { TenantEvent } from '../src/notifications/tenant-events.js';
+import { MAX_MESSAGE_CHARS, decodeEnvelope, encodeEnvelope } from '../src/notifications/tenant-event-wire.js';
 
 // The producers on the in-process bus (one replica). The sources are minimal
 // ones around the real ChangeHub every source uses, so a test can tell
@@ -100,5 +101,40 @@ describe('tenant event producers', () => {
     events.tenantChanged('acme');
     expect(events.subscribe('acme', acme.listener)).toBeTypeOf('function');
     expect(acme.events).toEqual([]);
+  });
+
+  it('names every resource of a large change on the bus, in pieces that each fit one message', () => {
+    const { serve, bus, events } = setup();
+    const docs = hubSource('docs');
+    serve('acme', docs);
+    const viaBus = collectEvents<TenantEvent>();
+    bus.subscribe('acme', viaBus.listener);
+    events.subscribe('acme', () => undefined);
+    // 400 resources of 200 characters: far more than one message holds.
+    const uris = Array.from({ length: 400 }, (_, i) => `docs://${String(i).padStart(4, '0')}/${'x'.repeat(190)}`);
+    docs.hub.publish({ sourceId: 'docs', kind: 'list_changed', uris });
+    docs.hub.publish({ sourceId: 'docs', kind: 'updated', uris: ['docs://'], members: new Map([['docs://', uris]]) });
+
+    const listed = viaBus.events.flatMap((e) => (e.type === 'source' && e.change.type === 'list-changed' ? [e] : []));
+    const shown = viaBus.events.flatMap((e) =>
+      e.type === 'source' && e.change.type === 'resource-updated' ? [e.change] : [],
+    );
+    expect(listed.length).toBeGreaterThan(1);
+    expect(listed.flatMap((e) => (e.change.type === 'list-changed' ? e.change.uris : []))).toEqual(uris);
+    expect(shown.length).toBeGreaterThan(1);
+    expect(new Set(shown.map((change) => change.uri))).toEqual(new Set(['docs://']));
+    expect(shown.flatMap((change) => change.because ?? [])).toEqual(uris);
+    // Each piece travels: it encodes within the bound and another replica decodes it as it was sent.
+    for (const event of viaBus.events) {
+      const message = encodeEnvelope('r1', event);
+      expect(message.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
+      expect(decodeEnvelope('acme', message)).toEqual({ ok: true, origin: 'r1', event });
+    }
+    // A list change that names nothing cannot be decided per caller: another replica drops it.
+    const unnamed = { type: 'source', tenantId: 'acme', sourceId: 'docs', change: { type: 'list-changed' } };
+    expect(decodeEnvelope('acme', JSON.stringify({ v: 1, origin: 'r1', event: unnamed }))).toEqual({
+      ok: false,
+      reason: 'malformed',
+    });
   });
 });

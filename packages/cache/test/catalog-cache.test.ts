@@ -155,7 +155,7 @@ describe('invalidation', () => {
     const onB = createCachingSource({ ...backend, watch: undefined }, { tenantId: 'watched', cache: b });
     await onB.listTemplates();
     backend.version = 2;
-    backend.emit({ type: 'list-changed' });
+    backend.emit({ type: 'list-changed', uris: ['test://docs/1'] });
     const started = Date.now();
     let name = '';
     while (Date.now() - started < 1000 && !name.endsWith('v2')) {
@@ -176,7 +176,7 @@ describe('changes handed on', () => {
     const answers: Promise<string>[] = [];
     const stop = cached.watch!(() => answers.push(cached.listTemplates().then((page) => page[0]?.name ?? '')));
     backend.version = 2;
-    backend.emit({ type: 'list-changed' });
+    backend.emit({ type: 'list-changed', uris: ['test://docs/1'] });
     await cached.settled!();
     expect(await Promise.all(answers)).toEqual(['docs v2']);
     stop();
@@ -191,7 +191,7 @@ describe('changes handed on', () => {
     const cached = createCachingSource(backend, { tenantId: 'burst', cache });
     const seen: string[] = [];
     cached.watch!((change) => seen.push(change.type === 'list-changed' ? 'list' : change.uri));
-    backend.emit({ type: 'list-changed' });
+    backend.emit({ type: 'list-changed', uris: ['test://docs/1'] });
     backend.emit({ type: 'resource-updated', uri: 'test://docs/1' });
     backend.emit({ type: 'resource-updated', uri: 'test://docs/2' });
     expect(seen).toEqual([]);

@@ -14,6 +14,7 @@ import { loadConfig } from '../src/load-config.js';
 const folder: SourceFactory<{ root: string }> = {
   type: 'folder',
   optionsSchema: z.strictObject({ root: z.string().min(1) }),
+  model: { credentials: [], targets: [], operatorOnly: true },
   create: () => {
     throw new Error('not used');
   },

@@ -16,10 +16,17 @@ export interface ChangeEvent {
   readonly kind: 'list_changed' | 'updated';
   /**
    * For `list_changed`, the resources that came or went; for `updated`, the
-   * resources whose contents changed. Absent when the source cannot tell
-   * (then anything it publishes may have changed). Sorted, no duplicates.
+   * resources whose contents changed. Sorted, no duplicates.
    */
-  readonly uris?: readonly string[];
+  readonly uris: readonly string[];
+  /**
+   * For `updated`: the URIs of `uris` that read differently only because
+   * resources they show changed (a folder its files, a schema its tables),
+   * each with those resources (sorted). A URI not named here changed itself.
+   * A caller who may see none of those resources sees no change (folder and
+   * schema reads show only what the caller may see).
+   */
+  readonly members?: ReadonlyMap<string, readonly string[]>;
 }
 
 export type ChangeListener = (event: ChangeEvent) => void;
@@ -30,6 +37,14 @@ export interface FingerprintUris {
   uri(key: string): string;
   /** Resources that show the key's object too (its folder, its schema), whose reads change with it. */
   containers(key: string): readonly string[];
+  /**
+   * For a key that is no resource of its own but part of one (a foreign key
+   * in the description of the table it references): that resource, and the
+   * resource the part belongs to (the table that holds the key), which a
+   * caller must be able to see for the part to show. Such a key never comes
+   * or goes as a resource; its change is `uri`'s, because of `because`.
+   */
+  part?(key: string): { readonly uri: string; readonly because: string } | undefined;
 }
 
 export interface ChangeHubOptions {
@@ -96,12 +111,21 @@ export class ChangeHub {
 
   /**
    * `Source.watch` on top of `subscribe`: each event as the `SourceChange`s
-   * it stands for (one `resource-updated` per URI).
+   * it stands for (one `list-changed` naming what came or went, one
+   * `resource-updated` per URI, with `because` for a container).
    */
   watch(listener: (change: SourceChange) => void): () => void {
     return this.subscribe((event) => {
-      if (event.kind === 'list_changed') listener({ type: 'list-changed' });
-      else for (const uri of event.uris ?? []) listener({ type: 'resource-updated', uri });
+      if (event.kind === 'list_changed') {
+        if (event.uris.length > 0) listener({ type: 'list-changed', uris: event.uris });
+        return;
+      }
+      for (const uri of event.uris) {
+        const because = event.members?.get(uri);
+        listener(
+          because === undefined ? { type: 'resource-updated', uri } : { type: 'resource-updated', uri, because },
+        );
+      }
     });
   }
 
@@ -163,13 +187,38 @@ export class ChangeHub {
     if (uris === undefined) throw new Error('ChangeHub.compare needs the uris option');
     const sourceId = this.sourceId;
     const events: ChangeEvent[] = [];
-    const cameOrWent = [...diff.added, ...diff.removed];
+    const partOf = (key: string) => uris.part?.(key);
+    const cameOrWent = [...diff.added, ...diff.removed].filter((key) => partOf(key) === undefined);
     if (cameOrWent.length > 0) {
       events.push({ sourceId, kind: 'list_changed', uris: sortedUnique(cameOrWent.map((key) => uris.uri(key))) });
     }
-    const updated: string[] = [];
-    for (const key of [...cameOrWent, ...diff.changed]) updated.push(uris.uri(key), ...uris.containers(key));
-    if (updated.length > 0) events.push({ sourceId, kind: 'updated', uris: sortedUnique(updated) });
+    // Each container remembers which of its members changed: a caller who sees none of them sees no change.
+    const own = new Set<string>();
+    const shown = new Map<string, Set<string>>();
+    const note = (container: string, member: string) => {
+      let members = shown.get(container);
+      if (members === undefined) shown.set(container, (members = new Set()));
+      members.add(member);
+    };
+    for (const key of [...diff.added, ...diff.removed, ...diff.changed]) {
+      const part = partOf(key);
+      if (part !== undefined) {
+        note(part.uri, part.because);
+        continue;
+      }
+      const uri = uris.uri(key);
+      own.add(uri);
+      for (const container of uris.containers(key)) note(container, uri);
+    }
+    if (own.size === 0 && shown.size === 0) return events;
+    const members = new Map<string, string[]>();
+    for (const [container, changed] of shown) if (!own.has(container)) members.set(container, [...changed].sort());
+    events.push({
+      sourceId,
+      kind: 'updated',
+      uris: sortedUnique([...own, ...shown.keys()]),
+      ...(members.size === 0 ? {} : { members }),
+    });
     return events;
   }
 }

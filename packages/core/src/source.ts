@@ -145,7 +145,21 @@ export interface Page<T> {
   incomplete?: boolean;
 }
 
-export type SourceChange = { type: 'list-changed' } | { type: 'resource-updated'; uri: string };
+/**
+ * What a source's change feed reports (`Source.watch`). Each change names the
+ * resources it is about, so that whoever passes it on can tell, per caller,
+ * whether that caller may see anything of it (a caller told of a change to
+ * resources outside their grants would learn that those exist and move).
+ */
+export type SourceChange =
+  /** Resources came or went: `uris` names each of them (never empty). */
+  | { type: 'list-changed'; uris: readonly string[] }
+  /**
+   * `uri` reads differently. With `because`: only because the resources it
+   * shows, named there, changed (a folder's files, a schema's tables); the
+   * resource reads differently for a caller only if they may see one of those.
+   */
+  | { type: 'resource-updated'; uri: string; because?: readonly string[] };
 
 export interface SourceHealth {
   ok: boolean;

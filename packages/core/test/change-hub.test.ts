@@ -63,7 +63,7 @@ describe('ChangeHub', () => {
       throw new Error('listener bug');
     });
     hub.subscribe(() => seen.push('third'));
-    expect(() => hub.publish({ sourceId: 's', kind: 'list_changed' })).not.toThrow();
+    expect(() => hub.publish({ sourceId: 's', kind: 'list_changed', uris: ['x:///s/a'] })).not.toThrow();
     expect(seen).toEqual(['first', 'third']);
     expect(lines).toEqual([
       {
@@ -94,7 +94,16 @@ describe('ChangeHub', () => {
     );
     expect(events).toEqual([
       { sourceId: 's', kind: 'list_changed', uris: ['x:///s/d/b', 'x:///s/e/c'] },
-      { sourceId: 's', kind: 'updated', uris: ['x:///s/d/', 'x:///s/d/a', 'x:///s/d/b', 'x:///s/e/', 'x:///s/e/c'] },
+      {
+        sourceId: 's',
+        kind: 'updated',
+        uris: ['x:///s/d/', 'x:///s/d/a', 'x:///s/d/b', 'x:///s/e/', 'x:///s/e/c'],
+        // The folders changed only through their files: each names the files.
+        members: new Map([
+          ['x:///s/d/', ['x:///s/d/a', 'x:///s/d/b']],
+          ['x:///s/e/', ['x:///s/e/c']],
+        ]),
+      },
     ]);
     events.length = 0;
     hub.compare(
@@ -104,6 +113,35 @@ describe('ChangeHub', () => {
       ]),
     );
     expect(events).toEqual([]);
+  });
+
+  it('reports a part of a resource as that resource’s update because of the resource the part belongs to', () => {
+    // Keys `t/<name>` are tables; `fk/<target>/<holder>` a foreign key shown in the target's description.
+    const hub = new ChangeHub({
+      sourceId: 's',
+      logger: recordingLogger().logger,
+      uris: {
+        uri: (key) => `x:///s/${key}`,
+        containers: () => [],
+        part: (key) => {
+          const [kind, target, holder] = key.split('/');
+          return kind === 'fk' ? { uri: `x:///s/t/${target}`, because: `x:///s/t/${holder}` } : undefined;
+        },
+      },
+    });
+    const events: ChangeEvent[] = [];
+    hub.subscribe((event) => events.push(event));
+    hub.compare(new Map([['t/a', '1']]));
+    hub.compare(
+      new Map([
+        ['t/a', '1'],
+        ['fk/a/b', '1'],
+      ]),
+    );
+    // No resource came: no list change; `a` reads differently only to whoever may see `b`.
+    expect(events).toEqual([
+      { sourceId: 's', kind: 'updated', uris: ['x:///s/t/a'], members: new Map([['x:///s/t/a', ['x:///s/t/b']]]) },
+    ]);
   });
 
   it('forgets the baseline when the last listener leaves', () => {
@@ -121,11 +159,16 @@ describe('ChangeHub', () => {
     const changes: SourceChange[] = [];
     hub.watch((change) => changes.push(change));
     hub.publish({ sourceId: 's', kind: 'list_changed', uris: ['x:///s/a'] });
-    hub.publish({ sourceId: 's', kind: 'updated', uris: ['x:///s/a', 'x:///s/'] });
+    hub.publish({
+      sourceId: 's',
+      kind: 'updated',
+      uris: ['x:///s/a', 'x:///s/'],
+      members: new Map([['x:///s/', ['x:///s/a']]]),
+    });
     expect(changes).toEqual([
-      { type: 'list-changed' },
+      { type: 'list-changed', uris: ['x:///s/a'] },
       { type: 'resource-updated', uri: 'x:///s/a' },
-      { type: 'resource-updated', uri: 'x:///s/' },
+      { type: 'resource-updated', uri: 'x:///s/', because: ['x:///s/a'] },
     ]);
   });
 
@@ -159,7 +202,7 @@ describe('ChangeHub.close', () => {
     hub.close();
     expect(stop).toHaveBeenCalledTimes(1);
     hub.subscribe((event) => seen.push(event))();
-    hub.publish({ sourceId: 's', kind: 'list_changed' });
+    hub.publish({ sourceId: 's', kind: 'list_changed', uris: ['x:///s/a'] });
     expect(seen).toEqual([]);
     expect(start).toHaveBeenCalledTimes(1);
     expect(stop).toHaveBeenCalledTimes(1);

@@ -5,6 +5,12 @@ import type { SourceChange } from '@mcpgw/core';
 import { createSource, listAll, tempDir, writeTree } from './helpers.js';
 
 const updated = (path: string): SourceChange => ({ type: 'resource-updated', uri: `file:///docs/${path}` });
+/** A folder that reads differently only because files in it changed: it names them. */
+const shows = (path: string, ...because: string[]): SourceChange => ({
+  type: 'resource-updated',
+  uri: `file:///docs/${path}`,
+  because: because.map((member) => `file:///docs/${member}`),
+});
 const listChanges = (events: SourceChange[]) => events.filter((e) => e.type === 'list-changed');
 
 /** A source over a new folder holding `tree`, watched by a listener that records, once the baseline is taken. */
@@ -24,9 +30,13 @@ describe('watch', () => {
     const { root, source, events, stop } = await watched({ 'a.txt': 'a' });
     await writeTree(root, { 'b.txt': 'b', 'c.txt': 'c', 'new/d.txt': 'd' });
     await source.settled?.();
-    expect(listChanges(events)).toHaveLength(1);
-    // What came, and the folders whose reads changed with it.
-    for (const path of ['b.txt', 'c.txt', 'new/', 'new/d.txt', '']) expect(events).toContainEqual(updated(path));
+    // One list change, naming what came.
+    expect(listChanges(events)).toEqual([
+      { type: 'list-changed', uris: ['b.txt', 'c.txt', 'new/', 'new/d.txt'].map((path) => `file:///docs/${path}`) },
+    ]);
+    // What came, and the folders whose reads changed with it (a new folder changed itself).
+    for (const path of ['b.txt', 'c.txt', 'new/', 'new/d.txt']) expect(events).toContainEqual(updated(path));
+    expect(events).toContainEqual(shows('', 'b.txt', 'c.txt', 'new/'));
     expect(events).not.toContainEqual(updated('a.txt'));
 
     events.length = 0;
@@ -39,7 +49,7 @@ describe('watch', () => {
     events.length = 0;
     await writeFile(join(root, 'a.txt'), 'longer now');
     await source.settled?.();
-    expect(events).toEqual([updated(''), updated('a.txt')]);
+    expect(events).toEqual([shows('', 'a.txt'), updated('a.txt')]);
     stop();
   });
 

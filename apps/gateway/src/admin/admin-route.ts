@@ -27,8 +27,8 @@ export interface AdminDeps {
   /** Where relative paths in source options resolve (the bootstrap file's folder). */
   readonly configDir: string;
   readonly logger: Logger;
-  /** The access log's fingerprint of an MCP caller (the preview names the previewed caller with it). */
-  readonly principalFingerprint: (principal: Principal) => string;
+  /** An MCP caller's fingerprint within a tenant (the preview names the previewed caller with it). */
+  readonly tenantFingerprint: (tenantId: string, principal: Principal) => string;
   /** Every route served, for the OpenAPI document. */
   readonly routes: () => readonly AdminRoute[];
 }

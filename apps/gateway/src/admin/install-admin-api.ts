@@ -47,8 +47,8 @@ export interface AdminApiContext {
   readonly baseUrlOf: (host: string | undefined) => string;
   /** The key cursors and cache keys use (SECRETS_KEY, else random per process). */
   readonly processSecret: Buffer;
-  /** The access log's fingerprint of a caller: the preview names the previewed caller with it. */
-  readonly principalFingerprint: (principal: Principal) => string;
+  /** A caller's fingerprint within a tenant: the preview names the previewed caller with it. */
+  readonly tenantFingerprint: (tenantId: string, principal: Principal) => string;
   readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
   readonly logger: Logger;
 }
@@ -131,7 +131,7 @@ export async function installAdminApi(
       sourceFactories: context.registry,
       configDir: config.configDir,
       logger,
-      principalFingerprint: context.principalFingerprint,
+      tenantFingerprint: context.tenantFingerprint,
     },
     table: adminRouteTable(baseUrls[0], options.routes),
     authenticators: [

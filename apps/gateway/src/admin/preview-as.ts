@@ -23,8 +23,12 @@ export class PreviewInputError extends Error {
 }
 
 export interface PreviewOptions {
-  /** The access log's keyed fingerprint of a caller (principal-fingerprint.ts). */
-  principalFingerprint: (principal: Principal) => string;
+  /**
+   * The caller's fingerprint within this tenant (createTenantPrincipalFingerprint):
+   * never the access log's gateway-wide `principal`, which an admin could
+   * otherwise compute for another tenant's callers.
+   */
+  tenantFingerprint: (tenantId: string, principal: Principal) => string;
   /** How much listing the grant-pattern warnings may cost; see preview-pattern-check.ts. */
   patternBudget?: PatternCheckBudget;
   signal: AbortSignal;
@@ -93,7 +97,7 @@ export async function previewAs(
       scopes: [...principal.scopes],
       groups: [...principal.groups],
     },
-    principalFingerprint: options.principalFingerprint(principal),
+    principalFingerprint: options.tenantFingerprint(tenantId, principal),
     admitted: admission.ok,
     ...(admission.ok ? {} : { missingScopes: [...admission.missingScopes] }),
     grants: {

@@ -83,7 +83,9 @@ export const previewResponseSchema = z
     principalFingerprint: z
       .string()
       .optional()
-      .describe("The caller's fingerprint as the gateway's access log writes it, to find its requests."),
+      .describe(
+        "The caller's fingerprint within this tenant, as the access log writes it in `tenantPrincipal` on this tenant's lines, to find their requests.",
+      ),
     admitted: z.boolean().describe('False when an MCP request of this caller would be refused (403).'),
     missingScopes: z.array(z.string()).optional().describe('Required scopes of the tenant the caller lacks.'),
     grants: z.object({

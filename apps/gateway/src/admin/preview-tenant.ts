@@ -13,8 +13,8 @@ const PREVIEW_DEADLINE_MS = 15_000;
 export interface PreviewDeps {
   /** Holds the runtime the registry serves for a tenant (`TenantRegistry.acquire`). */
   acquire: (tenantId: string) => RuntimeLease<TenantRuntime> | undefined;
-  /** The access log's fingerprint of a caller (createPrincipalFingerprint with the server secret). */
-  principalFingerprint: (principal: Principal) => string;
+  /** A caller's fingerprint within a tenant (createTenantPrincipalFingerprint with the server secret). */
+  tenantFingerprint: (tenantId: string, principal: Principal) => string;
   patternBudget?: PatternCheckBudget;
 }
 
@@ -58,7 +58,7 @@ export async function previewTenant(
   const bounded = AbortSignal.any([signal, AbortSignal.timeout(PREVIEW_DEADLINE_MS)]);
   try {
     return await previewAs(lease.runtime, request, {
-      principalFingerprint: deps.principalFingerprint,
+      tenantFingerprint: deps.tenantFingerprint,
       signal: bounded,
       ...(deps.patternBudget === undefined ? {} : { patternBudget: deps.patternBudget }),
     });

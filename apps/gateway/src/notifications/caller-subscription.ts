@@ -2,7 +2,7 @@ import type { RequestId, StreamNotification } from '@mcpgw/protocol';
 import { resourceListChangedNotification, resourceUpdatedNotification } from '@mcpgw/protocol';
 import type { TenantRuntime } from '../tenant-runtime.js';
 import type { StreamCaller } from './caller-view.js';
-import { ownerDigests, resolveCallerView, viewDigest, visibleSourceOf } from './caller-view.js';
+import { readDigests, resolveCallerView, viewDigest, visibleSourceOf } from './caller-view.js';
 import type { TenantEvent, TenantEventBus } from './tenant-events.js';
 
 /** Why the server ends a stream on its own initiative. */
@@ -24,8 +24,8 @@ export interface CallerSubscriptionOptions {
   readonly uris: ReadonlySet<string>;
   /** The caller's `viewDigest` when the stream opened. */
   readonly digest: string;
-  /** `ownerDigests` of the honored URIs when the stream opened. */
-  readonly owners: ReadonlyMap<string, string>;
+  /** `readDigests` of the honored URIs when the stream opened. */
+  readonly reads: ReadonlyMap<string, string>;
   /** The serving runtimes: looked up per event, never held. */
   readonly tenants: ReadonlyMap<string, TenantRuntime>;
   readonly bus: TenantEventBus;
@@ -41,14 +41,20 @@ const MAX_TIMER_MS = 2_147_483_647;
  * One caller's subscription: turns the tenant's events (tenant-wide, never
  * filtered) into the notifications this caller may receive, each decided
  * against the caller's resource set as the serving runtime gives it at that
- * moment. Ends the stream when the token expires or the caller loses the
+ * moment: `list_changed` only when resources they may see came or went (or a
+ * configuration change moved their set), `updated` only for a subscribed URI
+ * they may see that reads differently for them. A change to resources outside
+ * their set reaches them as nothing at all, so a stream reveals no more than
+ * their own reads and listings would (2026-07-28 server/resources,
+ * "Security Considerations": resource permissions are checked before
+ * operations, and a notification is one). Ends the stream when the token expires or the caller loses the
  * tenant. Returns the function that frees everything it holds (the bus
  * listener and its timers); safe to call twice.
  */
 export function startCallerSubscription(options: CallerSubscriptionOptions): () => void {
   const { id, caller, uris, tenants, output } = options;
   let digest = options.digest;
-  let owners = options.owners;
+  let reads = options.reads;
   let lastListChangedAt = Number.NEGATIVE_INFINITY;
   let pendingListChanged: NodeJS.Timeout | undefined;
   let expiry: NodeJS.Timeout | undefined;
@@ -75,23 +81,30 @@ export function startCallerSubscription(options: CallerSubscriptionOptions): () 
     switch (event.type) {
       case 'source': {
         if (!scope.allowsSource(event.sourceId)) return;
+        // The same routing and grants as a read of the URI: a resource of this source the caller may see.
+        const sees = (uri: string) => visibleSourceOf(runtime, scope, uri) === event.sourceId;
         const { change } = event;
-        if (change.type === 'list-changed') return listChanged();
-        if (uris.has(change.uri) && visibleSourceOf(runtime, scope, change.uri) === event.sourceId) {
-          output.send(resourceUpdatedNotification(id, change.uri));
+        // Their listing moved only if something they may see came or went.
+        if (change.type === 'list-changed') {
+          if (options.listChanged && change.uris.some(sees)) listChanged();
+          return;
         }
+        if (!uris.has(change.uri) || !sees(change.uri)) return;
+        // A folder or schema overview shows only what the caller may see: it reads differently
+        // for them only if one of the changed resources it shows is theirs to see.
+        if (change.because !== undefined && !change.because.some(sees)) return;
+        output.send(resourceUpdatedNotification(id, change.uri));
         return;
       }
       case 'configuration': {
-        // A subscribed resource whose source was reconfigured may read differently now.
-        const nextOwners = ownerDigests(runtime, uris);
+        // A subscribed resource whose configuration changed (a static source's text) may read differently now.
+        const nextReads = readDigests(runtime, uris);
         for (const uri of uris) {
-          const owner = visibleSourceOf(runtime, scope, uri);
-          if (owner !== undefined && owners.get(owner) !== nextOwners.get(owner)) {
+          if (visibleSourceOf(runtime, scope, uri) !== undefined && reads.get(uri) !== nextReads.get(uri)) {
             output.send(resourceUpdatedNotification(id, uri));
           }
         }
-        owners = nextOwners;
+        reads = nextReads;
         const next = viewDigest(runtime, scope);
         if (next === digest) return;
         digest = next;

@@ -44,35 +44,99 @@ export function visibleSourceOf(runtime: TenantRuntime, scope: AccessScope, uri:
 
 /**
  * What decides the caller's resource set besides the backends' contents: the
- * grants that match them (`AccessScope.view`) and the configuration of each
- * source they can see. Equal digests before and after a configuration change
- * mean their set did not move, so they get no `list_changed` for it.
+ * grants that match them (`AccessScope.view`) and, for each source they can
+ * see, what of its configuration their listing shows (`listingPart`). Equal
+ * digests before and after a configuration change mean their set did not
+ * move, so they get no `list_changed` for it, whatever changed for others.
  */
 export function viewDigest(runtime: TenantRuntime, scope: AccessScope): string {
-  const visible = runtime.config.sources.filter((entry) => scope.allowsSource(entry.id));
-  return createHash('sha256')
-    .update(JSON.stringify([scope.view ?? scope.fingerprint, visible]))
-    .digest('base64url');
+  const visible = runtime.config.sources
+    .filter((entry) => scope.allowsSource(entry.id))
+    .map((entry) => listingPart(entry, scope));
+  return digest([scope.view ?? scope.fingerprint, visible]);
 }
 
 /**
- * For each source that owns one of `uris` (routed as a read), a digest of its
- * configuration entry. A configuration change that alters a source's entry
- * may change what its resources read (a static source's text is its
- * configuration), so subscribers to its URIs get `updated` for them.
+ * For each of `uris`, a digest of what its read depends on in the
+ * configuration: the source that owns it (routed as a read) and that
+ * source's configuration as it bears on this URI (`readPart`). A
+ * configuration change that alters a URI's digest may change what it reads
+ * (a static source's text is its configuration), so its subscribers get
+ * `updated`; one that alters only other resources leaves it alone.
  */
-export function ownerDigests(runtime: TenantRuntime, uris: Iterable<string>): Map<string, string> {
+export function readDigests(runtime: TenantRuntime, uris: Iterable<string>): Map<string, string> {
   const digests = new Map<string, string>();
+  // A static source's resources by URI, indexed once per call (a stream may subscribe to many of them).
+  const indexed = new Map<string, ReadonlyMap<string, StaticResourceEntry>>();
   for (const uri of uris) {
     const owner = runtime.catalog.sources.find((source) => source.owns(uri));
-    if (owner === undefined || digests.has(owner.id)) continue;
-    const entry = runtime.config.sources.find((candidate) => candidate.id === owner.id);
-    digests.set(
-      owner.id,
-      createHash('sha256')
-        .update(JSON.stringify(entry ?? null))
-        .digest('base64url'),
-    );
+    const entry = owner === undefined ? undefined : runtime.config.sources.find((source) => source.id === owner.id);
+    digests.set(uri, digest([owner?.id ?? null, entry === undefined ? null : readPart(entry, uri, indexed)]));
   }
   return digests;
+}
+
+/** A source entry of the tenant's configuration. */
+type SourceEntry = TenantRuntime['config']['sources'][number];
+
+/** A `static` source's resource entry: its descriptor's fields and its body. */
+interface StaticResourceEntry {
+  readonly uri: string;
+  readonly text?: string;
+  readonly blob?: string;
+  readonly [field: string]: unknown;
+}
+
+/**
+ * The resources of a `static` source, which its configuration declares one
+ * by one (the one source type whose resources are its configuration: every
+ * other type's come from its backend, where any change to the entry may move
+ * any of them). Undefined for any other type.
+ */
+function staticResources(entry: SourceEntry): readonly StaticResourceEntry[] | undefined {
+  if (entry.type !== 'static') return undefined;
+  const resources = (entry.options as { resources?: unknown } | undefined)?.resources;
+  return Array.isArray(resources) ? (resources as StaticResourceEntry[]) : [];
+}
+
+/**
+ * What the caller's listing shows of a source's configuration: of a static
+ * source, the descriptors (not the bodies) of the resources they may see and
+ * its templates; of any other source, the whole entry.
+ */
+function listingPart(entry: SourceEntry, scope: AccessScope): unknown {
+  const resources = staticResources(entry);
+  if (resources === undefined) return entry;
+  return {
+    id: entry.id,
+    type: entry.type,
+    resources: resources
+      .filter((resource) => scope.allows(entry.id, resource.uri))
+      .map(({ text: _text, blob: _blob, ...descriptor }) => descriptor),
+    templates: (entry.options as { templates?: unknown } | undefined)?.templates ?? [],
+  };
+}
+
+/**
+ * What a read of `uri` depends on in its source's configuration: of a static
+ * source, the entry of that resource (or, for a URI of one of its templates,
+ * the templates); of any other source, the whole entry.
+ */
+function readPart(
+  entry: SourceEntry,
+  uri: string,
+  indexed: Map<string, ReadonlyMap<string, StaticResourceEntry>>,
+): unknown {
+  let byUri = indexed.get(entry.id);
+  if (byUri === undefined) {
+    const resources = staticResources(entry);
+    if (resources === undefined) return entry;
+    byUri = new Map(resources.map((resource) => [resource.uri, resource]));
+    indexed.set(entry.id, byUri);
+  }
+  return byUri.get(uri) ?? { templates: (entry.options as { templates?: unknown } | undefined)?.templates ?? [] };
+}
+
+function digest(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('base64url');
 }

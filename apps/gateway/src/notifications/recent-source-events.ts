@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TenantEvent } from './tenant-events.js';
 
 /**
@@ -24,8 +25,12 @@ export class RecentSourceEvents {
   /** Whether `event` from `origin` should reach this replica's listeners (and remembers it if so). */
   admit(event: TenantEvent, origin: string): boolean {
     if (event.type !== 'source' || this.#windowMs <= 0) return true;
+    // The whole change, hashed: two list changes naming different resources are two changes.
     const change = event.change;
-    const key = `${event.tenantId}\n${event.sourceId}\n${change.type}\n${change.type === 'list-changed' ? '' : change.uri}`;
+    const named = change.type === 'list-changed' ? change.uris : [change.uri, change.because ?? null];
+    const key = createHash('sha256')
+      .update(JSON.stringify([event.tenantId, event.sourceId, change.type, named]))
+      .digest('base64url');
     const now = this.#now();
     const previous = this.#seen.get(key);
     if (previous !== undefined && previous.origin !== origin && now - previous.at < this.#windowMs) return false;

@@ -1,5 +1,6 @@
 import type { Logger, Source } from '@mcpgw/core';
 import { TenantListeners } from './tenant-listeners.js';
+import { wireChanges } from './tenant-event-wire.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
 
 export interface TenantEventProducersOptions {
@@ -61,7 +62,11 @@ export function createTenantEventProducers(options: TenantEventProducersOptions)
       runtime: current?.runtime,
       sourceIds: watched.map((source) => source.id),
       stops: watched.map((source) =>
-        source.watch!((change) => bus.publish({ type: 'source', tenantId, sourceId: source.id, change })),
+        source.watch!((change) => {
+          // In pieces that fit one bus message each (a large burst names many resources).
+          for (const piece of wireChanges(change))
+            bus.publish({ type: 'source', tenantId, sourceId: source.id, change: piece });
+        }),
       ),
     });
   };

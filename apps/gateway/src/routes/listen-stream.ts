@@ -4,7 +4,7 @@ import type { ListenRequest, RequestId, ServerIdentity, SubscriptionFilter } fro
 import { acknowledgedNotification, listenCompletion, SSE_KEEPALIVE, sseEvent } from '@mcpgw/protocol';
 import type { CompletionReason } from '../notifications/caller-subscription.js';
 import { startCallerSubscription } from '../notifications/caller-subscription.js';
-import { ownerDigests, viewDigest, visibleSourceOf } from '../notifications/caller-view.js';
+import { readDigests, viewDigest, visibleSourceOf } from '../notifications/caller-view.js';
 import type { ListenStreams, StreamSlot } from '../notifications/listen-streams.js';
 import type { TenantEventBus } from '../notifications/tenant-events.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -36,7 +36,7 @@ export interface PendingListen {
   readonly slot: StreamSlot;
   readonly uris: ReadonlySet<string>;
   readonly digest: string;
-  readonly owners: ReadonlyMap<string, string>;
+  readonly reads: ReadonlyMap<string, string>;
 }
 
 /**
@@ -67,7 +67,7 @@ export function acceptListen(request: ListenRequest, caller: ListenCaller, conte
     slot,
     uris: new Set(uris),
     digest: viewDigest(caller.tenant, caller.scope),
-    owners: ownerDigests(caller.tenant, uris),
+    reads: readDigests(caller.tenant, uris),
   };
 }
 
@@ -143,7 +143,7 @@ export function streamListen(
     listChanged: pending.honored.resourcesListChanged === true,
     uris: pending.uris,
     digest: pending.digest,
-    owners: pending.owners,
+    reads: pending.reads,
     tenants: context.tenants,
     bus: context.bus,
     listChangedIntervalMs: context.listChangedIntervalMs,

@@ -31,6 +31,8 @@ export interface McpRouteOptions {
   baseUrlOf: (host: string | undefined) => string;
   /** The short, keyed fingerprint of a caller that the access line carries. */
   principalFingerprint: (principal: Principal) => string;
+  /** The caller's fingerprint within the tenant (`tenantPrincipal`), the one tenant admins are shown. */
+  tenantFingerprint: (tenantId: string, principal: Principal) => string;
   /** Rate limits and the per-tenant in-flight cap, checked while admitting a caller. */
   limits: GatewayLimits;
   /** Serves `subscriptions/listen`; absent, the method is -32601 and no notifications are advertised. */
@@ -67,7 +69,7 @@ declare module 'fastify' {
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
 export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
-  const { tenants, baseUrlOf, principalFingerprint, limits, listen } = options;
+  const { tenants, baseUrlOf, principalFingerprint, tenantFingerprint, limits, listen } = options;
   app.decorateRequest('mcpCaller', null);
 
   /**
@@ -140,6 +142,7 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
       principalKey = principalFingerprint(outcome.principal);
       noteForLog(request, {
         principal: principalKey,
+        tenantPrincipal: tenantFingerprint(tenant.config.id, outcome.principal),
         ...(outcome.principal.clientId === undefined ? {} : { clientId: outcome.principal.clientId }),
       });
       const byPrincipal = await limits.rateLimits.checkPrincipal(request, tenant.config, principalKey);

@@ -8,7 +8,8 @@ import { previewRequestSchema, previewResponseSchema } from '../preview-schema.j
 /**
  * "Preview as" (docs/admin-api.md): what an MCP caller with the given claims,
  * or the given token of the tenant's issuer, would see, computed by the same
- * code a real request runs, naming the caller by the access log's fingerprint.
+ * code a real request runs, naming the caller by their fingerprint within the
+ * tenant (the access line's `tenantPrincipal`, never its gateway-wide `principal`).
  */
 export const previewRoutes: readonly AdminRoute[] = [
   defineAdminRoute({
@@ -17,7 +18,7 @@ export const previewRoutes: readonly AdminRoute[] = [
     operationId: 'previewAs',
     summary: 'What an MCP caller with these claims, or this token, would see',
     description:
-      'The grants that match, the principal fingerprint, the first page of resource descriptors (never contents), and warnings for grant patterns that match nothing listed in their source.',
+      "The grants that match, the caller's fingerprint within the tenant, the first page of resource descriptors (never contents), and warnings for grant patterns that match nothing listed in their source.",
     tag: 'Operations',
     access: 'tenant',
     params: tenantIdParams,
@@ -28,7 +29,7 @@ export const previewRoutes: readonly AdminRoute[] = [
       request.raw.once('close', () => aborted.abort());
       try {
         const preview = await previewTenant(
-          { acquire: (id) => deps.tenants.acquire(id), principalFingerprint: deps.principalFingerprint },
+          { acquire: (id) => deps.tenants.acquire(id), tenantFingerprint: deps.tenantFingerprint },
           params.tenantId,
           body,
           aborted.signal,
