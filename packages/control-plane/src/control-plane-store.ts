@@ -8,7 +8,7 @@ import { createTenantRows, type TenantRows } from './tenant-rows.js';
 
 export { CONTROL_PLANE_CHANNEL } from './tenant-rows.js';
 export type { Document, StoredTenant, TenantChange } from './tenant-rows.js';
-export type { EntityWriteOptions, StoredEntity, TenantEntityKind } from './entity-rows.js';
+export type { EntityWriteOptions, EntityWriter, StoredEntity, TenantEntityKind } from './entity-rows.js';
 export type { WriteOptions } from './write-preconditions.js';
 
 /** Tenants, what they own, and the audit trail of both. */

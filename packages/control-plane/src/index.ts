@@ -25,3 +25,5 @@ export { StoreError, type StoreErrorCode } from './store-error.js';
 export type { AuditEvent, AuditQuery } from './audit-log.js';
 /** What tenants own and how each is stored. */
 export type { StoredEntity, StoredTenant, TenantEntityKind, WriteOptions } from './control-plane-store.js';
+/** Who last wrote an entity: operators' entries are outside the egress policy, tenant admins' are held to it. */
+export type { EntityWriter } from './control-plane-store.js';
