@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { EgressGuard } from '@mcpgw/core';
+import { egressStream } from './egress-stream.js';
 import type { PostgresSourceOptions } from './postgres-source-options.js';
 
 /**
@@ -13,8 +15,15 @@ import type { PostgresSourceOptions } from './postgres-source-options.js';
  * is left out it is searched first (for relations and types), which would
  * let a temporary table shadow a catalog one. Being a startup setting it is
  * also what `DISCARD ALL` resets the session to after every read.
+ *
+ * With `egress` (a source a tenant admin configured) every connection goes
+ * through the egress guard.
  */
-export function connectionConfig(options: PostgresSourceOptions, sourceId: string): pg.ClientConfig {
+export function connectionConfig(
+  options: PostgresSourceOptions,
+  sourceId: string,
+  egress?: EgressGuard,
+): pg.ClientConfig {
   const c = options.connection;
   const base: pg.ClientConfig =
     'url' in c
@@ -34,5 +43,6 @@ export function connectionConfig(options: PostgresSourceOptions, sourceId: strin
     query_timeout: options.statementTimeoutMs + options.pool.connectionTimeoutMs,
     application_name: `mcpgw:${sourceId}`.slice(0, 63),
     options: '-c default_transaction_read_only=on -c search_path=pg_catalog,pg_temp',
+    ...(egress === undefined ? {} : { stream: egressStream(egress) }),
   };
 }
