@@ -83,7 +83,7 @@ describe('an S3 source under the egress guard', () => {
     const allowed = source(`http://127.0.0.1:${port()}`, createEgressGuard({ allow: ['127.0.0.0/8'] }));
     expect(await allowed.health()).toEqual({ ok: true });
     const contents = await allowed.read('s3:///docs/a.txt');
-    expect(contents[0]).toMatchObject({ text: 'internal secret' });
+    expect(contents?.[0]).toMatchObject({ text: 'internal secret' });
     const operators = source(`http://localhost:${port()}`, undefined);
     expect(await operators.health()).toEqual({ ok: true });
     expect(backend.requests).toBe(before + 3);
