@@ -1,4 +1,4 @@
-import type { ControlPlaneStore, DeclaredTenant, Document } from '@mcpgw/control-plane';
+import type { ControlPlaneStore, DeclaredTenant, Document, StoredEntity } from '@mcpgw/control-plane';
 
 /**
  * The control plane keeps each tenant as the bootstrap file's pieces: the
@@ -52,9 +52,20 @@ export function setPath(target: Document, path: string, value: string): void {
   node[keys.at(-1) as string] = value;
 }
 
+/**
+ * Which of a tenant's sources (by id) and issuers (by `issuer`, or
+ * `development`) a tenant admin wrote last: their outbound connections are
+ * held to the egress policy (docs/configuration.md, "Egress policy").
+ */
+export interface TenantAdminWrites {
+  readonly sources: ReadonlySet<string>;
+  readonly issuers: ReadonlySet<string>;
+}
+
 export interface StoredTenantEntry {
   readonly entry: Document;
   readonly revision: number;
+  readonly tenantAdminWrites: TenantAdminWrites;
 }
 
 /**
@@ -92,5 +103,11 @@ export async function loadTenantEntry(
   if (auth !== undefined || issuers.length > 0) {
     entry.auth = { ...asDocument(auth), issuers: issuers.map((issuer) => issuer.document) };
   }
-  return { entry, revision: tenant.revision };
+  const byTenantAdmin = (entities: readonly StoredEntity[]) =>
+    new Set(entities.filter((entity) => entity.writtenBy === 'tenant-admin').map((entity) => entity.name));
+  return {
+    entry,
+    revision: tenant.revision,
+    tenantAdminWrites: { sources: byTenantAdmin(sources), issuers: byTenantAdmin(issuers) },
+  };
 }
