@@ -73,6 +73,8 @@ export {
   type EgressGuard,
   type EgressGuardOptions,
 } from './egress-guard.js';
+/** node:http and node:https agents whose connections pass an egress guard. */
+export { egressAgents } from './egress-agents.js';
 /** IP address literals in any notation resolvers accept, and which of them are internal. */
 export { formatIpAddress, parseIpAddress, type IpAddress } from './ip-address.js';
 export { internalAddressKind, type InternalAddressKind } from './internal-addresses.js';

@@ -1,7 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { EgressGuard } from '@mcpgw/core';
+import { egressAgents, type EgressGuard } from '@mcpgw/core';
 import { awsS3 } from './aws-s3-module.js';
-import { egressAgents } from './egress-agents.js';
 import type { S3SourceOptions } from './s3-source-options.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, type ClientRequestArgs } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
-import type { EgressGuard } from '@mcpgw/core';
+import type { EgressGuard } from './egress-guard.js';
 
 /** The SDK's own agent defaults (NodeHttpHandler): keep-alive, 50 sockets per host. */
 const AGENT_OPTIONS = { keepAlive: true, maxSockets: 50 };
@@ -28,9 +28,9 @@ function guardedConnection<O extends ClientRequestArgs>(
 }
 
 /**
- * HTTP and HTTPS agents for the S3 client of a source a tenant admin
- * configured: its endpoint (and any host an SDK redirect names) must pass
- * the egress guard at connect time.
+ * HTTP and HTTPS agents whose connections pass `guard` at connect time, for
+ * clients built on node:http (the S3 SDK of a source a tenant admin
+ * configured, the admin sign-in's token request to a tenant admin's issuer).
  */
 export function egressAgents(guard: EgressGuard): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
   const httpAgent = new (class extends HttpAgent {
