@@ -27,8 +27,10 @@ export class EgressRefusedError extends Error {
     readonly reason: string,
   ) {
     super(
-      `connection to ${host === address ? host : `${host} (${address})`} refused by the egress policy: ` +
-        `${reason}; destinations a tenant admin configures must be public unless an operator allows them in ${EGRESS_ALLOW_SETTING}`,
+      `connection to ${host === address ? host : `${host} (${address})`} refused by the egress policy: ${reason}; ` +
+        (host.startsWith('/')
+          ? 'only operators may configure one'
+          : `destinations a tenant admin configures must be public unless an operator allows them in ${EGRESS_ALLOW_SETTING}`),
     );
   }
 }

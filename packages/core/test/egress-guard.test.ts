@@ -177,7 +177,9 @@ describe('EgressGuard.checkHost: literals refused before any lookup', () => {
   });
 
   it('refuses a Unix socket path', () => {
-    expect(() => guard.checkHost('/var/run/postgresql/.s.PGSQL.5432')).toThrow(/Unix socket.*EGRESS_ALLOW/);
+    expect(() => guard.checkHost('/var/run/postgresql/.s.PGSQL.5432')).toThrow(
+      /Unix socket on the gateway's own host; only operators may configure one/,
+    );
   });
 
   it('lets public literals and names through (names are judged by their addresses)', () => {

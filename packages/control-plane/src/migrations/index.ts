@@ -14,6 +14,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: initialSchema },
   { version: 2, name: 'audit-filters', sql: auditFilters },
-  // Numbered 0004 beside a third step written in parallel; versions stay gapless.
   { version: 3, name: 'entity-writers', sql: entityWritersSchema },
 ];
