@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayCache } from '@mcpgw/cache';
 import { createGatewayCache } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
-import { errorSummary } from '@mcpgw/core';
+import { createEgressGuard, errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import { createCursorCodec, reuseSealedCursors } from '@mcpgw/protocol';
 import { stdoutLogDestination } from './observability/log-destination.js';
@@ -26,6 +26,7 @@ import type { ControlPlane } from './control-plane/open-control-plane.js';
 import { openControlPlane } from './control-plane/open-control-plane.js';
 import type { TenantSync } from './control-plane/tenant-sync.js';
 import { startTenantSync } from './control-plane/tenant-sync.js';
+import type { TenantAdminWrites } from './control-plane/tenant-entries.js';
 import type { TenantRegistry } from './tenant-registry.js';
 import { createTenantRegistry } from './tenant-registry.js';
 import type { TenantRuntime } from './tenant-runtime.js';
@@ -174,6 +175,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
   }
   built.cache = cache;
+  // What tenant admins configure connects only where EGRESS_ALLOW lets it (docs/configuration.md, "Egress policy").
+  const egress = createEgressGuard({ allow: config.env.EGRESS_ALLOW });
   const runtimeOptions = {
     registry,
     // Lookups traced as child spans of the request, when tracing is on.
@@ -183,9 +186,11 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     baseUrl,
     aliasBaseUrls,
     devAuthorizationServer,
+    egress,
     observe: createRuntimeObservers(metrics, tracing),
   };
-  const build = (tenant: TenantConfig) => createTenantRuntime(tenant, config.configDir, runtimeOptions);
+  const build = (tenant: TenantConfig, tenantAdminWrites?: TenantAdminWrites) =>
+    createTenantRuntime(tenant, config.configDir, runtimeOptions, tenantAdminWrites);
   const tenants = createTenantRegistry<TenantRuntime>((tenantId, error) =>
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
@@ -293,7 +298,17 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const tenantFingerprint = createTenantPrincipalFingerprint(secret);
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, tenantFingerprint, limits, listen });
   if (options.admin !== undefined && controlPlane !== undefined) {
-    const context = { config, controlPlane, tenants, cache, registry, devAuthorizationServer, logger, baseUrlOf };
+    const context = {
+      config,
+      controlPlane,
+      tenants,
+      cache,
+      registry,
+      devAuthorizationServer,
+      egress,
+      logger,
+      baseUrlOf,
+    };
     const baseUrls: [string, ...string[]] = [baseUrl, ...aliasBaseUrls];
     await installAdminApi(app, { ...context, tenantFingerprint, processSecret: secret, baseUrls }, options.admin);
   } else app.decorate('adminAccess', undefined);

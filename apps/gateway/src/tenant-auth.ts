@@ -1,4 +1,4 @@
-import type { AccessScope, GatewayErrorCode, Logger, Principal } from '@mcpgw/core';
+import type { AccessScope, EgressGuard, GatewayErrorCode, Logger, Principal } from '@mcpgw/core';
 import { GatewayError } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { AuthErrorCode, IssuerSettings, TokenVerifier, VerifierObserver } from '@mcpgw/auth';
@@ -110,6 +110,8 @@ export function createTenantAuthenticator(
     /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
     aliasBaseUrls?: readonly string[];
     devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+    /** The egress guard of each issuer's fetches: set for those a tenant admin wrote. */
+    issuerEgress?: (entry: IssuerEntry) => EgressGuard | undefined;
     logger: Logger;
     /** Told about JWKS fetches and introspection calls (metrics). */
     verifierObserver?: VerifierObserver;
@@ -123,7 +125,7 @@ export function createTenantAuthenticator(
   // The same endpoint under another loopback name is the same resource: its tokens are accepted at either name.
   const aliasResources = aliases.map((base) => tenantResourceUri(base, tenant.id));
   const issuers = auth.issuers.map((entry) => {
-    const settings = toIssuerSettings(entry, options.devAuthorizationServer);
+    const settings = toIssuerSettings(entry, options.devAuthorizationServer, options.issuerEgress?.(entry));
     return aliasResources.length === 0
       ? settings
       : { ...settings, audiences: [...settings.audiences, ...aliasResources] };
@@ -251,8 +253,15 @@ export function createTenantAuthenticator(
   };
 }
 
-/** A configured issuer as the verifier takes it (the admin API verifies tenant admins' tokens with the same). */
-export function toIssuerSettings(entry: IssuerEntry, dev: PinnedDevAuthorizationServer | undefined): IssuerSettings {
+/**
+ * A configured issuer as the verifier takes it (the admin API verifies tenant
+ * admins' tokens with the same); `egress` guards its fetches.
+ */
+export function toIssuerSettings(
+  entry: IssuerEntry,
+  dev: PinnedDevAuthorizationServer | undefined,
+  egress?: EgressGuard,
+): IssuerSettings {
   if ('development' in entry) {
     if (dev === undefined) throw new Error('the development issuer is not running');
     return {
@@ -283,5 +292,6 @@ export function toIssuerSettings(entry: IssuerEntry, dev: PinnedDevAuthorization
     ...(entry.groupsClaim === undefined ? {} : { groupsClaim: entry.groupsClaim }),
     clockToleranceSeconds: entry.clockToleranceSeconds,
     ...(entry.introspection === undefined ? {} : { introspection: entry.introspection }),
+    ...(egress === undefined ? {} : { egress }),
   };
 }

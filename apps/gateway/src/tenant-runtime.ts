@@ -3,8 +3,9 @@ import { createCachingSource, withResultCache } from '@mcpgw/cache';
 import type { Catalog } from '@mcpgw/catalog';
 import { createCatalog } from '@mcpgw/catalog';
 import type { VerifierObserver } from '@mcpgw/auth';
-import type { Logger, Source, SourceFactory } from '@mcpgw/core';
-import type { TenantConfig } from '@mcpgw/config';
+import type { EgressGuard, Logger, Source, SourceFactory } from '@mcpgw/core';
+import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
+import type { TenantAdminWrites } from './control-plane/tenant-entries.js';
 import type { CursorCodec, ServerIdentity } from '@mcpgw/protocol';
 import { serverIdentity } from './server-identity.js';
 import type { PinnedDevAuthorizationServer, TenantAuthenticator } from './tenant-auth.js';
@@ -17,6 +18,12 @@ export interface TenantRuntime {
   readonly server: ServerIdentity;
   /** Absent for an anonymous (loopback development) tenant. */
   readonly auth: TenantAuthenticator | undefined;
+  /**
+   * The egress guard an issuer's fetches go through: the deployment's for an
+   * issuer a tenant admin wrote, none for an operator's (the admin API
+   * verifies tenant admins' tokens with the same issuers).
+   */
+  issuerEgress(entry: IssuerEntry): EgressGuard | undefined;
   /** Stops its authenticator and closes its sources (the registry calls it once no request holds it). */
   close(): Promise<void>;
 }
@@ -31,6 +38,8 @@ export interface RuntimeOptions {
   /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
   aliasBaseUrls: readonly string[];
   devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+  /** The deployment's egress policy (EGRESS_ALLOW), for what tenant admins configured. */
+  egress: EgressGuard;
   /** Metrics and tracing hooks: around each source's backend calls, each authentication, each verifier's fetches. */
   observe?: RuntimeObservers;
 }
@@ -46,14 +55,21 @@ export interface RuntimeObservers {
  * Opens one tenant's sources and builds its authenticator and catalog. A
  * source that fails to open fails the build, naming the tenant and source,
  * after closing what was already opened; the registry then keeps serving the
- * tenant's previous runtime, if any.
+ * tenant's previous runtime, if any. The sources and issuers named in
+ * `tenantAdminWrites` connect under the egress policy; without it (tenants
+ * from the bootstrap file alone) everything is the operator's.
  */
 export async function createTenantRuntime(
   tenant: TenantConfig,
   configDir: string,
   options: RuntimeOptions,
+  tenantAdminWrites?: TenantAdminWrites,
 ): Promise<TenantRuntime> {
   const { registry, cursors, logger } = options;
+  const issuerEgress = (entry: IssuerEntry): EgressGuard | undefined =>
+    tenantAdminWrites?.issuers.has('development' in entry ? 'development' : entry.issuer) === true
+      ? options.egress
+      : undefined;
   const sources: Source[] = [];
   try {
     for (const entry of tenant.sources) {
@@ -66,6 +82,7 @@ export async function createTenantRuntime(
           tenantId: tenant.id,
           configDir,
           logger: sourceLogger,
+          ...(tenantAdminWrites?.sources.has(entry.id) === true ? { egress: options.egress } : {}),
         });
         sources.push(
           createCachingSource(options.observe?.source(created) ?? created, {
@@ -93,6 +110,7 @@ export async function createTenantRuntime(
           baseUrl: options.baseUrl,
           aliasBaseUrls: options.aliasBaseUrls,
           devAuthorizationServer: options.devAuthorizationServer,
+          issuerEgress,
           logger: logger.child({ tenant: tenant.id }),
           ...(options.observe === undefined ? {} : { verifierObserver: options.observe.verifier }),
         });
@@ -106,6 +124,7 @@ export async function createTenantRuntime(
     ),
     server: serverIdentity(tenant.name),
     auth,
+    issuerEgress,
     async close() {
       auth?.close();
       await Promise.allSettled(sources.map((source) => source.close()));

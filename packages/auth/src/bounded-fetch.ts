@@ -1,3 +1,5 @@
+import { findEgressRefusal } from '@mcpgw/core';
+
 /** Every request to an identity provider gives up after this long (issue 3). */
 export const FETCH_TIMEOUT_MS = 5_000;
 
@@ -39,7 +41,9 @@ export async function fetchJson(
       headers: { accept: 'application/json', ...init.headers },
     });
   } catch (cause) {
-    throw new UpstreamError(timeout.aborted ? 'timed out' : 'request failed', { cause });
+    // An egress refusal says what to change; the log is the operator's.
+    const refused = findEgressRefusal(cause);
+    throw new UpstreamError(timeout.aborted ? 'timed out' : (refused?.message ?? 'request failed'), { cause });
   }
   try {
     const text = await readBounded(response, options.maxBytes);

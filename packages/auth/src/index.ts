@@ -17,5 +17,7 @@ export { createTokenVerifier, type TokenVerifier } from './token-verifier.js';
 export type { IntrospectionOutcome, JwksFetchOutcome, VerifierObserver } from './verifier-observer.js';
 /** An issuer's validated RFC 8414 / OpenID Connect discovery metadata (the admin sign-in reads its endpoints). */
 export { discoverIssuerMetadata } from './discovery.js';
+/** A fetch whose connections pass an egress guard (an issuer a tenant admin configured). */
+export { egressFetch } from './egress-fetch.js';
 /** The Principal of verified claims under an issuer's claim settings (the admin preview maps given claims with it too). */
 export { principalFromClaims } from './principal-from-claims.js';

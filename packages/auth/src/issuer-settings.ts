@@ -1,4 +1,4 @@
-import { ASYMMETRIC_ALGORITHMS } from '@mcpgw/core';
+import { ASYMMETRIC_ALGORITHMS, type EgressGuard } from '@mcpgw/core';
 import type { JWK } from 'jose';
 
 export { ASYMMETRIC_ALGORITHMS };
@@ -34,6 +34,12 @@ export interface IssuerSettings {
   readonly groupsClaim?: string | undefined;
   /** Leeway for `exp`, `nbf` and `iat`, 0 to 60 seconds. */
   readonly clockToleranceSeconds: number;
+  /**
+   * Present for an issuer a tenant admin configured: its key, discovery and
+   * introspection fetches connect only where this guard allows. A refused
+   * fetch is an unreachable issuer (its keys unavailable: 401).
+   */
+  readonly egress?: EgressGuard | undefined;
   /** RFC 7662 introspection of opaque tokens, with client_secret_basic. */
   readonly introspection?:
     | {

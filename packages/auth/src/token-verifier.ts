@@ -1,5 +1,6 @@
 import type { Logger, Principal } from '@mcpgw/core';
 import { AuthError } from './auth-error.js';
+import { egressFetch } from './egress-fetch.js';
 import { IssuerKeySet } from './jwks-cache.js';
 import { validateIssuerSettings, type IssuerSettings } from './issuer-settings.js';
 import { DEFAULT_TOKEN_CACHE_SIZE, TokenCache, tokenHash } from './token-cache.js';
@@ -65,7 +66,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
           : new IssuerKeySet({
               issuer: settings.issuer,
               source: settings.keys,
-              fetch: fetchImpl,
+              fetch: settings.egress === undefined ? fetchImpl : egressFetch(settings.egress),
               now,
               logger,
               closed: lifetime.signal,

@@ -1,4 +1,5 @@
 import { AuthError } from './auth-error.js';
+import { egressFetch } from './egress-fetch.js';
 import { introspectToken } from './introspection.js';
 import { principalFromClaims } from './principal-from-claims.js';
 import {
@@ -27,7 +28,8 @@ export async function verifyByIntrospection(
   let answer: Record<string, unknown>;
   try {
     const abort = signal === undefined ? ctx.closed : AbortSignal.any([ctx.closed, signal]);
-    answer = await introspectToken(token, client, { fetch: ctx.fetch, signal: abort });
+    const fetch = settings.egress === undefined ? ctx.fetch : egressFetch(settings.egress);
+    answer = await introspectToken(token, client, { fetch, signal: abort });
   } catch (error) {
     if (signal?.aborted === true) throw signal.reason;
     ctx.observer?.introspected?.('error');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
+import { egressAllowEntryProblem } from '@mcpgw/core';
 import { z } from 'zod';
 import { ADMIN_CLI_ENV_KEYS } from './admin-cli-env.js';
 import type { ConfigIssue } from './config-error.js';
@@ -54,6 +55,30 @@ export const envSchema = z.object({
         .filter((item) => item !== ''),
     )
     .pipe(z.array(origin))
+    .default([]),
+  /**
+   * Destinations a tenant admin may configure although they are internal
+   * (loopback, private, link-local, ...): comma-separated CIDRs (`10.0.0.0/8`),
+   * addresses (`127.0.0.1`) and host names (`minio.internal`, trusted whatever
+   * they resolve to). What operators write (the bootstrap file, operator
+   * admin calls) is never restricted. Default none.
+   */
+  EGRESS_ALLOW: z
+    .string()
+    .transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    )
+    .pipe(
+      z.array(
+        z.string().superRefine((entry, ctx) => {
+          const problem = egressAllowEntryProblem(entry);
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+        }),
+      ),
+    )
     .default([]),
   /** Folder for local state: the development authorization server's signing keys. */
   DATA_DIR: z.string().min(1).default('.data'),

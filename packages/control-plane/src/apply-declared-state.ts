@@ -1,4 +1,5 @@
 import type { ControlPlaneStore, Document, TenantEntityKind } from './control-plane-store.js';
+import { writerOf } from './entity-rows.js';
 import type { WriteContext } from './write-context.js';
 
 /** A tenant as a declarative source (the bootstrap file) states it. */
@@ -79,7 +80,10 @@ async function applyEach(
       for (const { name, document } of declared.entities[kind]) {
         const existing = stored.get(name);
         stored.delete(name);
-        if (existing !== undefined && same(existing.document, document)) continue;
+        // An entry a tenant admin last wrote is written again, so the file's owner (an operator) owns it.
+        if (existing !== undefined && same(existing.document, document) && existing.writtenBy === writerOf(context)) {
+          continue;
+        }
         await store.putEntity(context, declared.id, kind, name, document, {
           ...(existing === undefined ? { create: true } : { ifVersion: existing.version }),
         });

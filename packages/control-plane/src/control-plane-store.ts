@@ -10,7 +10,7 @@ import type { ControlPlaneReads } from './write-check.js';
 
 export { CONTROL_PLANE_CHANNEL } from './tenant-rows.js';
 export type { Document, StoredTenant, TenantChange } from './tenant-rows.js';
-export type { EntityWriteOptions, StoredEntity, TenantEntityKind } from './entity-rows.js';
+export type { EntityWriteOptions, EntityWriter, StoredEntity, TenantEntityKind } from './entity-rows.js';
 export type { WriteOptions } from './write-preconditions.js';
 export type { CheckedWriteOptions, ControlPlaneReads, WriteCheck } from './write-check.js';
 

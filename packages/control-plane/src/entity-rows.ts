@@ -25,7 +25,19 @@ export interface StoredEntity {
   /** Sources only: the names of the sealed credentials (never their values). */
   readonly secretNames: readonly string[];
   readonly updatedAt: string;
+  /**
+   * Who wrote it last: a tenant admin's entries are held to the egress
+   * policy, operators' (bootstrap file, operator admin calls) are not.
+   */
+  readonly writtenBy: EntityWriter;
 }
+
+/** An operator (the bootstrap file counts as one) or a tenant admin. */
+export type EntityWriter = 'operator' | 'tenant-admin';
+
+/** The writer an actor records: only a tenant admin's writes are a tenant admin's. */
+export const writerOf = (context: WriteContext): EntityWriter =>
+  context.actor.kind === 'tenant-admin' ? 'tenant-admin' : 'operator';
 
 export interface EntityWriteOptions extends CheckedWriteOptions {
   /**
@@ -42,10 +54,11 @@ interface EntityRow {
   sealed_secrets?: string | null;
   version: number;
   updated_at: Date | string;
+  written_by: EntityWriter;
 }
 
 function entityColumns(kind: TenantEntityKind): string {
-  return `name, document, version, updated_at${kind === 'source' ? ', sealed_secrets' : ''}`;
+  return `name, document, version, updated_at, written_by${kind === 'source' ? ', sealed_secrets' : ''}`;
 }
 
 async function selectEntity(
@@ -101,6 +114,7 @@ function toEntity(secrets: SourceSecrets, kind: TenantEntityKind, tenantId: stri
     version: row.version,
     secretNames: secrets.names(tenantId, row.name, row.sealed_secrets ?? null),
     updatedAt: new Date(row.updated_at).toISOString(),
+    writtenBy: row.written_by,
   };
 }
 
@@ -154,15 +168,15 @@ export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets, readsI
               ? null
               : secrets.seal(tenantId, name, options.secrets);
         const table = TABLES[kind];
-        const values: unknown[] = [tenantId, name, JSON.stringify(document)];
+        const values: unknown[] = [tenantId, name, JSON.stringify(document), writerOf(context)];
         if (kind === 'source') values.push(sealed);
         const sealedColumn = kind === 'source' ? ', sealed_secrets' : '';
-        const sealedValue = kind === 'source' ? ', $4' : '';
+        const sealedValue = kind === 'source' ? ', $5' : '';
         const sealedUpdate = kind === 'source' ? ', sealed_secrets = excluded.sealed_secrets' : '';
         const { rows } = await tx.query<EntityRow>(
-          `INSERT INTO ${table} (tenant_id, name, document${sealedColumn}) VALUES ($1, $2, $3${sealedValue})
+          `INSERT INTO ${table} (tenant_id, name, document, written_by${sealedColumn}) VALUES ($1, $2, $3, $4${sealedValue})
            ON CONFLICT (tenant_id, name) DO UPDATE
-             SET document = excluded.document${sealedUpdate}, version = ${table}.version + 1, updated_at = now()
+             SET document = excluded.document, written_by = excluded.written_by${sealedUpdate}, version = ${table}.version + 1, updated_at = now()
            RETURNING ${entityColumns(kind)}`,
           values,
         );

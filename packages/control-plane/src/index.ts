@@ -38,3 +38,5 @@ export {
   type ImportReport,
   type SealedCell,
 } from './control-plane-archive.js';
+/** Who last wrote an entity: operators' entries are outside the egress policy, tenant admins' are held to it. */
+export type { EntityWriter } from './control-plane-store.js';

@@ -60,3 +60,21 @@ export { formatBytes } from './format-bytes.js';
 export { mediaTypeOf, UNKNOWN_MEDIA_TYPE } from './media-type.js';
 export type { ErrorSummary } from './error-summary.js';
 export { errorSummary } from './error-summary.js';
+/**
+ * The egress policy for destinations a tenant admin configures (no loopback, link-local, cloud metadata,
+ * private, CGNAT, multicast or reserved address unless an operator allows it), checked at connect time.
+ */
+export {
+  createEgressGuard,
+  EGRESS_ALLOW_SETTING,
+  egressAllowEntryProblem,
+  EgressRefusedError,
+  findEgressRefusal,
+  type EgressGuard,
+  type EgressGuardOptions,
+} from './egress-guard.js';
+/** node:http and node:https agents whose connections pass an egress guard. */
+export { egressAgents } from './egress-agents.js';
+/** IP address literals in any notation resolvers accept, and which of them are internal. */
+export { formatIpAddress, parseIpAddress, type IpAddress } from './ip-address.js';
+export { internalAddressKind, type InternalAddressKind } from './internal-addresses.js';

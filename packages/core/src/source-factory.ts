@@ -1,3 +1,4 @@
+import type { EgressGuard } from './egress-guard.js';
 import type { Logger } from './logger.js';
 import type { Source } from './source.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
@@ -118,4 +119,10 @@ export interface SourceContext {
   readonly configDir: string;
   /** Already bound to tenant and source. */
   readonly logger: Logger;
+  /**
+   * Present when a tenant admin configured the source: every connection it
+   * opens to a configured destination goes through this guard (connect-time
+   * checks of the resolved address). Absent for what operators configured.
+   */
+  readonly egress?: EgressGuard | undefined;
 }

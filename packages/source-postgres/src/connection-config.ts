@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { EgressGuard } from '@mcpgw/core';
+import { egressStream } from './egress-stream.js';
 import type { PostgresSourceOptions } from './postgres-source-options.js';
 
 /**
@@ -13,6 +15,9 @@ import type { PostgresSourceOptions } from './postgres-source-options.js';
  * is left out it is searched first (for relations and types), which would
  * let a temporary table shadow a catalog one. Being a startup setting it is
  * also what `DISCARD ALL` resets the session to after every read.
+ *
+ * With `egress` (a source a tenant admin configured) every connection goes
+ * through the egress guard.
  */
 /**
  * `url` with `password` as its userinfo password. pg-connection-string's
@@ -32,7 +37,11 @@ function withPassword(url: string, password: string): string {
   return parsed.href;
 }
 
-export function connectionConfig(options: PostgresSourceOptions, sourceId: string): pg.ClientConfig {
+export function connectionConfig(
+  options: PostgresSourceOptions,
+  sourceId: string,
+  egress?: EgressGuard,
+): pg.ClientConfig {
   const c = options.connection;
   const base: pg.ClientConfig =
     'url' in c
@@ -52,5 +61,6 @@ export function connectionConfig(options: PostgresSourceOptions, sourceId: strin
     query_timeout: options.statementTimeoutMs + options.pool.connectionTimeoutMs,
     application_name: `mcpgw:${sourceId}`.slice(0, 63),
     options: '-c default_transaction_read_only=on -c search_path=pg_catalog,pg_temp',
+    ...(egress === undefined ? {} : { stream: egressStream(egress) }),
   };
 }

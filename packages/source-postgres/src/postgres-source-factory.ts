@@ -18,7 +18,7 @@ import { postgresSourceOptionsSchema, type PostgresSourceOptions } from './postg
 export const postgresSourceFactory: SourceFactory<PostgresSourceOptions> = {
   type: 'postgres',
   optionsSchema: postgresSourceOptionsSchema,
-  create: (options, context) => createPostgresSource(options, context.sourceId, context.logger),
+  create: (options, context) => createPostgresSource(options, context.sourceId, context.logger, context.egress),
   model: {
     credentials: ['connection.password'],
     // Where the password is sent; the role name is not a place.

@@ -1,5 +1,7 @@
 import {
   DEFAULT_SOURCE_TTL_MS,
+  findEgressRefusal,
+  type EgressGuard,
   type Logger,
   type Page,
   type PageRequest,
@@ -31,9 +33,15 @@ const MARKDOWN = 'text/markdown';
 const JSON_TYPE = 'application/json';
 
 /** A `postgres` source: see README.md for URIs, representations and safety. */
-export function createPostgresSource(options: PostgresSourceOptions, sourceId: string, logger: Logger): Source {
+export function createPostgresSource(
+  options: PostgresSourceOptions,
+  sourceId: string,
+  logger: Logger,
+  /** Present for a source a tenant admin configured (see SourceContext). */
+  egress?: EgressGuard,
+): Source {
   const pool = new (postgresDriver().Pool)({
-    ...connectionConfig(options, sourceId),
+    ...connectionConfig(options, sourceId, egress),
     max: options.pool.max,
     idleTimeoutMillis: 30_000,
   });
@@ -132,7 +140,7 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
       fingerprint: () => inReadOnlyTransaction(pool, timeouts, (query) => catalogFingerprint(query, allowed)),
       uris: catalogFingerprintUris({ schema: toSchemaUri, table: toTableUri }),
       install: () => installEventTrigger(pool, changeChannel(sourceId)),
-      newClient: () => new (postgresDriver().Client)(connectionConfig(options, sourceId)),
+      newClient: () => new (postgresDriver().Client)(connectionConfig(options, sourceId, egress)),
       channel: changeChannel(sourceId),
       logger,
     });
@@ -144,7 +152,9 @@ export function createPostgresSource(options: PostgresSourceOptions, sourceId: s
       await run((query) => query('SELECT 1', []));
       return { ok: true };
     } catch (error) {
-      return { ok: false, detail: error instanceof Error ? error.message : 'unavailable' };
+      // A refusal names the destination and the setting to change (the status is for admins and operators).
+      const refused = findEgressRefusal(error);
+      return { ok: false, detail: refused?.message ?? (error instanceof Error ? error.message : 'unavailable') };
     }
   }
 

@@ -1,4 +1,4 @@
-import { GatewayError, isGatewayError, type Logger } from '@mcpgw/core';
+import { findEgressRefusal, GatewayError, isGatewayError, type Logger } from '@mcpgw/core';
 
 /** SQLSTATE 57014 query_canceled: what statement_timeout raises. */
 const QUERY_CANCELED = '57014';
@@ -17,11 +17,13 @@ export function sourceUnavailable(sourceId: string, error: unknown, logger: Logg
   const message = error instanceof Error ? error.message : String(error);
   const timedOut = code === QUERY_CANCELED || code === LOCK_NOT_AVAILABLE || /timeout|timed out/i.test(message);
   logger.warn({ err: { code, message } }, 'postgres source query failed');
-  return new GatewayError(
-    'MCPGW_SOURCE_UNAVAILABLE',
-    timedOut ? `Postgres source "${sourceId}" did not answer in time` : `Postgres source "${sourceId}" is unavailable`,
-    { cause: error },
-  );
+  // The refused address stays in the log and the status; the caller learns only which policy applies.
+  const publicMessage = timedOut
+    ? `Postgres source "${sourceId}" did not answer in time`
+    : findEgressRefusal(error) === undefined
+      ? `Postgres source "${sourceId}" is unavailable`
+      : `Postgres source "${sourceId}" is unavailable: the gateway's egress policy refuses its address`;
+  return new GatewayError('MCPGW_SOURCE_UNAVAILABLE', publicMessage, { cause: error });
 }
 
 /** The SQLSTATE of a server error, if `error` is one. */

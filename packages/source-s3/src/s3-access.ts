@@ -2,6 +2,7 @@ import type { ListObjectsV2CommandOutput, S3Client, _Object, CommonPrefix } from
 import {
   bytesToContents,
   errorSummary,
+  findEgressRefusal,
   isTextLike,
   streamedBlobContents,
   formatBytes,
@@ -113,9 +114,12 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
       // The caller gave up (client cancelled): not a backend failure.
       if (signal?.aborted === true) throw signal.reason;
       logger.warn({ operation, err: errorSummary(error) }, 'S3 request failed');
+      // The refused address is for the people who configure the gateway (status, logs), not callers.
       const message = timeout.aborted
         ? `S3 source "${sourceId}" did not answer within ${operationBudgetMs} ms`
-        : `S3 source "${sourceId}" is unavailable`;
+        : findEgressRefusal(error) === undefined
+          ? `S3 source "${sourceId}" is unavailable`
+          : `S3 source "${sourceId}" is unavailable: the gateway's egress policy refuses its endpoint`;
       throw new GatewayError('MCPGW_SOURCE_UNAVAILABLE', message, { cause: error });
     } finally {
       release?.();

@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import {
   DEFAULT_SOURCE_TTL_MS,
   errorSummary,
+  findEgressRefusal,
   isGatewayError,
   mediaTypeOf,
   rangeAdmits,
@@ -57,7 +58,7 @@ function listCall(range: ListingRange, room: number, filtered: boolean): { MaxKe
 export function createS3Source(
   options: S3SourceOptions,
   context: SourceContext,
-  client: S3Client = createS3Client(options),
+  client: S3Client = createS3Client(options, context.egress),
 ): Source {
   const sourceId = context.sourceId;
   const access = createS3Access(client, options, context);
@@ -173,7 +174,8 @@ export function createS3Source(
       return { ok: true };
     } catch (error) {
       const cause = isGatewayError(error) ? error.cause : error;
-      return { ok: false, detail: `HeadBucket failed: ${errorSummary(cause).name}` };
+      const refused = findEgressRefusal(cause);
+      return { ok: false, detail: `HeadBucket failed: ${refused?.message ?? errorSummary(cause).name}` };
     }
   }
 

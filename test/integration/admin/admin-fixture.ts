@@ -92,6 +92,8 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
     SECRETS_KEY: 'an admin test server secret of at least thirty-two characters',
     OPERATOR_ISSUER: ops.issuer,
     OPERATOR_JWKS_URI: ops.jwksUri,
+    // Tenant admins here point sources and issuers at loopback test servers (docs/configuration.md, "Egress policy").
+    EGRESS_ALLOW: '127.0.0.1',
     ...(controlDb === undefined ? {} : { DATABASE_URL: controlDb.url }),
   };
   const gateway = await startGateway({ configPath, controlPlane: 'open-from-env', admin, logStream, env });

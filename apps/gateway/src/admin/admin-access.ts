@@ -138,7 +138,7 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
       // The tenant's own identity providers, with their extra MCP audiences
       // dropped: an admin token must name this tenant's admin resource.
       issuers: runtime.config.auth.issuers.map((entry) => ({
-        ...toIssuerSettings(entry, options.devAuthorizationServer),
+        ...toIssuerSettings(entry, options.devAuthorizationServer, runtime.issuerEgress(entry)),
         audiences: resources.slice(1),
       })),
     });

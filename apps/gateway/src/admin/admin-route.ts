@@ -1,7 +1,7 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import type { ControlPlaneStore, WriteContext } from '@mcpgw/control-plane';
 import type { TenantConfig } from '@mcpgw/config';
-import type { Logger, Principal, SourceFactory } from '@mcpgw/core';
+import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { TenantRegistry } from '../tenant-registry.js';
@@ -26,6 +26,8 @@ export interface AdminDeps {
   readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
   /** Where relative paths in source options resolve (the bootstrap file's folder). */
   readonly configDir: string;
+  /** The egress policy (EGRESS_ALLOW) sources a tenant admin wrote are opened under. */
+  readonly egress: EgressGuard;
   readonly logger: Logger;
   /** An MCP caller's fingerprint within a tenant (the preview names the previewed caller with it). */
   readonly tenantFingerprint: (tenantId: string, principal: Principal) => string;

@@ -1,6 +1,6 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import type { GatewayConfig } from '@mcpgw/config';
-import type { Logger, Principal, SourceFactory } from '@mcpgw/core';
+import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyInstance } from 'fastify';
 import type { ControlPlane } from '../control-plane/open-control-plane.js';
 import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
@@ -50,6 +50,8 @@ export interface AdminApiContext {
   /** A caller's fingerprint within a tenant: the preview names the previewed caller with it. */
   readonly tenantFingerprint: (tenantId: string, principal: Principal) => string;
   readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+  /** The egress policy the connection test holds tenant admins' sources to. */
+  readonly egress: EgressGuard;
   readonly logger: Logger;
 }
 
@@ -130,6 +132,7 @@ export async function installAdminApi(
       validateTenant: config.validateTenant,
       sourceFactories: context.registry,
       configDir: config.configDir,
+      egress: context.egress,
       logger,
       tenantFingerprint: context.tenantFingerprint,
     },

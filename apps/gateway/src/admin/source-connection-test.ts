@@ -63,6 +63,8 @@ export async function testSourceConnection(
       tenantId,
       configDir: deps.configDir,
       logger: deps.logger.child({ tenant: tenantId, source: entity.name, component: 'connection-test' }),
+      // Probed as it would run: a tenant admin's source under the egress policy.
+      ...(entity.writtenBy === 'tenant-admin' ? { egress: deps.egress } : {}),
     }),
   );
   let source: Source | undefined;

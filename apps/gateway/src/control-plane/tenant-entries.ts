@@ -1,4 +1,4 @@
-import type { ControlPlaneStore, DeclaredTenant, Document } from '@mcpgw/control-plane';
+import type { ControlPlaneStore, DeclaredTenant, Document, StoredEntity } from '@mcpgw/control-plane';
 import type { SourceFactory } from '@mcpgw/core';
 
 /**
@@ -103,9 +103,20 @@ export function servedSourceEntry(
   return entry;
 }
 
+/**
+ * Which of a tenant's sources (by id) and issuers (by `issuer`, or
+ * `development`) a tenant admin wrote last: their outbound connections are
+ * held to the egress policy (docs/configuration.md, "Egress policy").
+ */
+export interface TenantAdminWrites {
+  readonly sources: ReadonlySet<string>;
+  readonly issuers: ReadonlySet<string>;
+}
+
 export interface StoredTenantEntry {
   readonly entry: Document;
   readonly revision: number;
+  readonly tenantAdminWrites: TenantAdminWrites;
 }
 
 /**
@@ -145,5 +156,11 @@ export async function loadTenantEntry(
   if (auth !== undefined || issuers.length > 0) {
     entry.auth = { ...asDocument(auth), issuers: issuers.map((issuer) => issuer.document) };
   }
-  return { entry, revision: tenant.revision };
+  const byTenantAdmin = (entities: readonly StoredEntity[]) =>
+    new Set(entities.filter((entity) => entity.writtenBy === 'tenant-admin').map((entity) => entity.name));
+  return {
+    entry,
+    revision: tenant.revision,
+    tenantAdminWrites: { sources: byTenantAdmin(sources), issuers: byTenantAdmin(issuers) },
+  };
 }

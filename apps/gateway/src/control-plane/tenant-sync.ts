@@ -5,7 +5,7 @@ import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
-import { loadTenantEntry } from './tenant-entries.js';
+import { loadTenantEntry, type TenantAdminWrites } from './tenant-entries.js';
 
 /** A missed signal (a dropped LISTEN connection, a replica that was paused) is caught within this long. */
 export const RECONCILE_INTERVAL_MS = 10_000;
@@ -18,7 +18,8 @@ export interface TenantSyncOptions {
   readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
   /** Checks a stored tenant by the bootstrap file's rules. */
   readonly validate: (entry: unknown) => Promise<TenantConfig>;
-  readonly build: (tenant: TenantConfig) => Promise<TenantRuntime>;
+  /** Builds a runtime; the sources and issuers a tenant admin wrote connect under the egress policy. */
+  readonly build: (tenant: TenantConfig, tenantAdminWrites: TenantAdminWrites) => Promise<TenantRuntime>;
   /** Drops the tenant's cached listings and results after its runtime changed. */
   readonly invalidate: (tenantId: string) => Promise<void>;
   /**
@@ -71,7 +72,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     if (registry.status(tenantId)?.servingRevision === loaded.revision) return;
     const outcome = await registry.apply(
       tenantId,
-      async () => options.build(await options.validate(loaded.entry)),
+      async () => options.build(await options.validate(loaded.entry), loaded.tenantAdminWrites),
       loaded.revision,
     );
     if (outcome.ok) {

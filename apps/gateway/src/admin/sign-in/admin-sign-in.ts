@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
+import type { AdminSignIn, IssuerEntry, TenantConfig } from '@mcpgw/config';
+import type { EgressGuard } from '@mcpgw/core';
 import type { SessionAdmin } from '../admin-access.js';
 import type { AdminSession } from './admin-session.js';
 import { createSessionSealer } from './admin-session.js';
@@ -21,7 +22,11 @@ export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<Se
 
 export interface AdminSignInOptions {
   /** The tenants served now, by id (the tenant registry's `serving` map); read on every request. */
-  tenants: { get(tenantId: string): { readonly config: TenantConfig } | undefined };
+  tenants: {
+    get(
+      tenantId: string,
+    ): { readonly config: TenantConfig; issuerEgress?(entry: IssuerEntry): EgressGuard | undefined } | undefined;
+  };
   /** The canonical base URL (PUBLIC_URL, else http://HOST:PORT): https makes cookies `Secure`, and it names the default admin resource. */
   publicBaseUrl: string;
   /** The base URL a request's Host names (one of the gateway's own, else the canonical one). */
@@ -85,6 +90,9 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
     let client = clients.get(tenant);
     if (client === undefined) {
       const issuer = signInIssuer(tenant, signIn, options.devIssuer);
+      // An issuer a tenant admin wrote is reached under the egress policy, as its key fetches are.
+      const entry = tenant.auth?.issuers.find((candidate) => 'issuer' in candidate && candidate.issuer === issuer);
+      const egress = entry === undefined ? undefined : options.tenants.get(tenant.id)?.issuerEgress?.(entry);
       client = createSignInClient({
         tenantId: tenant.id,
         signIn,
@@ -93,6 +101,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
         secure,
         callbackUri: (request) => `${options.baseUrlOf(request.headers.host)}${tenantAdminPath(tenant.id)}/callback`,
         fetch: options.fetch ?? fetch,
+        egress,
       });
       clients.set(tenant, client);
       // A failed discovery is not remembered: the next sign-in tries again.

@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Fastify from 'fastify';
 import { decodeJwt } from 'jose';
-import { discoverIssuerMetadata } from '@mcpgw/auth';
+import { discoverIssuerMetadata, egressFetch } from '@mcpgw/auth';
+import { egressAgents, type EgressGuard } from '@mcpgw/core';
 import type { AdminSignIn } from '@mcpgw/config';
 import { tenantAdminPath } from './session-cookie.js';
 
@@ -29,6 +30,11 @@ export interface SignInClientSettings {
   /** The redirect URI for a request: the callback under the base URL the browser used, so its cookies come back. */
   callbackUri(request: FastifyRequest): string;
   fetch: typeof fetch;
+  /**
+   * Present when a tenant admin wrote the issuer: discovery and the token
+   * request connect only where the egress policy allows.
+   */
+  egress?: EgressGuard | undefined;
 }
 
 /** Seconds the `state` and verifier cookies live: a sign-in left longer starts again. */
@@ -53,7 +59,7 @@ const NAME = 'adminSignIn';
  */
 export async function createSignInClient(settings: SignInClientSettings): Promise<SignInClient> {
   const metadata = await discoverIssuerMetadata(settings.issuer, ['authorization_endpoint', 'token_endpoint'], {
-    fetch: settings.fetch,
+    fetch: settings.egress === undefined ? settings.fetch : egressFetch(settings.egress),
   });
   // RFC 7636 section 4.2 and RFC 8414 section 2: a server that lists its methods and not S256 cannot be used.
   const methods = metadata.code_challenge_methods_supported;
@@ -80,7 +86,10 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
       },
       // A confidential client authenticates with HTTP Basic (RFC 6749 section 2.3.1); a public one only names itself.
       options: { authorizationMethod: signIn.clientSecret === undefined ? 'body' : 'header' },
-      http: { timeout: TOKEN_TIMEOUT_MS },
+      http: {
+        timeout: TOKEN_TIMEOUT_MS,
+        ...(settings.egress === undefined ? {} : { agent: tokenAgent(settings.egress, token) }),
+      },
     },
     callbackUri: settings.callbackUri,
     callbackUriParams: { resource: settings.resource },
@@ -111,6 +120,12 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
       return { accessToken: answer.access_token, expiresAt: expiryOf(answer.access_token, answer.expires_at) };
     },
   };
+}
+
+/** The egress-guarded agent for the token endpoint's scheme (the HTTP client takes one agent per request). */
+function tokenAgent(guard: EgressGuard, endpoint: URL) {
+  const agents = egressAgents(guard);
+  return endpoint.protocol === 'https:' ? agents.httpsAgent : agents.httpAgent;
 }
 
 /**
