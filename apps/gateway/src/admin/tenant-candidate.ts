@@ -52,10 +52,10 @@ function applied(
  * The tenant in the bootstrap file's shape as it would be after `change`,
  * sources' credentials merged in (as the gateway would run it), for
  * `validateTenant`. Never leaves this module's callers: it holds credentials.
- * `deps.store` is the write's own transaction: what it reads is what commits.
+ * `deps.store` reads through the write's own transaction: what it reads is what commits.
  */
 async function candidateEntry(
-  deps: { readonly store: ControlPlaneReads },
+  deps: Omit<AdminDeps, 'store'> & { readonly store: ControlPlaneReads },
   tenantId: string,
   settings: Document,
   change: CandidateChange,
@@ -157,13 +157,15 @@ const withoutPlaceholders = (issue: ConfigIssue): ConfigIssue => ({
  * check sees this change.
  */
 export async function checkCandidate(
-  deps: AdminDeps,
+  // Not the store: inside the write's transaction every read goes through `reads`
+  // (PGlite's one connection is the transaction's until it ends).
+  deps: Omit<AdminDeps, 'store'>,
   reads: ControlPlaneReads,
   tenantId: string,
   change: CandidateChange,
 ): Promise<void> {
   const settings = change.kind === 'settings' ? change.settings : ((await reads.getTenant(tenantId))?.document ?? {});
-  const { entry, indexOf } = await candidateEntry({ store: reads }, tenantId, settings, change);
+  const { entry, indexOf } = await candidateEntry({ ...deps, store: reads }, tenantId, settings, change);
   try {
     await deps.validateTenant(entry, 'admin API');
   } catch (error) {
