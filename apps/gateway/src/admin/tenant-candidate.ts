@@ -53,10 +53,10 @@ function applied(
  * sources' credentials merged in exactly as the gateway will serve them
  * (servedSourceEntry), for
  * `validateTenant`. Never leaves this module's callers: it holds credentials.
- * `deps.store` is the write's own transaction: what it reads is what commits.
+ * `deps.store` reads through the write's own transaction: what it reads is what commits.
  */
 async function candidateEntry(
-  deps: { readonly store: ControlPlaneReads; readonly sourceFactories: AdminDeps['sourceFactories'] },
+  deps: Omit<AdminDeps, 'store'> & { readonly store: ControlPlaneReads },
   tenantId: string,
   settings: Document,
   change: CandidateChange,
@@ -157,18 +157,15 @@ const withoutPlaceholders = (issue: ConfigIssue): ConfigIssue => ({
  * check sees this change.
  */
 export async function checkCandidate(
-  deps: AdminDeps,
+  // Not the store: inside the write's transaction every read goes through `reads`
+  // (PGlite's one connection is the transaction's until it ends).
+  deps: Omit<AdminDeps, 'store'>,
   reads: ControlPlaneReads,
   tenantId: string,
   change: CandidateChange,
 ): Promise<void> {
   const settings = change.kind === 'settings' ? change.settings : ((await reads.getTenant(tenantId))?.document ?? {});
-  const { entry, indexOf } = await candidateEntry(
-    { store: reads, sourceFactories: deps.sourceFactories },
-    tenantId,
-    settings,
-    change,
-  );
+  const { entry, indexOf } = await candidateEntry({ ...deps, store: reads }, tenantId, settings, change);
   try {
     await deps.validateTenant(entry, 'admin API');
   } catch (error) {
