@@ -182,7 +182,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     devAuthorizationServer,
     observe: createRuntimeObservers(metrics, tracing),
   };
-  const build = (tenant: TenantConfig) => createTenantRuntime(tenant, config.configDir, runtimeOptions);
+  const build = (tenant: TenantConfig, revision?: number) =>
+    createTenantRuntime(tenant, config.configDir, runtimeOptions, revision);
   const tenants = createTenantRegistry<TenantRuntime>((tenantId, error) =>
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
@@ -191,12 +192,16 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const events = live.events;
   app.decorate('cache', live.cache);
   let tenantSync: TenantSync | undefined;
+  let stopWatchingRevisions = (): void => undefined;
   let controlPlane: ControlPlane | undefined;
   try {
     if (options.controlPlane === undefined) {
       for (const tenant of config.tenants) {
         const outcome = await tenants.apply(tenant.id, () => build(tenant));
         if (!outcome.ok) throw outcome.error;
+        // Served from the file alone, a source that cannot open is a startup error, as it always was.
+        const failed = tenants.serving.get(tenant.id)?.failedSources;
+        if (failed !== undefined && failed.size > 0) throw new Error([...failed.values()].join('; '));
       }
     } else {
       controlPlane =
@@ -214,9 +219,15 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
         validate: (entry) => config.validateTenant(entry, 'control plane'),
         build,
         invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+        noteRevision: (tenantId, revision) => cache.noteRevision(tenantId, revision),
+        drop: async (tenantId, revision) => void (await cache.dropTenant(tenantId, revision)),
         changed: (tenantId) => events.tenantChanged(tenantId),
         logger: logger.child({ component: 'control-plane' }),
       });
+      // Another replica started applying a newer revision (the cache's revision floor shows it): apply it here
+      // too, even if this replica's own change signal was lost.
+      const sync = tenantSync;
+      stopWatchingRevisions = cache.onNewerRevision((tenantId) => sync.request(tenantId));
     }
   } catch (error) {
     await tenantSync?.stop();
@@ -240,6 +251,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   app.addHook('onListen', async () => monitor.start());
   app.addHook('onClose', async () => {
     monitor.stop();
+    stopWatchingRevisions();
     await tenantSync?.stop();
     await live.close();
     await tenants.close();

@@ -16,9 +16,21 @@ export interface TenantSyncOptions {
   readonly registry: TenantRegistry<TenantRuntime>;
   /** Checks a stored tenant by the bootstrap file's rules. */
   readonly validate: (entry: unknown) => Promise<TenantConfig>;
-  readonly build: (tenant: TenantConfig) => Promise<TenantRuntime>;
+  readonly build: (tenant: TenantConfig, revision: number) => Promise<TenantRuntime>;
   /** Drops the tenant's cached listings and results after its runtime changed. */
   readonly invalidate: (tenantId: string) => Promise<void>;
+  /**
+   * Told before a revision is built: from then on no runtime of an older
+   * revision reads or writes the cache, on this replica or any other
+   * (GatewayCache.noteRevision). A failure is logged; the build goes on.
+   */
+  readonly noteRevision?: (tenantId: string, revision: number) => Promise<void>;
+  /**
+   * Told when the tenant was deleted (`revision`: the newest this replica
+   * had seen): deletes what the cache holds of it, here and in Redis. Called
+   * again once the runtimes still finishing requests have closed.
+   */
+  readonly drop?: (tenantId: string, revision: number | undefined) => Promise<void>;
   /**
    * Told after a runtime was swapped in or removed and its caches were
    * dropped (even if dropping failed): live notifications tell this replica's
@@ -30,6 +42,8 @@ export interface TenantSyncOptions {
 }
 
 export interface TenantSync {
+  /** Reads the tenant from the control plane again and applies it if it changed (a newer revision seen elsewhere). */
+  request(tenantId: string): void;
   /** Resolves once every refresh requested so far is done (tests, shutdown). */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -40,8 +54,11 @@ export interface TenantSync {
  * tenant at start, then each tenant a committed change names (Postgres
  * LISTEN/NOTIFY, delivered at commit), plus a periodic comparison of
  * revisions that catches what a lost signal missed. A tenant whose new
- * configuration does not validate or whose runtime fails to start keeps its
- * previous runtime; the registry's status says why.
+ * configuration does not validate or cannot be built is no longer served
+ * (never by its previous runtime, which holds what the change revoked); a
+ * source that fails to open serves as unavailable inside the new runtime.
+ * The registry's status says which. A deleted tenant's cache entries go
+ * with it, on every replica (each runs this on the same signal).
  */
 export async function startTenantSync(options: TenantSyncOptions): Promise<TenantSync> {
   const { registry, store, logger } = options;
@@ -56,29 +73,60 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     }
   };
 
+  /** Tenants whose deletion this replica has handled (a later signal for them costs no Redis scan). */
+  const dropped = new Set<string>();
+  const dropTenant = async (tenantId: string, revision: number | undefined): Promise<void> => {
+    if (options.drop === undefined) return;
+    dropped.add(tenantId);
+    const drop = options.drop;
+    await drop(tenantId, revision).catch((error: unknown) =>
+      logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'deleting the tenant from the cache failed'),
+    );
+    // Requests still finishing on the retired runtime may have stored something since: once more after them.
+    void registry
+      .retiredClosed(tenantId)
+      .then(() => drop(tenantId, revision))
+      .catch((error: unknown) =>
+        logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'deleting the tenant from the cache failed'),
+      );
+  };
+
   const refresh = async (tenantId: string): Promise<void> => {
     const loaded = await loadTenantEntry(store, tenantId);
     if (loaded === undefined) {
-      if (registry.serving.has(tenantId)) {
+      const status = registry.status(tenantId);
+      const deleted = (await store.getTenant(tenantId)) === undefined;
+      if (registry.serving.has(tenantId) || status !== undefined) {
         await registry.remove(tenantId);
-        await invalidated(tenantId);
+        if (!deleted) await invalidated(tenantId);
         logger.info({ tenant: tenantId }, 'tenant no longer served (deleted or suspended)');
+      }
+      if (deleted && !dropped.has(tenantId)) {
+        await dropTenant(tenantId, status?.revision);
+        options.changed?.(tenantId);
       }
       return;
     }
-    if (registry.status(tenantId)?.servingRevision === loaded.revision) return;
+    dropped.delete(tenantId);
+    if (registry.status(tenantId)?.appliedRevision === loaded.revision) return;
+    await options
+      .noteRevision?.(tenantId, loaded.revision)
+      .catch((error: unknown) =>
+        logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'recording the new revision in the cache failed'),
+      );
     const outcome = await registry.apply(
       tenantId,
-      async () => options.build(await options.validate(loaded.entry)),
+      async () => options.build(await options.validate(loaded.entry), loaded.revision),
       loaded.revision,
     );
     if (outcome.ok) {
       await invalidated(tenantId);
       logger.info({ tenant: tenantId, revision: loaded.revision }, 'tenant configuration applied');
     } else {
+      await invalidated(tenantId);
       logger.error(
         { tenant: tenantId, revision: loaded.revision, err: outcome.error.message },
-        'tenant configuration not applied: the previous one keeps serving',
+        'tenant configuration cannot be built: the tenant is not served until it is fixed',
       );
     }
   };
@@ -95,7 +143,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   const reconcile = async (): Promise<void> => {
     const revisions = await store.revisions();
     for (const [tenantId, revision] of revisions) {
-      if (registry.status(tenantId)?.servingRevision !== revision) request(tenantId);
+      if (registry.status(tenantId)?.appliedRevision !== revision) request(tenantId);
     }
     for (const tenantId of registry.serving.keys()) if (!revisions.has(tenantId)) request(tenantId);
   };
@@ -116,6 +164,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   timer.unref();
 
   return {
+    request,
     async settled() {
       while (pending.size > 0) await Promise.all([...pending]);
     },
