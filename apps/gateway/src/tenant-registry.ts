@@ -35,7 +35,9 @@ export interface TenantStatus {
   readonly lastError?: { readonly message: string; readonly revision?: number; readonly at: string };
 }
 
-export type ApplyOutcome = { readonly ok: true } | { readonly ok: false; readonly error: Error };
+/** `skipped`: the revision was already applied (or a newer one was): nothing changed. */
+export type ApplyOutcome =
+  { readonly ok: true; readonly skipped?: true } | { readonly ok: false; readonly error: Error };
 
 interface Held<R> {
   readonly runtime: R;
@@ -51,8 +53,8 @@ export interface TenantRegistry<R extends ClosableRuntime> {
   acquire(tenantId: string): RuntimeLease<R> | undefined;
   /**
    * Builds a runtime for `tenantId` and swaps it in. Builds of one tenant
-   * run one after another, in call order; a revision older than one already
-   * applied is skipped. A failed build retires the previous runtime (the
+   * run one after another, in call order; a revision already applied, or
+   * older than one applied, is skipped. A failed build retires the previous runtime (the
    * tenant is no longer served) and is reported on the status, never thrown.
    */
   apply(tenantId: string, build: () => Promise<R>, revision?: number): Promise<ApplyOutcome>;
@@ -157,8 +159,8 @@ export function createTenantRegistry<R extends ClosableRuntime>(
       }
       return serialise(tenantId, async (): Promise<ApplyOutcome> => {
         const applied = statuses.get(tenantId)?.appliedRevision;
-        // Loaded before a newer one but queued after it: the newer one stays.
-        if (revision !== undefined && applied !== undefined && revision < applied) return { ok: true };
+        // Applied already (two signals for one change), or loaded before a newer one but queued after it.
+        if (revision !== undefined && applied !== undefined && revision <= applied) return { ok: true, skipped: true };
         let runtime: R;
         try {
           runtime = await build();

@@ -63,7 +63,11 @@ describe('tenant registry', () => {
   it('never applies a revision older than one already applied, whatever order the calls come in', async () => {
     const registry = createTenantRegistry<FakeRuntime>();
     await registry.apply('acme', async () => new FakeRuntime('v5'), 5);
-    expect(await registry.apply('acme', async () => new FakeRuntime('v4'), 4)).toEqual({ ok: true });
+    expect(await registry.apply('acme', async () => new FakeRuntime('v4'), 4)).toEqual({ ok: true, skipped: true });
+    expect(await registry.apply('acme', async () => new FakeRuntime('v5 again'), 5)).toEqual({
+      ok: true,
+      skipped: true,
+    });
     expect(registry.serving.get('acme')?.label).toBe('v5');
     expect(registry.status('acme')).toMatchObject({ revision: 5, appliedRevision: 5, servingRevision: 5 });
   });

@@ -119,6 +119,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
       async () => options.build(await options.validate(loaded.entry), loaded.revision),
       loaded.revision,
     );
+    if (outcome.ok && outcome.skipped === true) return;
     if (outcome.ok) {
       await invalidated(tenantId);
       logger.info({ tenant: tenantId, revision: loaded.revision }, 'tenant configuration applied');
