@@ -22,7 +22,7 @@ export interface AdminPluginOptions {
 export const APPLY_WAIT_MS = 1_000;
 
 /**
- * After a write to a tenant: the revision it committed (`Mcpgw-Revision`),
+ * After a write to a tenant's configuration: the revision it committed (`Mcpgw-Revision`),
  * once this replica has applied it or after APPLY_WAIT_MS, the revision this
  * replica has applied (`Mcpgw-Applied-Revision`), and the sources that failed
  * to start in it and are served as unavailable (`Mcpgw-Unavailable-Sources`,
@@ -43,6 +43,11 @@ async function reportApplied(deps: Omit<AdminDeps, 'routes'>, tenantId: string |
     reply.header('mcpgw-unavailable-sources', [...failed.keys()].map(encodeURIComponent).join(','));
   }
 }
+
+/** A write to a tenant's configuration (not a preview, a connection test or a cache flush). */
+const changesConfiguration = (route: AdminRoute): boolean =>
+  route.path.includes('{tenantId}') &&
+  (route.method === 'PUT' || route.method === 'DELETE' || /\/(suspend|resume)$/.test(route.path));
 
 /** `{name}` (OpenAPI) → `:name` (Fastify). */
 const fastifyPath = (path: string): string => path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
@@ -157,7 +162,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       handler: async (request, reply) => {
         const result = await handle(request);
         if (result.etag !== undefined) reply.header('etag', result.etag);
-        if (route.method !== 'GET' && route.path.includes('{tenantId}') && result.status < 300) {
+        if (changesConfiguration(route) && result.status < 300) {
           await reportApplied(deps, addressedTenant(request), reply);
         }
         reply.code(result.status);
