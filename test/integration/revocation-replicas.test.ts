@@ -24,7 +24,9 @@ import { within } from '@mcpgw/test-helpers/within';
 // but its audit trail.
 
 const PUBLIC_URL = 'http://127.0.0.1:1';
-const AUD = `${PUBLIC_URL}/t/acme/mcp`;
+/** Its own id: the rate counters' Redis keys name the tenant in clear, and other tests use `acme`. */
+const TENANT = 'revoking-acme';
+const AUD = `${PUBLIC_URL}/t/${TENANT}/mcp`;
 const SECRETS_KEY = randomBytes(24).toString('base64url');
 const admin: WriteContext = { actor: { kind: 'operator', subject: 'ops' }, clientAddress: '127.0.0.1' };
 
@@ -41,7 +43,7 @@ let folder: string;
 let configPath: string;
 let replicas: StartedGateway[] = [];
 
-const endpoint = (replica: StartedGateway, tenant = 'acme') => `${replica.baseUrl}/t/${tenant}/mcp`;
+const endpoint = (replica: StartedGateway, tenant = TENANT) => `${replica.baseUrl}/t/${tenant}/mcp`;
 const store = () => replicas[0]!.app.controlPlane!.store;
 
 async function list(replica: StartedGateway, token: string): Promise<Listing> {
@@ -107,6 +109,19 @@ async function tenantKeys(tenantId: string): Promise<string[]> {
   }
 }
 
+/** The rate counters of the tenant and of its callers (the default `mcpgw:rl:` prefix). */
+async function rateKeys(tenantId: string): Promise<string[]> {
+  const client = inspector();
+  await client.connect();
+  try {
+    const own = await client.exists(`mcpgw:rl:tenant:${tenantId}`);
+    const callers = await client.keys(`mcpgw:rl:principal:${tenantId}:*`);
+    return [...(own === 1 ? [`mcpgw:rl:tenant:${tenantId}`] : []), ...callers];
+  } finally {
+    client.disconnect();
+  }
+}
+
 beforeAll(async () => {
   await requireRedis();
   database = await createTestDatabase('revocation_replicas');
@@ -121,7 +136,9 @@ beforeAll(async () => {
     JSON.stringify({
       tenants: [
         {
-          id: 'acme',
+          id: TENANT,
+          // Loopback callers are counted only against a tenant's own limits: these make counters to delete.
+          limits: { requestsPerMinute: 100_000, perPrincipalPerMinute: 100_000 },
           auth: {
             issuers: [
               { issuer: idpA.issuer, jwksUri: idpA.jwksUri },
@@ -176,12 +193,12 @@ describe('a revocation while a source cannot open', () => {
     }
     // The folder goes away, then the grant is revoked: the new runtime cannot open the files source.
     await rm(join(folder, 'shelf'), { recursive: true, force: true });
-    await store().deleteEntity(admin, 'acme', 'grant', 'secret-readers');
-    const revision = (await store().getTenant('acme'))!.revision;
+    await store().deleteEntity(admin, TENANT, 'grant', 'secret-readers');
+    const revision = (await store().getTenant(TENANT))!.revision;
     for (const replica of replicas) {
       await within(2000, async () => !(await list(replica, token)).names.includes('secret'));
       expect(await list(replica, token)).toEqual({ status: 200, names: ['public'], unavailable: ['shelf'] });
-      expect(replica.app.tenants.status('acme')).toMatchObject({
+      expect(replica.app.tenants.status(TENANT)).toMatchObject({
         appliedRevision: revision,
         servingRevision: revision,
       });
@@ -195,10 +212,10 @@ describe('a revocation while a source cannot open', () => {
   it("answers a removed issuer's tokens with 401 on both replicas while the source is still broken", async () => {
     const fromB = await idpB.token({ sub: 'carol', aud: AUD, scope: 'staff' });
     for (const replica of replicas) expect((await list(replica, fromB)).status).toBe(200);
-    await store().deleteEntity(admin, 'acme', 'issuer', idpB.issuer);
+    await store().deleteEntity(admin, TENANT, 'issuer', idpB.issuer);
     for (const replica of replicas) {
       await within(2000, async () => (await list(replica, fromB)).status === 401);
-      expect(replica.app.tenants.serving.get('acme')?.failedSources.has('shelf')).toBe(true);
+      expect(replica.app.tenants.serving.get(TENANT)?.failedSources.has('shelf')).toBe(true);
     }
     // The other issuer's callers are still served.
     const fromA = await idpA.token({ sub: 'bob', aud: AUD, scope: 'staff' });
@@ -209,21 +226,22 @@ describe('a revocation while a source cannot open', () => {
     const token = await idpA.token({ sub: 'bob', aud: AUD, scope: 'staff' });
     // Stored outside the admin API's checks (a row written by an older release, or by hand): a grant with no match.
     await database.sql(
-      `WITH changed AS (UPDATE grants SET document = '{"allow": 42}' WHERE tenant_id = 'acme' AND name = 'staff' RETURNING tenant_id)
+      `WITH changed AS (UPDATE grants SET document = '{"allow": 42}' WHERE tenant_id = $1 AND name = 'staff' RETURNING tenant_id)
        UPDATE tenants SET revision = revision + 1 WHERE id IN (SELECT tenant_id FROM changed)`,
+      [TENANT],
     );
-    await database.sql(`SELECT pg_notify('mcpgw_control_plane', 'acme')`);
-    const revision = (await store().getTenant('acme'))!.revision;
+    await database.sql(`SELECT pg_notify('mcpgw_control_plane', $1)`, [TENANT]);
+    const revision = (await store().getTenant(TENANT))!.revision;
     for (const replica of replicas) {
       await within(2000, async () => (await list(replica, token)).status === 404);
-      expect(replica.app.tenants.status('acme')).toMatchObject({
+      expect(replica.app.tenants.status(TENANT)).toMatchObject({
         appliedRevision: revision,
         lastError: { revision },
       });
-      expect(replica.app.tenants.status('acme')?.servingRevision).toBeUndefined();
+      expect(replica.app.tenants.status(TENANT)?.servingRevision).toBeUndefined();
     }
     // Fixed: served again, at the new revision.
-    await store().putEntity(admin, 'acme', 'grant', 'staff', {
+    await store().putEntity(admin, TENANT, 'grant', 'staff', {
       match: { scopes: ['staff'] },
       allow: [{ source: 'notes', uris: ['note://public'] }],
     });
@@ -236,30 +254,30 @@ describe('a revocation while a source cannot open', () => {
 describe('a replica on an old revision and the shared cache', () => {
   it('never lets a stale replica plant results the up-to-date replica serves, nor read them', async () => {
     const [upToDate, stale] = replicas as [StartedGateway, StartedGateway];
-    await store().putEntity(admin, 'acme', 'grant', 'secret-readers', {
+    await store().putEntity(admin, TENANT, 'grant', 'secret-readers', {
       match: { scopes: ['staff'] },
       allow: [{ source: 'notes', uris: ['note://**'] }],
     });
-    const before = (await store().getTenant('acme'))!.revision;
+    const before = (await store().getTenant(TENANT))!.revision;
     for (const replica of replicas) {
-      await within(2000, async () => replica.app.tenants.status('acme')?.appliedRevision === before);
+      await within(2000, async () => replica.app.tenants.status(TENANT)?.appliedRevision === before);
     }
     // The stale replica stops following the control plane (its change signal and reconciliation lost).
     await stale.app.tenantSync!.stop();
     // A resource leaves the source; the grants stay as they are, so a caller's fingerprint and view are
     // the same on both replicas: exactly the entries a stale replica could otherwise fill for the other.
-    await store().putEntity(admin, 'acme', 'source', 'notes', {
+    await store().putEntity(admin, TENANT, 'source', 'notes', {
       type: 'static',
       ttlMs: { list: 60_000, read: 60_000 },
       resources: [{ uri: 'note://public', name: 'public', text: 'for everyone' }],
     });
-    const after = (await store().getTenant('acme'))!.revision;
-    await within(2000, async () => upToDate.app.tenants.status('acme')?.appliedRevision === after);
-    expect(stale.app.tenants.status('acme')?.servingRevision).toBe(before);
+    const after = (await store().getTenant(TENANT))!.revision;
+    await within(2000, async () => upToDate.app.tenants.status(TENANT)?.appliedRevision === after);
+    expect(stale.app.tenants.status(TENANT)?.servingRevision).toBe(before);
 
     // A caller neither replica has answered yet; the stale replica answers first, from its old source.
     const token = await idpA.token({ sub: 'dave', aud: AUD, scope: 'staff' });
-    const bypassesBefore = stale.app.cache.metrics().acme?.result?.bypasses ?? 0;
+    const bypassesBefore = stale.app.cache.metrics()[TENANT]?.result?.bypasses ?? 0;
     for (let i = 0; i < 3; i += 1) expect((await list(stale, token)).names).toContain('secret');
     expect((await read(stale, token, 'note://secret')).body.result).toBeDefined();
     for (let i = 0; i < 3; i += 1) expect((await list(upToDate, token)).names).not.toContain('secret');
@@ -267,7 +285,7 @@ describe('a replica on an old revision and the shared cache', () => {
     expect(gone.body.error?.code, gone.text).toBe(-32602);
     // The stale replica knows, from the revision floor in Redis, that its revision is behind: it neither
     // read nor wrote entries (a second line: its entries are keyed by its revision, out of the other's reach).
-    expect(stale.app.cache.metrics().acme?.result?.bypasses ?? 0).toBeGreaterThan(bypassesBefore);
+    expect(stale.app.cache.metrics()[TENANT]?.result?.bypasses ?? 0).toBeGreaterThan(bypassesBefore);
   });
 });
 
@@ -290,26 +308,29 @@ describe('deleting a tenant', () => {
       await within(2000, async () => (await list(replica, token)).status === 200);
       await read(replica, token, 'note://public');
     }
-    expect((await tenantKeys('acme')).length).toBeGreaterThan(0);
+    expect((await tenantKeys(TENANT)).length).toBeGreaterThan(0);
+    expect((await rateKeys(TENANT)).length).toBeGreaterThan(0);
 
-    await store().deleteTenant(admin, 'acme');
+    await store().deleteTenant(admin, TENANT);
     for (const replica of replicas) await within(2000, async () => (await list(replica, token)).status === 404);
-    await within(2000, async () => (await tenantKeys('acme')).length === 0);
+    await within(2000, async () => (await tenantKeys(TENANT)).length === 0);
+    await within(2000, async () => (await rateKeys(TENANT)).length === 0);
 
     const owned = await database.sql(
-      `SELECT (SELECT count(*) FROM tenants WHERE id = 'acme')
-            + (SELECT count(*) FROM issuers WHERE tenant_id = 'acme')
-            + (SELECT count(*) FROM sources WHERE tenant_id = 'acme')
-            + (SELECT count(*) FROM grants WHERE tenant_id = 'acme')
-            + (SELECT count(*) FROM admin_role_bindings WHERE tenant_id = 'acme') AS rows,
-              (SELECT count(*) FROM audit_events WHERE tenant_id = 'acme') AS audit`,
+      `SELECT (SELECT count(*) FROM tenants WHERE id = $1)
+            + (SELECT count(*) FROM issuers WHERE tenant_id = $1)
+            + (SELECT count(*) FROM sources WHERE tenant_id = $1)
+            + (SELECT count(*) FROM grants WHERE tenant_id = $1)
+            + (SELECT count(*) FROM admin_role_bindings WHERE tenant_id = $1) AS rows,
+              (SELECT count(*) FROM audit_events WHERE tenant_id = $1) AS audit`,
+      [TENANT],
     );
     expect(Number(owned.rows[0].rows)).toBe(0);
     expect(Number(owned.rows[0].audit)).toBeGreaterThan(0);
 
     // Created again under the same id, it continues the old revisions, so no replica takes it for the old one.
     const lastAudit = Number(owned.rows[0].audit);
-    const again = await store().createTenant(admin, 'acme', { document: {} });
+    const again = await store().createTenant(admin, TENANT, { document: {} });
     expect(again.revision).toBeGreaterThan(lastAudit);
   });
 });

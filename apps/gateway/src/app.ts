@@ -125,7 +125,12 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   });
   const logger = app.log as unknown as Logger;
   // Read at scrape time only, once the build below has filled it in.
-  const built: { tenants?: TenantRegistry<TenantRuntime>; monitor?: HealthMonitor; cache?: GatewayCache } = {};
+  const built: {
+    tenants?: TenantRegistry<TenantRuntime>;
+    monitor?: HealthMonitor;
+    cache?: GatewayCache;
+    limits?: Awaited<ReturnType<typeof installLimits>>;
+  } = {};
   const isServedTenant = (id: string) => built.tenants?.serving.has(id) === true;
   // Before any plugin, so that rate limiting and shedding can count into it.
   const metrics = createGatewayMetrics({
@@ -220,7 +225,10 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
         build,
         invalidate: (tenantId) => cache.invalidateTenant(tenantId),
         noteRevision: (tenantId, revision) => cache.noteRevision(tenantId, revision),
-        drop: async (tenantId, revision) => void (await cache.dropTenant(tenantId, revision)),
+        drop: async (tenantId, revision) => {
+          await cache.dropTenant(tenantId, revision);
+          await built.limits?.rateLimits.forgetTenant(tenantId);
+        },
         changed: (tenantId) => events.tenantChanged(tenantId),
         logger: logger.child({ component: 'control-plane' }),
       });
@@ -281,6 +289,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     observe: metrics,
     ...options.limits,
   });
+  built.limits = limits;
   registerHealthRoutes(app, monitor);
   registerMetricsRoute(app, {
     metrics,
