@@ -13,7 +13,8 @@ import { within } from '@mcpgw/test-helpers/within';
 // Two gateway replicas serving from one control plane on the real Postgres:
 // a change committed through one replica's store is served by the other
 // within a second (LISTEN/NOTIFY), a grant removed takes its resources with
-// it, and a change whose runtime cannot start never replaces a good one.
+// it, and a change with a source that cannot start is applied all the same
+// (the source serves as unavailable).
 
 const PUBLIC_URL = 'http://127.0.0.1:1';
 const ENDPOINT_AUD = `${PUBLIC_URL}/t/acme/mcp`;
@@ -103,21 +104,20 @@ describe('replicas following one control plane', () => {
     await within(1000, async () => (await listNames(replicas[1]!.endpoint, token)).names.length === 0);
   });
 
-  it('keeps the previous runtime serving when a change cannot start, and says why on the tenant status', async () => {
+  it('applies a change whose source cannot start, serving that source as unavailable, and says why on the status', async () => {
     const token = await issuer.token({ sub: 'bob', aud: ENDPOINT_AUD, scope: 'staff' });
-    const before = replicas[1]!.app.tenants.status('acme')?.servingRevision;
     await replicas[0]!.app.controlPlane!.store.putEntity(admin, 'acme', 'source', 'broken', {
       type: 'files',
       root: '/no/such/folder/anywhere',
     });
-    await within(2000, async () => replicas[1]!.app.tenants.status('acme')?.lastError !== undefined);
-    expect(replicas[1]!.app.tenants.status('acme')).toMatchObject({
-      servingRevision: before,
-      lastError: { message: expect.stringContaining("source 'broken'") },
-    });
+    const revision = (await replicas[0]!.app.controlPlane!.store.getTenant('acme'))!.revision;
+    await within(2000, async () => replicas[1]!.app.tenants.status('acme')?.appliedRevision === revision);
+    expect(replicas[1]!.app.tenants.status('acme')).toMatchObject({ servingRevision: revision });
+    expect(replicas[1]!.app.tenants.status('acme')?.lastError).toBeUndefined();
+    expect(replicas[1]!.app.tenants.serving.get('acme')?.failedSources.get('broken')).toContain("source 'broken'");
     expect(await listNames(replicas[1]!.endpoint, token)).toEqual({ status: 200, names: ['a'] });
     await replicas[0]!.app.controlPlane!.store.deleteEntity(admin, 'acme', 'source', 'broken');
-    await within(2000, async () => replicas[1]!.app.tenants.status('acme')?.lastError === undefined);
+    await within(2000, async () => replicas[1]!.app.tenants.serving.get('acme')?.failedSources.size === 0);
   });
 
   it('stops serving a suspended tenant on every replica (404, like a tenant that does not exist)', async () => {

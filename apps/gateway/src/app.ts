@@ -26,10 +26,9 @@ import type { ControlPlane } from './control-plane/open-control-plane.js';
 import { openControlPlane } from './control-plane/open-control-plane.js';
 import type { TenantSync } from './control-plane/tenant-sync.js';
 import { startTenantSync } from './control-plane/tenant-sync.js';
-import type { TenantAdminWrites } from './control-plane/tenant-entries.js';
 import type { TenantRegistry } from './tenant-registry.js';
 import { createTenantRegistry } from './tenant-registry.js';
-import type { TenantRuntime } from './tenant-runtime.js';
+import type { StoredPlacement, TenantRuntime } from './tenant-runtime.js';
 import { createTenantRuntime } from './tenant-runtime.js';
 import type { HealthMonitor } from './health-monitor.js';
 import { createHealthMonitor } from './health-monitor.js';
@@ -126,7 +125,12 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   });
   const logger = app.log as unknown as Logger;
   // Read at scrape time only, once the build below has filled it in.
-  const built: { tenants?: TenantRegistry<TenantRuntime>; monitor?: HealthMonitor; cache?: GatewayCache } = {};
+  const built: {
+    tenants?: TenantRegistry<TenantRuntime>;
+    monitor?: HealthMonitor;
+    cache?: GatewayCache;
+    limits?: Awaited<ReturnType<typeof installLimits>>;
+  } = {};
   const isServedTenant = (id: string) => built.tenants?.serving.has(id) === true;
   // Before any plugin, so that rate limiting and shedding can count into it.
   const metrics = createGatewayMetrics({
@@ -189,8 +193,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     egress,
     observe: createRuntimeObservers(metrics, tracing),
   };
-  const build = (tenant: TenantConfig, tenantAdminWrites?: TenantAdminWrites) =>
-    createTenantRuntime(tenant, config.configDir, runtimeOptions, tenantAdminWrites);
+  const build = (tenant: TenantConfig, stored?: StoredPlacement) =>
+    createTenantRuntime(tenant, config.configDir, runtimeOptions, stored);
   const tenants = createTenantRegistry<TenantRuntime>((tenantId, error) =>
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
@@ -199,12 +203,16 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const events = live.events;
   app.decorate('cache', live.cache);
   let tenantSync: TenantSync | undefined;
+  let stopWatchingRevisions = (): void => undefined;
   let controlPlane: ControlPlane | undefined;
   try {
     if (options.controlPlane === undefined) {
       for (const tenant of config.tenants) {
         const outcome = await tenants.apply(tenant.id, () => build(tenant));
         if (!outcome.ok) throw outcome.error;
+        // Served from the file alone, a source that cannot open is a startup error, as it always was.
+        const failed = tenants.serving.get(tenant.id)?.failedSources;
+        if (failed !== undefined && failed.size > 0) throw new Error([...failed.values()].join('; '));
       }
     } else {
       controlPlane =
@@ -223,9 +231,18 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
         validate: (entry) => config.validateTenant(entry, 'control plane'),
         build,
         invalidate: (tenantId) => cache.invalidateTenant(tenantId),
+        noteRevision: (tenantId, revision) => cache.noteRevision(tenantId, revision),
+        drop: async (tenantId, revision) => {
+          await cache.dropTenant(tenantId, revision);
+          await built.limits?.rateLimits.forgetTenant(tenantId);
+        },
         changed: (tenantId) => events.tenantChanged(tenantId),
         logger: logger.child({ component: 'control-plane' }),
       });
+      // Another replica started applying a newer revision (the cache's revision floor shows it): apply it here
+      // too, even if this replica's own change signal was lost.
+      const sync = tenantSync;
+      stopWatchingRevisions = cache.onNewerRevision((tenantId) => sync.request(tenantId));
     }
   } catch (error) {
     await tenantSync?.stop();
@@ -249,6 +266,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   app.addHook('onListen', async () => monitor.start());
   app.addHook('onClose', async () => {
     monitor.stop();
+    stopWatchingRevisions();
     await tenantSync?.stop();
     await live.close();
     await tenants.close();
@@ -278,6 +296,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     observe: metrics,
     ...options.limits,
   });
+  built.limits = limits;
   registerHealthRoutes(app, monitor);
   registerMetricsRoute(app, {
     metrics,

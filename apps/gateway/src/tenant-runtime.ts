@@ -1,7 +1,7 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import { createCachingSource, withResultCache } from '@mcpgw/cache';
 import type { Catalog } from '@mcpgw/catalog';
-import { createCatalog } from '@mcpgw/catalog';
+import { createCatalog, createUnavailableSource } from '@mcpgw/catalog';
 import type { VerifierObserver } from '@mcpgw/auth';
 import type { EgressGuard, Logger, Source, SourceFactory } from '@mcpgw/core';
 import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
@@ -14,6 +14,10 @@ import { createTenantAuthenticator } from './tenant-auth.js';
 /** Everything the gateway holds for one tenant while it runs. */
 export interface TenantRuntime {
   readonly config: TenantConfig;
+  /** The control-plane revision it was built from (0 for a configuration file's tenant). */
+  readonly revision: number;
+  /** Sources that failed to open, by id, with why: each serves as unavailable in this runtime. */
+  readonly failedSources: ReadonlyMap<string, string>;
   readonly catalog: Catalog;
   readonly server: ServerIdentity;
   /** Absent for an anonymous (loopback development) tenant. */
@@ -42,7 +46,23 @@ export interface RuntimeOptions {
   egress: EgressGuard;
   /** Metrics and tracing hooks: around each source's backend calls, each authentication, each verifier's fetches. */
   observe?: RuntimeObservers;
+  /** How long one source may take to open before it serves as unavailable. Default SOURCE_OPEN_TIMEOUT_MS. */
+  sourceOpenTimeoutMs?: number;
 }
+
+/** Where a control-plane tenant's runtime comes from: its revision, and which entries a tenant admin wrote. */
+export interface StoredPlacement {
+  /** The control-plane revision (0, the default, for a configuration file's tenant). */
+  readonly revision?: number;
+  readonly tenantAdminWrites?: TenantAdminWrites;
+}
+
+/**
+ * A source still opening after this long serves as unavailable in the new
+ * runtime: the tenant's other changes (a revoked grant) must not wait on a
+ * backend that does not answer.
+ */
+export const SOURCE_OPEN_TIMEOUT_MS = 10_000;
 
 /** How the app observes a tenant's runtime (apps/gateway/src/observability). */
 export interface RuntimeObservers {
@@ -53,75 +73,113 @@ export interface RuntimeObservers {
 
 /**
  * Opens one tenant's sources and builds its authenticator and catalog. A
- * source that fails to open fails the build, naming the tenant and source,
- * after closing what was already opened; the registry then keeps serving the
- * tenant's previous runtime, if any. The sources and issuers named in
- * `tenantAdminWrites` connect under the egress policy; without it (tenants
- * from the bootstrap file alone) everything is the operator's.
+ * source that fails to open (or is still opening after
+ * `sourceOpenTimeoutMs`) does not fail the build: it serves as an
+ * unavailable source inside the new runtime (listings name it in `_meta`,
+ * reads of its URIs fail), so every other part of the committed
+ * configuration, a revoked grant or issuer first of all, is served at once
+ * whatever a backend does. What does fail the build is the configuration
+ * itself (an unknown source type, an authenticator that cannot be built):
+ * the registry then stops serving the tenant rather than keep an older
+ * revision.
+ * The sources and issuers named in `stored.tenantAdminWrites` connect under
+ * the egress policy; without it (tenants from the bootstrap file alone)
+ * everything is the operator's.
  */
 export async function createTenantRuntime(
   tenant: TenantConfig,
   configDir: string,
   options: RuntimeOptions,
-  tenantAdminWrites?: TenantAdminWrites,
+  stored: StoredPlacement = {},
 ): Promise<TenantRuntime> {
   const { registry, cursors, logger } = options;
+  const { revision = 0, tenantAdminWrites } = stored;
+  const timeoutMs = options.sourceOpenTimeoutMs ?? SOURCE_OPEN_TIMEOUT_MS;
   const issuerEgress = (entry: IssuerEntry): EgressGuard | undefined =>
     tenantAdminWrites?.issuers.has('development' in entry ? 'development' : entry.issuer) === true
       ? options.egress
       : undefined;
   const sources: Source[] = [];
+  const failedSources = new Map<string, string>();
   try {
     for (const entry of tenant.sources) {
       const factory = registry.get(entry.type);
       if (factory === undefined) throw new Error(`Tenant '${tenant.id}': unknown source type '${entry.type}'`);
       const sourceLogger = logger.child({ tenant: tenant.id, source: entry.id });
+      let created: Source;
       try {
-        const created = await factory.create(entry.options, {
-          sourceId: entry.id,
-          tenantId: tenant.id,
-          configDir,
-          logger: sourceLogger,
-          ...(tenantAdminWrites?.sources.has(entry.id) === true ? { egress: options.egress } : {}),
-        });
-        sources.push(
-          createCachingSource(options.observe?.source(created) ?? created, {
-            tenantId: tenant.id,
-            cache: options.cache,
-            ttlMs: entry.ttlMs,
-            logger: sourceLogger,
-          }),
+        created = await openWithin(
+          () =>
+            factory.create(entry.options, {
+              sourceId: entry.id,
+              tenantId: tenant.id,
+              configDir,
+              logger: sourceLogger,
+              ...(tenantAdminWrites?.sources.has(entry.id) === true ? { egress: options.egress } : {}),
+            }),
+          timeoutMs,
         );
       } catch (error) {
-        throw new Error(
-          `Tenant '${tenant.id}', source '${entry.id}' (${entry.type}) failed to start: ${(error as Error).message}`,
-          { cause: error },
+        const reason = (error as Error).message;
+        sourceLogger.error(
+          { err: reason, revision },
+          'source failed to start: it is served as unavailable in this revision',
         );
+        failedSources.set(entry.id, `source '${entry.id}' (${entry.type}) failed to start: ${reason}`);
+        sources.push(
+          createUnavailableSource({
+            id: entry.id,
+            kind: entry.type,
+            prefixes: factory.uriSpace?.(entry.options, entry.id).prefixes ?? [],
+            reason,
+          }),
+        );
+        continue;
       }
+      sources.push(
+        createCachingSource(options.observe?.source(created) ?? created, {
+          tenantId: tenant.id,
+          revision,
+          cache: options.cache,
+          ttlMs: entry.ttlMs,
+          logger: sourceLogger,
+        }),
+      );
     }
   } catch (error) {
     await Promise.allSettled(sources.map((source) => source.close()));
     throw error;
   }
-  const authenticator =
-    tenant.auth === undefined
-      ? undefined
-      : createTenantAuthenticator(tenant, {
-          baseUrl: options.baseUrl,
-          aliasBaseUrls: options.aliasBaseUrls,
-          devAuthorizationServer: options.devAuthorizationServer,
-          issuerEgress,
-          logger: logger.child({ tenant: tenant.id }),
-          ...(options.observe === undefined ? {} : { verifierObserver: options.observe.verifier }),
-        });
-  const auth =
-    authenticator === undefined ? undefined : (options.observe?.authenticator(authenticator) ?? authenticator);
-  return {
-    config: tenant,
-    catalog: withResultCache(
+  let auth: TenantAuthenticator | undefined;
+  let catalog: Catalog;
+  try {
+    const authenticator =
+      tenant.auth === undefined
+        ? undefined
+        : createTenantAuthenticator(tenant, {
+            baseUrl: options.baseUrl,
+            aliasBaseUrls: options.aliasBaseUrls,
+            devAuthorizationServer: options.devAuthorizationServer,
+            issuerEgress,
+            logger: logger.child({ tenant: tenant.id }),
+            ...(options.observe === undefined ? {} : { verifierObserver: options.observe.verifier }),
+          });
+    auth = authenticator === undefined ? undefined : (options.observe?.authenticator(authenticator) ?? authenticator);
+    catalog = withResultCache(
       createCatalog({ tenantId: tenant.id, sources, cursors, logger: logger.child({ tenant: tenant.id }) }),
       options.cache,
-    ),
+      revision,
+    );
+  } catch (error) {
+    auth?.close();
+    await Promise.allSettled(sources.map((source) => source.close()));
+    throw error;
+  }
+  return {
+    config: tenant,
+    revision,
+    failedSources,
+    catalog,
     server: serverIdentity(tenant.name),
     auth,
     issuerEgress,
@@ -130,4 +188,28 @@ export async function createTenantRuntime(
       await Promise.allSettled(sources.map((source) => source.close()));
     },
   };
+}
+
+/**
+ * `open()`, or a rejection once `timeoutMs` passed; a source that opens
+ * after that is closed at once (nothing holds it).
+ */
+async function openWithin(open: () => Source | Promise<Source>, timeoutMs: number): Promise<Source> {
+  const opening = Promise.resolve().then(open);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still opening after ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([opening, timedOut]);
+  } catch (error) {
+    void opening.then(
+      (late) => late.close().catch(() => undefined),
+      () => undefined,
+    );
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -31,27 +31,70 @@ describe('tenant registry', () => {
     expect(registry.status('acme')).toMatchObject({ servingRevision: 2 });
   });
 
-  it('keeps the previous runtime serving when a new one fails to build, and reports the error', async () => {
+  it('stops serving a tenant whose new revision cannot be built, never the previous runtime, and reports why', async () => {
     const registry = createTenantRegistry<FakeRuntime>();
     const good = new FakeRuntime('good');
     await registry.apply('acme', async () => good, 1);
     const outcome = await registry.apply(
       'acme',
       async () => {
-        throw new Error("source 'warehouse' failed to start: connection refused");
+        throw new Error('auth: the issuer entry is invalid');
       },
       2,
     );
     expect(outcome.ok).toBe(false);
-    expect(registry.serving.get('acme')).toBe(good);
-    expect(good.closed).toBe(false);
+    // The previous runtime holds what revision 2 changed (a revoked grant): it must not keep serving.
+    expect(registry.serving.get('acme')).toBeUndefined();
+    expect(registry.acquire('acme')).toBeUndefined();
+    await Promise.resolve();
+    expect(good.closed).toBe(true);
     expect(registry.status('acme')).toMatchObject({
-      servingRevision: 1,
-      lastError: { message: "source 'warehouse' failed to start: connection refused", revision: 2 },
+      revision: 2,
+      appliedRevision: 2,
+      lastError: { message: 'auth: the issuer entry is invalid', revision: 2 },
     });
-    // A later good build clears the error.
+    expect(registry.status('acme')?.servingRevision).toBeUndefined();
+    // A later good build serves again and clears the error.
     await registry.apply('acme', async () => new FakeRuntime('fixed'), 3);
+    expect(registry.serving.get('acme')?.label).toBe('fixed');
     expect(registry.status('acme')?.lastError).toBeUndefined();
+  });
+
+  it('never applies a revision older than one already applied, whatever order the calls come in', async () => {
+    const registry = createTenantRegistry<FakeRuntime>();
+    await registry.apply('acme', async () => new FakeRuntime('v5'), 5);
+    expect(await registry.apply('acme', async () => new FakeRuntime('v4'), 4)).toEqual({ ok: true, skipped: true });
+    expect(await registry.apply('acme', async () => new FakeRuntime('v5 again'), 5)).toEqual({
+      ok: true,
+      skipped: true,
+    });
+    expect(registry.serving.get('acme')?.label).toBe('v5');
+    expect(registry.status('acme')).toMatchObject({ revision: 5, appliedRevision: 5, servingRevision: 5 });
+  });
+
+  it('makes requests wait for a newer revision being built, and tells a writer once it is applied', async () => {
+    const registry = createTenantRegistry<FakeRuntime>();
+    await registry.apply('acme', async () => new FakeRuntime('v1'), 1);
+    expect(registry.whenCurrent('acme')).toBeUndefined();
+    let finish = (): void => undefined;
+    const building = registry.apply(
+      'acme',
+      () => new Promise<FakeRuntime>((resolve) => (finish = () => resolve(new FakeRuntime('v2')))),
+      2,
+    );
+    const applied = registry.whenApplied('acme', 2, 60_000);
+    const current = registry.whenCurrent('acme');
+    expect(current).toBeDefined();
+    let waited = false;
+    void current!.then(() => (waited = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(waited).toBe(false);
+    finish();
+    await building;
+    await current;
+    expect(registry.acquire('acme')?.runtime.label).toBe('v2');
+    expect(await applied).toBe(true);
+    expect(await registry.whenApplied('acme', 3, 10)).toBe(false);
   });
 
   it('applies changes of one tenant in call order even when an earlier build is slower', async () => {

@@ -8,6 +8,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
  *   {ns}:{<tag>}:e:<mac>:l  the single-flight lock of that entry
  *   {ns}:{<tag>}:b:<mac>    a result body, stored once for every entry whose body it is
  *   {ns}:{<tag>}:g          the tenant's generation (invalidation)
+ *   {ns}:{<tag>}:r          the newest configuration revision any replica has seen
  *   {ns}:invalidate         the pub/sub channel announcing a new generation
  *
  * `<tag>` = HMAC(key, "tenant" | tenantId), 16 hex digits. Redis Cluster
@@ -15,7 +16,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
  * keys live in one slot: MGET of an entry and its lock is legal, and a
  * tenant's load spreads by tenant across the cluster.
  *
- * `<mac>` = HMAC-SHA256(key, [layer, tenantId, generation, who, method, params]),
+ * `<mac>` = HMAC-SHA256(key, [layer, tenantId, generation, revision, who, method, params]),
  * where `who` is the principal fingerprint (per-credential results) or the
  * source id (the shared catalog layer). The MAC key is derived from the server
  * secret with HKDF (info "mcpgw cache key v1"), as the cursor key is (with its
@@ -37,6 +38,10 @@ export interface CacheKeys {
   body(tenantId: string, mac: string): string;
   lock(entryKey: string): string;
   generation(tenantId: string): string;
+  /** The tenant's revision floor: runtimes of a lower revision neither read nor write entries. */
+  revisionFloor(tenantId: string): string;
+  /** What every key of the tenant starts with (deleting a tenant deletes by it). */
+  tenantPrefix(tenantId: string): string;
   readonly invalidationChannel: string;
 }
 
@@ -45,6 +50,12 @@ export interface EntryKeyParts {
   layer: 'result' | 'source';
   tenantId: string;
   generation: string;
+  /**
+   * The configuration revision of the runtime that computed the entry: a
+   * runtime of another revision never reads or writes it, so an entry made
+   * under grants that changed since is out of reach of the new ones.
+   */
+  revision: number;
   /** The principal fingerprint (`result`) or the source id (`source`). */
   who: string;
   /** e.g. `resources/list`, or `listResources` for a source call. */
@@ -87,6 +98,7 @@ export function createCacheKeys(options: CacheKeysOptions): CacheKeys {
         parts.layer,
         parts.tenantId,
         parts.generation,
+        parts.revision,
         parts.who,
         parts.method,
         parts.params ?? null,
@@ -104,6 +116,8 @@ export function createCacheKeys(options: CacheKeysOptions): CacheKeys {
     body: (tenantId, bodyMac) => `${ns}:{${tenantTag(tenantId)}}:b:${bodyMac}`,
     lock: (entryKey) => `${entryKey}:l`,
     generation: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:g`,
+    revisionFloor: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:r`,
+    tenantPrefix: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:`,
     invalidationChannel: `${ns}:invalidate`,
   };
 }

@@ -19,6 +19,14 @@ export interface CacheStore {
   /** Stores only when the key is absent (Redis `SET NX PX`); true when stored. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /**
+   * Raises the integer at `key` to `value` if it is lower or absent (Redis:
+   * one Lua call, so concurrent raises never lower it) and keeps it `ttlMs`;
+   * resolves to the value now stored.
+   */
+  raise(key: string, value: number, ttlMs: number): Promise<number>;
+  /** Deletes every key starting with `prefix` (one tenant's keys: a hash tag, so one slot); resolves to how many. */
+  deleteByPrefix(prefix: string): Promise<number>;
   /** Fire-and-forget broadcast to every replica subscribed to `channel`. */
   publish(channel: string, message: string): Promise<void>;
   /**

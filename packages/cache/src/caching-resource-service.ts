@@ -13,6 +13,8 @@ import type { ResultBody } from './shared-results.js';
 
 export interface CallerCacheContext {
   tenantId: string;
+  /** The configuration revision of the runtime serving the caller: keys every entry (see EntryKeyParts.revision). */
+  revision?: number;
   /** The principal fingerprint from the policy layer: who may reuse an entry. */
   fingerprint: string;
   /** The caller's view (`AccessScope.view`): callers with equal views share stored bodies. */
@@ -50,6 +52,7 @@ export interface CallerCacheContext {
  */
 export function createCachingResourceService(inner: ResourceService, context: CallerCacheContext): ResourceService {
   const { tenantId, fingerprint, cache } = context;
+  const revision = context.revision ?? 0;
   const lists = !(context.neverCached?.lists ?? false);
   const reads = !(context.neverCached?.reads ?? false);
   // A page's cursor can be sealed again for another caller only when the inner service can do it.
@@ -80,6 +83,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
     let page: P | undefined;
     const { body, ttlMs } = await cache.getOrFetchResult({
       tenantId,
+      revision,
       who: fingerprint,
       // A cursor is bound to its caller: only the catalog may judge it, so a page after one is never shared.
       view: cursor === undefined ? listView : undefined,
@@ -138,6 +142,7 @@ export function createCachingResourceService(inner: ResourceService, context: Ca
       let outcome: ReadOutcome | undefined;
       const { body, ttlMs } = await cache.getOrFetchResult({
         tenantId,
+        revision,
         who: fingerprint,
         // No cursor in a read: the caller's view alone decides what it sees.
         view: context.view,
@@ -234,8 +239,11 @@ export interface ScopedCatalog {
 /** Callers per tenant whose views are kept for reuse (the most recently used). */
 const MAX_REUSED_VIEWS = 256;
 
-/** The same catalog, whose per-scope views go through the per-credential result cache. */
-export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: GatewayCache): C {
+/**
+ * The same catalog, whose per-scope views go through the per-credential
+ * result cache, under the configuration revision the catalog was built from.
+ */
+export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: GatewayCache, revision = 0): C {
   const neverCached = {
     lists: catalog.sources.every((source) => source.ttlMs.list <= 0),
     reads: catalog.sources.every((source) => source.ttlMs.read <= 0),
@@ -251,6 +259,7 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
       if (view === undefined) {
         view = createCachingResourceService(catalog.forScope(scope), {
           tenantId: catalog.tenantId,
+          revision,
           fingerprint: scope.fingerprint,
           view: scope.view,
           cache,

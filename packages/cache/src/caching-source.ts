@@ -4,6 +4,8 @@ import type { GatewayCache } from './gateway-cache.js';
 
 export interface SourceCacheContext {
   tenantId: string;
+  /** The configuration revision of the runtime this source belongs to: keys its pages (see EntryKeyParts.revision). */
+  revision?: number;
   cache: GatewayCache;
   /** Per-source overrides from configuration (`ttlMs` on a source entry); the rest keeps the source's own. */
   ttlMs?: Partial<SourceTtlMs> | undefined;
@@ -26,6 +28,7 @@ export interface SourceCacheContext {
  */
 export function createCachingSource(inner: Source, context: SourceCacheContext): Source {
   const { tenantId, cache } = context;
+  const revision = context.revision ?? 0;
   const logger = context.logger ?? silentLogger;
   const ttlMs: SourceTtlMs = { ...inner.ttlMs, ...context.ttlMs };
   const key = (method: string, params: unknown) => ({ layer: 'source' as const, who: inner.id, method, params });
@@ -38,6 +41,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
     async listResources(page, signal) {
       const stored = await cache.getOrFetch({
         tenantId,
+        revision,
         // Keyed by what the backend is asked, narrowing included (issue 15):
         // callers with the same grants share pages, and a narrowed page is
         // never served to a caller who needs the full scan or other prefixes.
@@ -62,6 +66,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
     async listTemplates(signal) {
       const { value } = await cache.getOrFetch({
         tenantId,
+        revision,
         key: key('listTemplates', null),
         cacheable: ttlMs.list > 0,
         ttlMs: () => ttlMs.list,

@@ -78,6 +78,9 @@ export function withCircuitBreaker(store: CacheStore, options: CircuitBreakerOpt
     set: (key, value, ttlMs) => guard(() => store.set(key, value, ttlMs)),
     setIfAbsent: (key, value, ttlMs) => guard(() => store.setIfAbsent(key, value, ttlMs)),
     delete: (key) => guard(() => store.delete(key)),
+    raise: (key, value, ttlMs) => guard(() => store.raise(key, value, ttlMs)),
+    // Not guarded: a tenant's deletion must reach Redis even while requests bypass it.
+    deleteByPrefix: (prefix) => store.deleteByPrefix(prefix),
     publish: (channel, message) => guard(() => store.publish(channel, message)),
     subscribe: (channel, listener, onResync) => store.subscribe(channel, listener, onResync),
     ready: (timeoutMs) => store.ready(timeoutMs),

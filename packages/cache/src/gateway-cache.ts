@@ -42,7 +42,9 @@ export interface GatewayCacheOptions {
 /** How one `getOrFetch` call goes. */
 export interface CachedCall<T> {
   tenantId: string;
-  key: Omit<EntryKeyParts, 'tenantId' | 'generation'>;
+  /** The configuration revision of the runtime asking (see EntryKeyParts.revision). Default 0. */
+  revision?: number;
+  key: Omit<EntryKeyParts, 'tenantId' | 'generation' | 'revision'>;
   /** False for requests that must never be cached (MRTR retries). */
   cacheable: boolean;
   /** How long the fetched value may be kept; 0 or less: not stored. */
@@ -78,6 +80,22 @@ export interface GatewayCache {
   getOrFetchResult(call: ResultCall): Promise<ResultLookup>;
   /** Makes all of a tenant's entries unreachable on every replica (source change, admin write). */
   invalidateTenant(tenantId: string): Promise<void>;
+  /**
+   * This replica starts applying `revision` of the tenant: lookups made under
+   * an older revision bypass the cache from now on, here and, through the
+   * store's revision floor, on every replica.
+   */
+  noteRevision(tenantId: string, revision: number): Promise<void>;
+  /**
+   * The tenant was deleted: refuses its runtimes still finishing requests,
+   * deletes every key of it from the store, and forgets what this process
+   * holds of it. `revision`: the newest revision of it this replica had
+   * seen, if known (its runtimes of that revision or older are refused).
+   * Resolves to the number of store keys deleted.
+   */
+  dropTenant(tenantId: string, revision?: number): Promise<number>;
+  /** Told when the store shows a revision of a tenant newer than one a lookup was made under. */
+  onNewerRevision(listener: (tenantId: string, revision: number) => void): () => void;
   /**
    * Resolves true once the store is connected, false after `timeoutMs`
    * (the gateway then starts anyway and serves uncached until Redis answers).
@@ -169,7 +187,7 @@ export function createGatewayCacheOn(
     store,
     keys,
     flights,
-    generation: (tenantId) => generations.current(tenantId),
+    generation: (tenantId, revision) => generations.current(tenantId, revision),
     count: (tenantId, event) => metrics.count(tenantId, 'result', event),
     failed: (tenantId, error) => failed(tenantId, 'result', error),
     now,
@@ -191,8 +209,9 @@ export function createGatewayCacheOn(
       let key: string;
       let raw: string | undefined;
       try {
-        const generation = await generations.current(tenantId);
-        key = keys.entry({ ...call.key, tenantId, generation });
+        const revision = call.revision ?? 0;
+        const generation = await generations.current(tenantId, revision);
+        key = keys.entry({ ...call.key, tenantId, generation, revision });
         raw = await store.get(key);
       } catch (error) {
         failed(tenantId, layer, error);
@@ -231,6 +250,12 @@ export function createGatewayCacheOn(
 
     ready: (timeoutMs) => store.ready(timeoutMs),
     invalidateTenant: (tenantId) => generations.invalidate(tenantId),
+    noteRevision: (tenantId, revision) => generations.noteRevision(tenantId, revision),
+    async dropTenant(tenantId, revision) {
+      getOrFetchResult.forget(keys.tenantPrefix(tenantId));
+      return generations.drop(tenantId, revision);
+    },
+    onNewerRevision: (listener) => generations.onNewer(listener),
     metrics: () => metrics.snapshot(),
     circuitOpen: () => 'state' in store && (store as BreakerStore).state === 'open',
     async close() {

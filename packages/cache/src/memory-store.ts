@@ -81,6 +81,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
     async delete(key) {
       remove(key);
     },
+    async raise(key, value, ttlMs) {
+      const current = Number(live(key, false)?.value ?? Number.NEGATIVE_INFINITY);
+      if (current >= value) return current;
+      put(key, String(value), ttlMs);
+      return value;
+    },
+    async deleteByPrefix(prefix) {
+      const doomed = [...entries.keys()].filter((key) => key.startsWith(prefix));
+      for (const key of doomed) remove(key);
+      return doomed.length;
+    },
     async publish(channel, message) {
       for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener(message));
     },

@@ -1,3 +1,4 @@
+import type { Cluster, Redis } from 'ioredis';
 import type { Logger } from '@mcpgw/core';
 import { silentLogger } from '@mcpgw/core';
 import { ioredis } from './ioredis-module.js';
@@ -16,6 +17,8 @@ export interface WindowCount {
 export interface RateCounter {
   /** Counts one request against `key` in a window of `windowMs`. */
   increment(key: string, windowMs: number): Promise<WindowCount>;
+  /** Drops the counters named `keys` and those starting with any of `prefixes` (a deleted tenant's). */
+  forget(keys: readonly string[], prefixes: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -46,6 +49,11 @@ export function createMemoryRateCounter(options: MemoryRateCounterOptions = {}):
       }
       window.current += 1;
       return { current: window.current, ttlMs: window.resetAt - at };
+    },
+    async forget(keys, prefixes) {
+      for (const key of [...windows.keys()]) {
+        if (keys.includes(key) || prefixes.some((prefix) => key.startsWith(prefix))) windows.delete(key);
+      }
     },
     async close() {
       windows.clear();
@@ -119,6 +127,22 @@ export function createRedisRateCounter(options: RedisRateCounterOptions): RedisR
       const [current, ttlMs] = await scripts.rateCount(options.prefix + key, windowMs);
       return { current, ttlMs };
     },
+    async forget(keys, prefixes) {
+      // One key per command: counters carry no hash tag, so on a cluster any two may live in different slots.
+      await Promise.all(keys.map((key) => client.unlink(options.prefix + key)));
+      const nodes = isClusterUrl(options.url) ? (client as Cluster).nodes('master') : [client as Redis];
+      for (const prefix of prefixes) {
+        const match = `${(options.prefix + prefix).replace(/[*?[\]\\]/g, '\\$&')}*`;
+        for (const node of nodes) {
+          let cursor = '0';
+          do {
+            const [next, found] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+            cursor = next;
+            await Promise.all(found.map((key) => node.unlink(key)));
+          } while (cursor !== '0');
+        }
+      }
+    },
     ready(timeoutMs) {
       if (client.status === 'ready') return Promise.resolve(true);
       return new Promise((resolve) => {
@@ -157,6 +181,9 @@ export function withFallbackCounter(
         onFallback(error);
         return fallback.increment(key, windowMs);
       }
+    },
+    async forget(keys, prefixes) {
+      await Promise.all([primary.forget(keys, prefixes), fallback.forget(keys, prefixes)]);
     },
     async close() {
       await Promise.all([primary.close(), fallback.close()]);

@@ -21,6 +21,14 @@ export function isClusterUrl(url: string): boolean {
   return /^rediss?\+cluster:\/\//i.test(url);
 }
 
+/** `raise`: keeps the larger of the stored integer and ARGV[1], in one step. */
+const RAISE_SCRIPT = `
+local current = tonumber(redis.call('GET', KEYS[1]))
+if current ~= nil and current >= tonumber(ARGV[1]) then return tostring(current) end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]
+`;
+
 /**
  * The Redis store. Commands fail fast instead of waiting: no offline queue
  * (ioredis would otherwise hold commands while disconnected, FACTS.md), a
@@ -88,6 +96,24 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
     },
     async delete(key) {
       await client.del(key);
+    },
+    async raise(key, value, ttlMs) {
+      return Number(await client.eval(RAISE_SCRIPT, 1, key, String(value), String(ttlMs)));
+    },
+    async deleteByPrefix(prefix) {
+      const match = `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
+      // A cluster keeps the prefix's slot on one master, but which one is not worth asking: scan them all.
+      const nodes: Redis[] = isClusterUrl(options.url) ? (client as Cluster).nodes('master') : [client as Redis];
+      let deleted = 0;
+      for (const node of nodes) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+          cursor = next;
+          if (keys.length > 0) deleted += await node.unlink(...keys);
+        } while (cursor !== '0');
+      }
+      return deleted;
     },
     async publish(channel, message) {
       await client.publish(channel, message);

@@ -20,6 +20,8 @@ export interface ResultBody {
 /** How one result lookup goes. */
 export interface ResultCall {
   tenantId: string;
+  /** The configuration revision of the runtime asking (see EntryKeyParts.revision). Default 0. */
+  revision?: number;
   /** The caller's principal fingerprint: keys the caller's own entry. */
   who: string;
   /** The caller's view (`AccessScope.view`): callers with equal views share bodies. Undefined: no sharing. */
@@ -45,7 +47,7 @@ export interface SharedResultsDeps {
   store: CacheStore;
   keys: CacheKeys;
   flights: SingleFlight;
-  generation(tenantId: string): Promise<string>;
+  generation(tenantId: string, revision: number): Promise<string>;
   count(tenantId: string, event: CacheEvent): void;
   failed(tenantId: string, error: unknown): void;
   now(): number;
@@ -81,7 +83,14 @@ const BODY_MEMO_CHARS = 32 * 1024 * 1024;
  * Bodies are content-addressed, so a decoded copy kept in process is never
  * stale: a hit on Redis is one round trip for the own entry.
  */
-export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall) => Promise<ResultLookup> {
+/** The result cache's lookup, and how to forget a deleted tenant's bodies kept in process. */
+export interface SharedResults {
+  (call: ResultCall): Promise<ResultLookup>;
+  /** Drops every decoded body whose key starts with `prefix` (one tenant's). */
+  forget(prefix: string): void;
+}
+
+export function createSharedResults(deps: SharedResultsDeps): SharedResults {
   const { store, keys, flights, now } = deps;
   const decoded = new Map<string, { state: unknown; text: string; bytes: Buffer }>();
   let decodedChars = 0;
@@ -137,7 +146,7 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
 
   const record = (at: number, ttl: number, bodyMac: string) => JSON.stringify({ at, ttl, b: bodyMac });
 
-  return async (call) => {
+  const lookup = async (call: ResultCall): Promise<ResultLookup> => {
     const { tenantId } = call;
     const uncached = async (): Promise<ResultLookup> => ({
       body: await call.fetch(call.signal),
@@ -151,9 +160,10 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
     let viewKey: string | undefined;
     let found: Awaited<ReturnType<typeof resolve>>;
     try {
-      const generation = await deps.generation(tenantId);
+      const revision = call.revision ?? 0;
+      const generation = await deps.generation(tenantId, revision);
       const entry = (who: string) =>
-        keys.entry({ layer: 'result', tenantId, generation, who, method: call.method, params: call.params });
+        keys.entry({ layer: 'result', tenantId, generation, revision, who, method: call.method, params: call.params });
       ownKey = entry(call.who);
       found = await resolve(tenantId, await store.get(ownKey));
       if (found === undefined && call.view !== undefined) {
@@ -199,4 +209,13 @@ export function createSharedResults(deps: SharedResultsDeps): (call: ResultCall)
     });
     return { body, ttlMs: undefined };
   };
+  return Object.assign(lookup, {
+    forget(prefix: string) {
+      for (const [key, body] of decoded) {
+        if (!key.startsWith(prefix)) continue;
+        decoded.delete(key);
+        decodedChars -= body.text.length + body.bytes.length;
+      }
+    },
+  });
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CacheKeys } from './cache-keys.js';
 import type { CacheStore } from './cache-store.js';
+import { CacheBypassError } from './circuit-breaker.js';
 
 /** A generation outlives any entry; if Redis drops it, a new one just empties the tenant's cache once. */
 const GENERATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -12,17 +13,49 @@ export interface TenantGenerationsOptions {
 }
 
 /**
- * Invalidation by key versioning (issue 4): every entry key folds in the
- * tenant's current generation, a random string kept in the store. Replacing
- * it makes all of the tenant's entries unreachable at once (they expire on
- * their own). Each replica keeps a copy for at most `refreshMs` and drops it
- * at once when the pub/sub channel announces a new generation, so every
- * replica sees an invalidation within about a millisecond, and within
- * `refreshMs` even if the message is lost.
+ * A lookup by a runtime older than the newest configuration revision this
+ * replica has seen (itself, or through Redis from another replica): served
+ * uncached, and counted as a bypass.
+ */
+export class RevisionBehindError extends CacheBypassError {
+  constructor(
+    readonly revision: number,
+    readonly newest: number,
+  ) {
+    super();
+    this.message = `revision ${revision} is behind revision ${newest}`;
+    this.name = 'RevisionBehindError';
+  }
+}
+
+/** Told when Redis shows a tenant revision newer than the one a lookup was made under. */
+export type NewerRevisionListener = (tenantId: string, revision: number) => void;
+
+/**
+ * Invalidation by key versioning: every entry key folds in the tenant's
+ * current generation, a random string kept in the store. Replacing it makes
+ * all of the tenant's entries unreachable at once (they expire on their
+ * own). Each replica keeps a copy for at most `refreshMs` and drops it at
+ * once when the pub/sub channel announces a new generation, so every replica
+ * sees an invalidation within about a millisecond, and within `refreshMs`
+ * even if the message is lost.
+ *
+ * Entry keys also fold in the configuration revision of the runtime that
+ * computed them, and the store keeps each tenant's revision floor: the
+ * newest revision any replica has started to apply (raised atomically, never
+ * lowered). A runtime whose revision is below the floor, here or in Redis,
+ * neither reads nor writes entries: a replica still serving an old
+ * configuration can neither hand out nor plant results made under grants
+ * that have since been revoked, and the replica that reads the newer floor
+ * is told (`onNewer`), so it applies the change even if its own change
+ * signal was lost.
  */
 export class TenantGenerations {
   private readonly local = new Map<string, { generation: string; loadedAt: number }>();
   private readonly loading = new Map<string, Promise<string>>();
+  /** The newest revision seen per tenant id: noted here, or read from the store. */
+  private readonly floors = new Map<string, number>();
+  private readonly newer = new Set<NewerRevisionListener>();
   private readonly refreshMs: number;
   private readonly now: () => number;
   private readonly unsubscribe: () => void;
@@ -41,16 +74,37 @@ export class TenantGenerations {
     );
   }
 
-  /** The tenant's generation; rejects when the store fails (the caller bypasses the cache). */
-  current(tenantId: string): Promise<string> {
+  /**
+   * The tenant's generation for a runtime of `revision`; rejects when the
+   * store fails or a newer revision is known (the caller bypasses the cache).
+   */
+  async current(tenantId: string, revision: number): Promise<string> {
+    this.checkFloor(tenantId, revision);
     const tag = this.keys.tenantTag(tenantId);
     const known = this.local.get(tag);
-    if (known !== undefined && this.now() - known.loadedAt < this.refreshMs) return Promise.resolve(known.generation);
-    const pending = this.loading.get(tag);
-    if (pending !== undefined) return pending;
-    const load = this.load(tenantId, tag).finally(() => this.loading.delete(tag));
-    this.loading.set(tag, load);
-    return load;
+    if (known !== undefined && this.now() - known.loadedAt < this.refreshMs) return known.generation;
+    let pending = this.loading.get(tag);
+    if (pending === undefined) {
+      pending = this.load(tenantId, tag).finally(() => this.loading.delete(tag));
+      this.loading.set(tag, pending);
+    }
+    const generation = await pending;
+    this.checkFloor(tenantId, revision);
+    return generation;
+  }
+
+  /**
+   * This replica starts applying `revision`: lookups of older runtimes bypass
+   * the cache from now on, here at once and on every replica once it reads
+   * the floor (the tag is published, so at once there too unless the message
+   * is lost).
+   */
+  async noteRevision(tenantId: string, revision: number): Promise<void> {
+    this.raiseFloor(tenantId, revision);
+    const tag = this.keys.tenantTag(tenantId);
+    this.local.delete(tag);
+    await this.store.raise(this.keys.revisionFloor(tenantId), revision, GENERATION_TTL_MS);
+    await this.store.publish(this.keys.invalidationChannel, tag);
   }
 
   /** Starts a new generation for the tenant and tells every replica. */
@@ -64,13 +118,52 @@ export class TenantGenerations {
     await this.store.publish(this.keys.invalidationChannel, tag);
   }
 
+  /**
+   * The tenant is gone: every runtime of it this replica may still hold
+   * (requests finishing on it) is refused from now on, and every key of the
+   * tenant is deleted from the store. A tenant created again under the same
+   * id starts at a higher revision (the control plane keeps counting), so it
+   * is not refused. `revision`: the newest revision of the tenant this
+   * replica had seen, if it knows.
+   */
+  async drop(tenantId: string, revision?: number): Promise<number> {
+    this.raiseFloor(tenantId, Math.max(revision ?? 0, this.floors.get(tenantId) ?? 0) + 1);
+    const tag = this.keys.tenantTag(tenantId);
+    this.local.delete(tag);
+    const deleted = await this.store.deleteByPrefix(this.keys.tenantPrefix(tenantId));
+    await this.store.publish(this.keys.invalidationChannel, tag).catch(() => undefined);
+    return deleted;
+  }
+
+  /** Subscribes to revisions newer than a lookup's, as read from the store; returns an unsubscribe. */
+  onNewer(listener: NewerRevisionListener): () => void {
+    this.newer.add(listener);
+    return () => void this.newer.delete(listener);
+  }
+
   close(): void {
     this.unsubscribe();
+    this.newer.clear();
+  }
+
+  private checkFloor(tenantId: string, revision: number): void {
+    const floor = this.floors.get(tenantId);
+    if (floor !== undefined && revision < floor) throw new RevisionBehindError(revision, floor);
+  }
+
+  private raiseFloor(tenantId: string, revision: number): void {
+    if (!((this.floors.get(tenantId) ?? Number.NEGATIVE_INFINITY) >= revision)) this.floors.set(tenantId, revision);
   }
 
   private async load(tenantId: string, tag: string): Promise<string> {
     const key = this.keys.generation(tenantId);
-    let generation = await this.store.get(key);
+    const [stored, floorText] = await this.store.getMany([key, this.keys.revisionFloor(tenantId)]);
+    const floor = Number(floorText);
+    if (floorText !== undefined && Number.isSafeInteger(floor) && floor > (this.floors.get(tenantId) ?? 0)) {
+      this.raiseFloor(tenantId, floor);
+      for (const listener of [...this.newer]) listener(tenantId, floor);
+    }
+    let generation = stored;
     if (generation === undefined) {
       // First use (or the key was evicted): replicas race to create it, and all adopt the winner.
       const mine = randomBytes(12).toString('base64url');

@@ -6,6 +6,7 @@ const parts = {
   layer: 'result' as const,
   tenantId: 'acme',
   generation: 'g1',
+  revision: 3,
   who: 'fingerprint-of-alice',
   method: 'resources/read',
   params: 'test://docs/salaries.txt',
@@ -21,6 +22,8 @@ describe('cache keys', () => {
     const tag = /\{([^}]+)\}/.exec(entry)?.[1];
     expect(tag).toBe(keys.tenantTag('acme'));
     expect(keys.generation('acme')).toContain(`{${tag}}`);
+    expect(keys.revisionFloor('acme')).toContain(`{${tag}}`);
+    expect(entry.startsWith(keys.tenantPrefix('acme'))).toBe(true);
     expect(keys.lock(entry)).toContain(`{${tag}}`);
     expect(keys.tenantTag('globex')).not.toBe(tag);
   });
@@ -32,6 +35,8 @@ describe('cache keys', () => {
       { layer: 'source' as const },
       { tenantId: 'globex' },
       { generation: 'g2' },
+      // A runtime of another configuration revision never reaches this entry.
+      { revision: 2 },
       { who: 'fingerprint-of-bob' },
       { method: 'resources/list' },
       { params: 'test://docs/other.txt' },

@@ -50,6 +50,23 @@ describe('Redis rate counter', () => {
     for (const count of counts) expect(count.ttlMs).toBeLessThanOrEqual(60_000);
     expect((await dumpNamespace(namespace)).get(`${namespace}:tenant:acme`)).toBe('10');
   });
+
+  it("forgets a deleted tenant's counters and its callers', and no other tenant's", async () => {
+    for (const key of [
+      'tenant:gone',
+      'principal:gone:fp1',
+      'principal:gone:fp2',
+      'tenant:gone2',
+      'principal:gone2:fp',
+    ]) {
+      await counter.increment(key, 60_000);
+    }
+    await counter.forget(['tenant:gone'], ['principal:gone:']);
+    expect([...(await dumpNamespace(namespace)).keys()].filter((key) => key.includes('gone')).sort()).toEqual([
+      `${namespace}:principal:gone2:fp`,
+      `${namespace}:tenant:gone2`,
+    ]);
+  });
 });
 
 describe('fallback counter', () => {
@@ -59,6 +76,7 @@ describe('fallback counter', () => {
     const flaky: RateCounter = {
       increment: (key, windowMs) =>
         failing ? Promise.reject(new Error('Stream is not writeable')) : primary.increment(key, windowMs),
+      forget: (keys, prefixes) => primary.forget(keys, prefixes),
       close: () => primary.close(),
     };
     const fallback = createMemoryRateCounter();

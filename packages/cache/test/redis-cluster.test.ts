@@ -80,6 +80,7 @@ describe('Redis Cluster', () => {
         layer: 'result',
         tenantId: 'acme',
         generation: 'g',
+        revision: 1,
         who: 'f',
         method: 'm',
         params: 1,

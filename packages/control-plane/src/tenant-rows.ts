@@ -123,7 +123,12 @@ export function createTenantRows(db: SqlDatabase, readsIn: ReadsIn): TenantRows 
     createTenant(context, id, change, options = {}) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.query<TenantRow>(
-          `INSERT INTO tenants (id, document, status, managed_by) VALUES ($1, $2, $3, $4)
+          // A tenant created again under an id that was deleted continues its revisions rather than
+          // start over: replicas and the cache order a tenant's configurations by revision, and must
+          // never take the old tenant's revision N for the new one's. Every revision came with one
+          // audit event, and the trail outlives the tenant, so counting it gives a higher number.
+          `INSERT INTO tenants (id, document, status, managed_by, revision)
+           VALUES ($1, $2, $3, $4, 1 + (SELECT count(*) FROM audit_events WHERE tenant_id = $1))
            ON CONFLICT (id) DO NOTHING RETURNING ${TENANT_COLUMNS}`,
           [id, JSON.stringify(change.document ?? {}), change.status ?? 'active', change.managedBy ?? 'api'],
         );

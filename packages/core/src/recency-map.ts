@@ -71,6 +71,11 @@ export class RecencyMap<K, V> {
     }
   }
 
+  /** Every key, oldest insertion first (for sweeps that delete by a pattern). */
+  keys(): IterableIterator<K> {
+    return this.#entries.keys();
+  }
+
   clear(): void {
     this.#entries.clear();
   }

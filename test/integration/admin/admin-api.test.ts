@@ -158,12 +158,15 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API on %s', (engine) => {
     expect(removed.status).toBe(204);
   });
 
-  it("reports a source that cannot start on the tenant's status, while the previous runtime keeps serving", async () => {
+  it("applies a source that cannot start as unavailable, and says so in the write's answer and the tenant's status", async () => {
     const put = await f.call('PUT', '/tenants/alpha/sources/broken', {
       token: operator,
       body: { type: 'files', root: '/no/such/folder/anywhere' },
     });
     expect(put.status, put.text).toBe(201);
+    // The writer learns at once which revision it committed and that this replica applied it.
+    expect(put.headers.get('mcpgw-applied-revision')).toBe(put.headers.get('mcpgw-revision'));
+    expect(put.headers.get('mcpgw-unavailable-sources')).toBe('broken');
     type SourceStatus = { name: string; serving: boolean; lastError?: { message: string } };
     let status: Record<string, unknown> = {};
     const brokenOf = () => (status.sources as SourceStatus[]).find((source) => source.name === 'broken');
@@ -171,7 +174,9 @@ describe.each<Engine>(['postgres', 'pglite'])('admin API on %s', (engine) => {
       status = (await f.call('GET', '/tenants/alpha/status', { token: alphaAdmin })).json;
       return brokenOf()?.lastError !== undefined;
     });
-    expect(status).toMatchObject({ runtime: { serving: true, upToDate: false, lastError: expect.any(Object) } });
+    // Applied all the same: the broken source serves as unavailable, nothing else of the revision waits on it.
+    expect(status).toMatchObject({ runtime: { serving: true, upToDate: true } });
+    expect((status.runtime as { lastError?: unknown }).lastError).toBeUndefined();
     expect(brokenOf()).toMatchObject({
       serving: false,
       lastError: { message: expect.stringContaining("source 'broken'") },

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { slug } from '@mcpgw/config';
 import type { z } from 'zod';
 import type { AdminAuthenticator, AdminPrincipal } from './admin-principal.js';
@@ -17,6 +17,37 @@ export interface AdminPluginOptions {
   /** The WWW-Authenticate challenge of a 401 for a request that named no credentials. */
   readonly challenge: (tenantId: string | undefined) => string;
 }
+
+/** How long a write's answer waits for this replica to apply the revision it committed. */
+export const APPLY_WAIT_MS = 1_000;
+
+/**
+ * After a write to a tenant's configuration: the revision it committed (`Mcpgw-Revision`),
+ * once this replica has applied it or after APPLY_WAIT_MS, the revision this
+ * replica has applied (`Mcpgw-Applied-Revision`), and the sources that failed
+ * to start in it and are served as unavailable (`Mcpgw-Unavailable-Sources`,
+ * percent-encoded ids; the tenant status says why). A writer sees at once
+ * whether what it changed, a revoked grant say, is what this replica serves.
+ */
+async function reportApplied(deps: Omit<AdminDeps, 'routes'>, tenantId: string | undefined, reply: FastifyReply) {
+  if (tenantId === undefined) return;
+  const stored = await deps.store.getTenant(tenantId);
+  if (stored === undefined) return;
+  reply.header('mcpgw-revision', String(stored.revision));
+  if (stored.status !== 'active') return;
+  await deps.tenants.whenApplied(tenantId, stored.revision, APPLY_WAIT_MS);
+  const applied = deps.tenants.status(tenantId)?.appliedRevision;
+  if (applied !== undefined) reply.header('mcpgw-applied-revision', String(applied));
+  const failed = deps.tenants.serving.get(tenantId)?.failedSources;
+  if (failed !== undefined && failed.size > 0) {
+    reply.header('mcpgw-unavailable-sources', [...failed.keys()].map(encodeURIComponent).join(','));
+  }
+}
+
+/** A write to a tenant's configuration (not a preview, a connection test or a cache flush). */
+const changesConfiguration = (route: AdminRoute): boolean =>
+  route.path.includes('{tenantId}') &&
+  (route.method === 'PUT' || route.method === 'DELETE' || /\/(suspend|resume)$/.test(route.path));
 
 /** `{name}` (OpenAPI) → `:name` (Fastify). */
 const fastifyPath = (path: string): string => path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
@@ -131,6 +162,9 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       handler: async (request, reply) => {
         const result = await handle(request);
         if (result.etag !== undefined) reply.header('etag', result.etag);
+        if (changesConfiguration(route) && result.status < 300) {
+          await reportApplied(deps, addressedTenant(request), reply);
+        }
         reply.code(result.status);
         if (result.body === undefined) return reply.send();
         return reply.type(result.mediaType ?? 'application/json').send(result.body);

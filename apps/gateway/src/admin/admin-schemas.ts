@@ -83,23 +83,33 @@ export const entityList = z.object({ items: z.array(entityView) });
 
 export const sourceHealthView = z.object({
   name: z.string(),
-  serving: z.boolean().describe('Whether the serving runtime has this source'),
+  serving: z.boolean().describe('Whether the serving runtime has this source open (false when it failed to start)'),
   health: z.object({ ok: z.boolean(), detail: z.string().optional() }).optional(),
   lastChange: z.string().optional().describe('When its stored document last changed'),
   lastError: z
     .object({ message: z.string(), revision: z.int().optional(), at: z.string() })
     .optional()
-    .describe("The tenant's last failed build, when it names this source"),
+    .describe('Why this source failed to start in the serving revision (it is served as unavailable)'),
 });
 
 export const tenantStatusView = z.object({
   tenant: tenantView,
   runtime: z.object({
     serving: z.boolean(),
-    servingRevision: z.int().optional(),
+    revision: z.int().describe("The tenant's stored revision"),
+    appliedRevision: z
+      .int()
+      .optional()
+      .describe(
+        'The newest revision this replica has applied: serving it, or not serving the tenant (lastError says why)',
+      ),
+    servingRevision: z.int().optional().describe('The revision the serving runtime was built from'),
     lastChangeAt: z.string().optional(),
-    lastError: z.object({ message: z.string(), revision: z.int().optional(), at: z.string() }).optional(),
-    upToDate: z.boolean().describe('This replica serves the stored revision'),
+    lastError: z
+      .object({ message: z.string(), revision: z.int().optional(), at: z.string() })
+      .optional()
+      .describe('Why the applied revision could not be built (the tenant is not served)'),
+    upToDate: z.boolean().describe('This replica has applied the stored revision'),
   }),
   sources: z.array(sourceHealthView),
 });

@@ -4,8 +4,8 @@ import type { TenantConfig } from '@mcpgw/config';
 import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { TenantRegistry } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
-import { loadTenantEntry, type TenantAdminWrites } from './tenant-entries.js';
+import type { StoredPlacement, TenantRuntime } from '../tenant-runtime.js';
+import { loadTenantEntry } from './tenant-entries.js';
 
 /** A missed signal (a dropped LISTEN connection, a replica that was paused) is caught within this long. */
 export const RECONCILE_INTERVAL_MS = 10_000;
@@ -18,10 +18,22 @@ export interface TenantSyncOptions {
   readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
   /** Checks a stored tenant by the bootstrap file's rules. */
   readonly validate: (entry: unknown) => Promise<TenantConfig>;
-  /** Builds a runtime; the sources and issuers a tenant admin wrote connect under the egress policy. */
-  readonly build: (tenant: TenantConfig, tenantAdminWrites: TenantAdminWrites) => Promise<TenantRuntime>;
+  /** Builds a runtime of a revision; the sources and issuers a tenant admin wrote connect under the egress policy. */
+  readonly build: (tenant: TenantConfig, stored: StoredPlacement) => Promise<TenantRuntime>;
   /** Drops the tenant's cached listings and results after its runtime changed. */
   readonly invalidate: (tenantId: string) => Promise<void>;
+  /**
+   * Told before a revision is built: from then on no runtime of an older
+   * revision reads or writes the cache, on this replica or any other
+   * (GatewayCache.noteRevision). A failure is logged; the build goes on.
+   */
+  readonly noteRevision?: (tenantId: string, revision: number) => Promise<void>;
+  /**
+   * Told when the tenant was deleted (`revision`: the newest this replica
+   * had seen): deletes what the cache holds of it, here and in Redis. Called
+   * again once the runtimes still finishing requests have closed.
+   */
+  readonly drop?: (tenantId: string, revision: number | undefined) => Promise<void>;
   /**
    * Told after a runtime was swapped in or removed and its caches were
    * dropped (even if dropping failed): live notifications tell this replica's
@@ -33,6 +45,8 @@ export interface TenantSyncOptions {
 }
 
 export interface TenantSync {
+  /** Reads the tenant from the control plane again and applies it if it changed (a newer revision seen elsewhere). */
+  request(tenantId: string): void;
   /** Resolves once every refresh requested so far is done (tests, shutdown). */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -43,8 +57,11 @@ export interface TenantSync {
  * tenant at start, then each tenant a committed change names (Postgres
  * LISTEN/NOTIFY, delivered at commit), plus a periodic comparison of
  * revisions that catches what a lost signal missed. A tenant whose new
- * configuration does not validate or whose runtime fails to start keeps its
- * previous runtime; the registry's status says why.
+ * configuration does not validate or cannot be built is no longer served
+ * (never by its previous runtime, which holds what the change revoked); a
+ * source that fails to open serves as unavailable inside the new runtime.
+ * The registry's status says which. A deleted tenant's cache entries go
+ * with it, on every replica (each runs this on the same signal).
  */
 export async function startTenantSync(options: TenantSyncOptions): Promise<TenantSync> {
   const { registry, store, logger } = options;
@@ -59,29 +76,65 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     }
   };
 
+  /** Tenants whose deletion this replica has handled (a later signal for them costs no Redis scan). */
+  const dropped = new Set<string>();
+  const dropTenant = async (tenantId: string, revision: number | undefined): Promise<void> => {
+    if (options.drop === undefined) return;
+    dropped.add(tenantId);
+    const drop = options.drop;
+    await drop(tenantId, revision).catch((error: unknown) =>
+      logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'deleting the tenant from the cache failed'),
+    );
+    // Requests still finishing on the retired runtime may have stored something since: once more after them.
+    void registry
+      .retiredClosed(tenantId)
+      .then(() => drop(tenantId, revision))
+      .catch((error: unknown) =>
+        logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'deleting the tenant from the cache failed'),
+      );
+  };
+
   const refresh = async (tenantId: string): Promise<void> => {
     const loaded = await loadTenantEntry(store, options.sourceFactories, tenantId);
     if (loaded === undefined) {
-      if (registry.serving.has(tenantId)) {
+      const status = registry.status(tenantId);
+      const deleted = (await store.getTenant(tenantId)) === undefined;
+      if (registry.serving.has(tenantId) || status !== undefined) {
         await registry.remove(tenantId);
-        await invalidated(tenantId);
+        if (!deleted) await invalidated(tenantId);
         logger.info({ tenant: tenantId }, 'tenant no longer served (deleted or suspended)');
+      }
+      if (deleted && !dropped.has(tenantId)) {
+        await dropTenant(tenantId, status?.revision);
+        options.changed?.(tenantId);
       }
       return;
     }
-    if (registry.status(tenantId)?.servingRevision === loaded.revision) return;
+    dropped.delete(tenantId);
+    if (registry.status(tenantId)?.appliedRevision === loaded.revision) return;
+    await options
+      .noteRevision?.(tenantId, loaded.revision)
+      .catch((error: unknown) =>
+        logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'recording the new revision in the cache failed'),
+      );
     const outcome = await registry.apply(
       tenantId,
-      async () => options.build(await options.validate(loaded.entry), loaded.tenantAdminWrites),
+      async () =>
+        options.build(await options.validate(loaded.entry), {
+          revision: loaded.revision,
+          tenantAdminWrites: loaded.tenantAdminWrites,
+        }),
       loaded.revision,
     );
+    if (outcome.ok && outcome.skipped === true) return;
     if (outcome.ok) {
       await invalidated(tenantId);
       logger.info({ tenant: tenantId, revision: loaded.revision }, 'tenant configuration applied');
     } else {
+      await invalidated(tenantId);
       logger.error(
         { tenant: tenantId, revision: loaded.revision, err: outcome.error.message },
-        'tenant configuration not applied: the previous one keeps serving',
+        'tenant configuration cannot be built: the tenant is not served until it is fixed',
       );
     }
   };
@@ -98,7 +151,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   const reconcile = async (): Promise<void> => {
     const revisions = await store.revisions();
     for (const [tenantId, revision] of revisions) {
-      if (registry.status(tenantId)?.servingRevision !== revision) request(tenantId);
+      if (registry.status(tenantId)?.appliedRevision !== revision) request(tenantId);
     }
     for (const tenantId of registry.serving.keys()) if (!revisions.has(tenantId)) request(tenantId);
   };
@@ -119,6 +172,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   timer.unref();
 
   return {
+    request,
     async settled() {
       while (pending.size > 0) await Promise.all([...pending]);
     },

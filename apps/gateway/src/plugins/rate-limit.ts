@@ -35,6 +35,8 @@ export interface RateLimits {
   ): Promise<RateLimitRefusal | undefined>;
   /** Requests refused so far, by scope (a metrics module can read these). */
   readonly refused: Readonly<Record<RateLimitScope, number>>;
+  /** Drops a deleted tenant's counters (its own and its callers'), in Redis and in process. */
+  forgetTenant(tenantId: string): Promise<void>;
 }
 
 export interface RateLimitOptions {
@@ -160,6 +162,7 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
         limit: limitOf(request, tenant.limits?.perPrincipalPerMinute, env.RATE_LIMIT_PRINCIPAL_PER_MINUTE),
       }),
     refused,
+    forgetTenant: (tenantId) => counter.forget([`tenant:${tenantId}`], [`principal:${tenantId}:`]),
   };
 }
 

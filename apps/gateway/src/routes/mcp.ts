@@ -93,6 +93,9 @@ export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions
     // Per address and per tenant before any token work, so a flood costs no verification.
     const byAddress = await limits.rateLimits.checkAddress(request);
     if (byAddress !== undefined) return send(reply, rateLimitedResponse(reply, byAddress));
+    // A newer revision being built is waited for: the runtime it replaces may hold a revoked grant.
+    const building = TENANT_ID.test(request.params.tenant) ? tenants.whenCurrent(request.params.tenant) : undefined;
+    if (building !== undefined) await building;
     const lease = TENANT_ID.test(request.params.tenant) ? tenants.acquire(request.params.tenant) : undefined;
     if (lease === undefined) return send(reply, unknownTenant(request.params.tenant, null));
     held.lease = () => lease.release();

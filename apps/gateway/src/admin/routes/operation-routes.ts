@@ -9,23 +9,33 @@ import type { StoredEntity } from '@mcpgw/control-plane';
 import type { TenantStatus } from '../../tenant-registry.js';
 import type { AdminDeps } from '../admin-route.js';
 
+/** Every source credential value of the tenant, each replaced wherever it appears in `message`. */
+async function scrubber(deps: AdminDeps, tenantId: string, sources: readonly StoredEntity[]) {
+  const secrets: Record<string, string>[] = [];
+  for (const source of sources) {
+    if (source.secretNames.length === 0) continue;
+    secrets.push(await deps.store.openSourceSecrets(tenantId, source.name));
+  }
+  return (message: string) => secrets.reduce((scrubbed, values) => scrub(scrubbed, values), message);
+}
+
 /**
  * The registry's status of a tenant with every source credential value
  * replaced in its last error: a driver's message may quote what it was given.
  */
-async function scrubbedStatus(
+function scrubbedStatus(
   deps: AdminDeps,
   tenantId: string,
-  sources: readonly StoredEntity[],
-): Promise<TenantStatus | undefined> {
+  clean: (message: string) => string,
+): TenantStatus | undefined {
   const status = deps.tenants.status(tenantId);
   if (status?.lastError === undefined) return status;
-  let message = status.lastError.message;
-  for (const source of sources) {
-    if (source.secretNames.length === 0) continue;
-    message = scrub(message, await deps.store.openSourceSecrets(tenantId, source.name));
-  }
-  return { ...status, lastError: { ...status.lastError, message } };
+  return { ...status, lastError: { ...status.lastError, message: clean(status.lastError.message) } };
+}
+
+/** A health detail with credential values replaced. */
+function optionalDetail(detail: string | undefined, clean: (message: string) => string): { detail?: string } {
+  return detail === undefined ? {} : { detail: clean(detail) };
 }
 
 /** A source's health probe in a status answer waits at most this long (as the readiness prober does). */
@@ -39,7 +49,7 @@ export const operationRoutes: readonly AdminRoute[] = [
     operationId: 'getTenantStatus',
     summary: "The tenant's state on this replica",
     description:
-      "Whether this replica serves the stored revision, the last build error, and each source's health (probed now, 2 s at most each) and last change.",
+      "Whether this replica has applied the stored revision (`revision`, `appliedRevision`, `upToDate`), why it could not build it if so (the tenant is then not served), and each source's health (probed now, 2 s at most each), last change, and why it failed to start if it did (it is then served as unavailable).",
     tag: 'Operations',
     access: 'tenant',
     params: tenantIdParams,
@@ -47,28 +57,31 @@ export const operationRoutes: readonly AdminRoute[] = [
     async handler({ params, deps }) {
       const tenant = await requireTenant(deps, params.tenantId);
       const stored = await deps.store.listEntities(tenant.id, 'source');
-      const status = await scrubbedStatus(deps, tenant.id, stored);
+      const clean = await scrubber(deps, tenant.id, stored);
+      const { revision: _seen, ...status } = scrubbedStatus(deps, tenant.id, clean) ?? {};
       const lease = deps.tenants.acquire(tenant.id);
       try {
-        const serving = new Map((lease?.runtime.catalog.sources ?? []).map((source) => [source.id, source]));
+        const runtime = lease?.runtime;
+        const opened = new Map((runtime?.catalog.sources ?? []).map((source) => [source.id, source]));
         const sources = await Promise.all(
           stored.map(async (entity) => {
-            const source = serving.get(entity.name);
+            const source = opened.get(entity.name);
+            const failed = runtime?.failedSources.get(entity.name);
             const health =
               source === undefined
                 ? undefined
                 : await source
                     .health(AbortSignal.timeout(STATUS_PROBE_TIMEOUT_MS))
                     .catch(() => ({ ok: false, detail: 'the probe failed or timed out' }));
-            // A failed build names the source that failed to start ("source 'x'").
-            const lastError = status?.lastError?.message.includes(`source '${entity.name}'`)
-              ? status.lastError
-              : undefined;
+            const lastError =
+              failed === undefined
+                ? undefined
+                : { message: clean(failed), revision: runtime!.revision, at: status.lastChangeAt ?? entity.updatedAt };
             return {
               name: entity.name,
-              serving: source !== undefined,
+              serving: source !== undefined && failed === undefined,
               lastChange: entity.updatedAt,
-              ...(health === undefined ? {} : { health }),
+              ...(health === undefined ? {} : { health: { ...health, ...optionalDetail(health.detail, clean) } }),
               ...(lastError === undefined ? {} : { lastError }),
             };
           }),
@@ -79,8 +92,9 @@ export const operationRoutes: readonly AdminRoute[] = [
             tenant: tenantView(tenant),
             runtime: {
               serving: lease !== undefined,
+              revision: tenant.revision,
               ...status,
-              upToDate: status?.servingRevision === tenant.revision,
+              upToDate: status.appliedRevision === tenant.revision,
             },
             sources,
           },
