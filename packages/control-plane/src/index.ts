@@ -25,3 +25,5 @@ export { StoreError, type StoreErrorCode } from './store-error.js';
 export type { AuditEvent, AuditQuery } from './audit-log.js';
 /** What tenants own and how each is stored. */
 export type { StoredEntity, StoredTenant, TenantEntityKind, WriteOptions } from './control-plane-store.js';
+/** Admin browser sessions recorded server-side: sign-out, binding removal and suspension end them on every replica. */
+export { createAdminSessionRows, type AdminSessionRecord, type AdminSessionRows } from './admin-session-rows.js';

@@ -1,5 +1,6 @@
 import { initialSchema } from './0001-initial.js';
 import { auditFilters } from './0002-audit-filters.js';
+import { adminSessions } from './0005-admin-sessions.js';
 
 /** One forward-only schema step. Applied steps are never edited: add a new one. */
 export interface Migration {
@@ -13,4 +14,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: initialSchema },
   { version: 2, name: 'audit-filters', sql: auditFilters },
+  { version: 3, name: 'admin-sessions', sql: adminSessions },
 ];
