@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyCookie } from '@fastify/cookie';
 import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
+import type { AdminSessionRows } from '@mcpgw/control-plane';
 import { errorSummary } from '@mcpgw/core';
 import type { ResolveAdmin } from './admin-sign-in.js';
 import type { SessionSealer } from './admin-session.js';
-import { newCsrfToken } from './admin-session.js';
+import { newCsrfToken, newSessionId } from './admin-session.js';
 import { CSRF_HEADER } from './csrf.js';
 import type { SessionAuth } from './session-authenticator.js';
 import type { SignInClient } from './sign-in-client.js';
@@ -25,6 +26,7 @@ export interface SignInRouteContext {
   sealer: SessionSealer;
   secure: boolean;
   resolveAdmin: ResolveAdmin;
+  sessions: AdminSessionRows;
   notFound(): ProblemError;
   now: () => number;
 }
@@ -124,7 +126,25 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         const expiresAt = Math.min(redeemed.expiresAt ?? Infinity, now + entry.signIn.maxSessionSeconds * 1000);
         const maxAge = Math.floor((expiresAt - now) / 1000);
         if (maxAge <= 0) throw new SignInProblem('sign-in-failed', 'The access token has already expired.');
+        const id = newSessionId();
+        // Recorded before the cookie is set: a binding removed (or the tenant suspended) since the check above
+        // leaves nothing to record, and no session.
+        await context.sessions.sweepExpired().catch((error: unknown) => {
+          request.log.warn({ err: errorSummary(error) }, 'admin sign-in: expired sessions not swept');
+        });
+        const recorded = await context.sessions.open({
+          id,
+          tenantId,
+          bindingName: admin.binding,
+          issuer: principal.issuer,
+          subject: principal.subject,
+          expiresAt,
+        });
+        if (!recorded) {
+          throw new SignInProblem('not-an-admin', 'You signed in, but your account is not an admin of this tenant.');
+        }
         const sealed = context.sealer.seal({
+          id,
           tenantId,
           principal: { ...principal, via: 'session' },
           scopes: admin.scopes,
@@ -161,12 +181,14 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       }),
     );
 
-    // Ends the session in this browser. It changes state, so it takes the CSRF token like any other write.
+    // Ends the session: its record, so the cookie is refused on every replica even if replayed, and the
+    // cookie in this browser. It changes state, so it takes the CSRF token like any other write.
     scope.post(
       `${base}/logout`,
       route(async (request, reply) => {
         try {
-          context.session.csrfChecked(request);
+          const session = context.session.csrfChecked(request);
+          if (session !== undefined) await context.sessions.end(session.id);
         } catch (error) {
           // An expired or broken cookie is cleared all the same; a cross-site logout is refused.
           if (!(error instanceof SignInProblem) || error.problem.code !== 'session-invalid') throw error;
