@@ -22,7 +22,6 @@ const BASE = 'http://127.0.0.1:8080';
 const HOST = '127.0.0.1:8080';
 const SECRET = 'an admin limits test secret of at least thirty-two characters';
 const GRANT_PATH = '/admin/v1/tenants/acme/grants/readers';
-const GRANT = { match: { scopes: ['readers'] }, allow: [{ source: 'notes' }] };
 
 interface Gateway {
   built: TestApp;

@@ -138,7 +138,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
   };
   const admitted = new WeakMap<FastifyRequest, AdminPrincipal>();
 
-  const serve = (route: AdminRoute) => async (request: FastifyRequest) => {
+  const serve = (route: AdminRoute) => async (request: FastifyRequest, signal: AbortSignal) => {
     const principal = admitted.get(request);
     // Admission ran in onRequest; a non-public route never gets here without a principal.
     if (route.access !== 'public' && principal === undefined) throw new Error('admin request not admitted');
@@ -157,6 +157,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       body,
       preconditions: readPreconditions(request),
       request,
+      signal,
       deps,
       writeContext: {
         // Public routes (the API's own description) never write; their context is never used.
@@ -181,7 +182,13 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
         if (principal !== undefined) admitted.set(request, principal);
       },
       handler: async (request, reply) => {
-        const result = await handle(request);
+        // The response's 'close' before it finished is the client leaving. (The request's own 'close' is
+        // no such sign: Node emits it as soon as the body has been read.)
+        const gone = new AbortController();
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) gone.abort();
+        });
+        const result = await handle(request, gone.signal);
         if (result.etag !== undefined) reply.header('etag', result.etag);
         reply.code(result.status);
         if (result.body === undefined) return reply.send();
