@@ -176,8 +176,8 @@ describe('admin API rate limits, the connection as the client (no TRUSTED_PROXIE
   let gateway: Gateway;
   beforeAll(async () => {
     gateway = await startGateway(idp, {
-      ADMIN_RATE_LIMIT_IP_PER_MINUTE: '5',
-      ADMIN_RATE_LIMIT_PRINCIPAL_PER_MINUTE: '3',
+      RATE_LIMIT_ADMIN_IP_PER_MINUTE: '5',
+      RATE_LIMIT_ADMIN_PER_MINUTE: '3',
     });
   });
   afterAll(() => stopGateway(gateway));
@@ -220,7 +220,7 @@ describe('admin API rate limits behind trusted proxies (TRUSTED_PROXIES)', () =>
   let gateway: Gateway;
   beforeAll(async () => {
     gateway = await startGateway(idp, {
-      ADMIN_RATE_LIMIT_IP_PER_MINUTE: '3',
+      RATE_LIMIT_ADMIN_IP_PER_MINUTE: '3',
       TRUSTED_PROXIES: '10.0.0.0/8, 127.0.0.1',
       RATE_LIMIT_IP_PER_MINUTE: '2',
     });

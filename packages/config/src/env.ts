@@ -102,9 +102,9 @@ export const envSchema = z.object({
    * address, checked before any token is verified. 0 is off. Loopback peers
    * are exempt while TRUSTED_PROXIES is empty.
    */
-  ADMIN_RATE_LIMIT_IP_PER_MINUTE: perMinute.default(600),
+  RATE_LIMIT_ADMIN_IP_PER_MINUTE: perMinute.default(600),
   /** Requests per minute to the admin API from one authenticated admin (operator or tenant admin). 0 is off. */
-  ADMIN_RATE_LIMIT_PRINCIPAL_PER_MINUTE: perMinute.default(300),
+  RATE_LIMIT_ADMIN_PER_MINUTE: perMinute.default(300),
   /**
    * Comma-separated addresses and CIDR blocks of the reverse proxies in front
    * of the gateway. Only a request from one of them has its X-Forwarded-For

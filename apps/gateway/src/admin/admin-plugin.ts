@@ -18,7 +18,7 @@ export interface AdminPluginOptions {
   readonly authenticators: readonly AdminAuthenticator[];
   /** The WWW-Authenticate challenge of a 401 for a request that named no credentials. */
   readonly challenge: (tenantId: string | undefined) => string;
-  /** The gateway's rate limits: the admin API's own per address and per principal (ADMIN_RATE_LIMIT_*). */
+  /** The gateway's rate limits: the admin API's own per address and per principal (RATE_LIMIT_ADMIN_*). */
   readonly rateLimits: Pick<RateLimits, 'checkAdminAddress' | 'checkAdminPrincipal'>;
   /** Keys the per-principal counter, so that no subject is readable in Redis (the process secret). */
   readonly principalKeySecret: Uint8Array;

@@ -33,9 +33,9 @@ export interface RateLimits {
     tenant: TenantConfig,
     principalKey: string,
   ): Promise<RateLimitRefusal | undefined>;
-  /** The admin API's per-address limit (ADMIN_RATE_LIMIT_IP_PER_MINUTE); runs before any token is verified. */
+  /** The admin API's per-address limit (RATE_LIMIT_ADMIN_IP_PER_MINUTE); runs before any token is verified. */
   checkAdminAddress(request: FastifyRequest): Promise<RateLimitRefusal | undefined>;
-  /** The admin API's per-caller limit (ADMIN_RATE_LIMIT_PRINCIPAL_PER_MINUTE): `principalKey` is a keyed fingerprint. */
+  /** The admin API's per-caller limit (RATE_LIMIT_ADMIN_PER_MINUTE): `principalKey` is a keyed fingerprint. */
   checkAdminPrincipal(request: FastifyRequest, principalKey: string): Promise<RateLimitRefusal | undefined>;
   /** Requests refused so far, by scope (a metrics module can read these). */
   readonly refused: Readonly<Record<RateLimitScope, number>>;
@@ -48,8 +48,8 @@ export interface RateLimitOptions {
     | 'RATE_LIMIT_IP_PER_MINUTE'
     | 'RATE_LIMIT_TENANT_PER_MINUTE'
     | 'RATE_LIMIT_PRINCIPAL_PER_MINUTE'
-    | 'ADMIN_RATE_LIMIT_IP_PER_MINUTE'
-    | 'ADMIN_RATE_LIMIT_PRINCIPAL_PER_MINUTE'
+    | 'RATE_LIMIT_ADMIN_IP_PER_MINUTE'
+    | 'RATE_LIMIT_ADMIN_PER_MINUTE'
     | 'TRUSTED_PROXIES'
   >;
   logger: Logger;
@@ -78,7 +78,7 @@ interface Subject {
  * TRUSTED_PROXIES names the peer, the nearest X-Forwarded-For hop that is not
  * a trusted proxy (Fastify's `trustProxy`, set from the same list in app.ts).
  *
- * The gateway-wide defaults (RATE_LIMIT_*, ADMIN_RATE_LIMIT_*) exempt
+ * The gateway-wide defaults (RATE_LIMIT_*, the admin API's included) exempt
  * loopback peers, so local tools, tests and benchmarks are never throttled by
  * accident, but only while no proxy is configured: behind a same-host proxy
  * or sidecar every caller arrives from loopback, and with TRUSTED_PROXIES set
@@ -183,13 +183,13 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
       run(request, {
         scope: 'ip',
         key: `admin:${request.ip}`,
-        limit: exempt(request) ? 0 : env.ADMIN_RATE_LIMIT_IP_PER_MINUTE,
+        limit: exempt(request) ? 0 : env.RATE_LIMIT_ADMIN_IP_PER_MINUTE,
       }),
     checkAdminPrincipal: (request, principalKey) =>
       run(request, {
         scope: 'principal',
         key: `admin:${principalKey}`,
-        limit: exempt(request) ? 0 : env.ADMIN_RATE_LIMIT_PRINCIPAL_PER_MINUTE,
+        limit: exempt(request) ? 0 : env.RATE_LIMIT_ADMIN_PER_MINUTE,
       }),
     refused,
   };
