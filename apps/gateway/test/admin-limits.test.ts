@@ -195,6 +195,16 @@ describe('admin API rate limits, the connection as the client (no TRUSTED_PROXIE
     expectRateLimited(await admin(gateway, { ip, url: '/admin/v1/openapi.json' }), /client address/);
   });
 
+  it("counts the browser sign-in's routes against the same per-address limit", async () => {
+    const ip = '203.0.113.40';
+    // acme has no browser sign-in: 404, yet each attempt counts (a callback would call the identity provider).
+    for (let i = 0; i < 5; i += 1) {
+      expectProblem(await admin(gateway, { ip, url: '/admin/v1/tenants/acme/login' }), 404, 'not-found');
+    }
+    expectRateLimited(await admin(gateway, { ip, url: '/admin/v1/tenants/acme/callback?code=x' }), /client address/);
+    expectRateLimited(await admin(gateway, { ip }), /client address/);
+  });
+
   it('refuses one admin over its limit whatever address it comes from; another admin goes on', async () => {
     const alice = await token('alice');
     for (let i = 0; i < 3; i += 1) {

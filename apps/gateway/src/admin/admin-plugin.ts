@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { slug } from '@mcpgw/config';
 import type { z } from 'zod';
-import type { RateLimitRefusal, RateLimits } from '../plugins/rate-limit.js';
+import type { RateLimits } from '../plugins/rate-limit.js';
 import type { AdminAuthenticator, AdminPrincipal } from './admin-principal.js';
 import type { AdminDeps, AdminRoute, AdminRouteTable } from './admin-route.js';
 import { installAdminErrors } from './admin-errors.js';
@@ -10,6 +10,7 @@ import { addressedTenant } from './bearer-authenticator.js';
 import { readPreconditions } from './etag.js';
 import type { ProblemFieldError } from './problem.js';
 import { AdminProblem, jsonPointer, tenantNotFound } from './problem.js';
+import { tooManyRequests } from './too-many-requests.js';
 
 export interface AdminPluginOptions {
   readonly deps: Omit<AdminDeps, 'routes'>;
@@ -37,17 +38,6 @@ function nulAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | undefi
     if (found !== undefined) return found;
   }
   return undefined;
-}
-
-/** A refusal by rate limit: 429 with Retry-After (RFC 6585 section 4, RFC 9110 section 10.2.3). */
-function tooManyRequests(refusal: RateLimitRefusal): AdminProblem {
-  const who = refusal.scope === 'ip' ? 'from this client address' : 'by this caller';
-  return new AdminProblem(
-    'too-many-requests',
-    `Too many admin API requests ${who}: retry after ${refusal.retryAfterSeconds} s`,
-    [],
-    { 'retry-after': String(refusal.retryAfterSeconds) },
-  );
 }
 
 /** Parses one part of the request; a refusal names each offending field. */

@@ -115,6 +115,7 @@ export async function installAdminApi(
         throw asProblemError(error);
       }),
     sessions: createAdminSessionRows(context.controlPlane.db),
+    rateLimits: app.limits.rateLimits,
     devIssuer: context.devAuthorizationServer?.issuer,
     tenantNotFound: adminTenantNotFound,
   });

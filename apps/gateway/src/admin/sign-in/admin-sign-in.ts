@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
 import type { AdminSessionRows } from '@mcpgw/control-plane';
+import type { RateLimits } from '../../plugins/rate-limit.js';
 import type { SignedInAdmin } from '../admin-access.js';
 import type { AdminSession } from './admin-session.js';
 import { createSessionSealer } from './admin-session.js';
@@ -35,6 +36,8 @@ export interface AdminSignInOptions {
   recheckAdmin(session: AdminSession): Promise<void>;
   /** The sessions' records in the control plane, shared by every replica: made at sign-in, checked per request, ended at sign-out. */
   sessions: AdminSessionRows;
+  /** The admin API's per-address limit, which the sign-in's routes count under too. */
+  rateLimits: Pick<RateLimits, 'checkAdminAddress'>;
   /** The built-in development issuer's URL, for tenants that trust `{ "development": true }`. */
   devIssuer?: string | undefined;
   /**
@@ -117,6 +120,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
         secure,
         resolveAdmin: options.resolveAdmin,
         sessions: options.sessions,
+        rateLimits: options.rateLimits,
         notFound,
         now,
       }),

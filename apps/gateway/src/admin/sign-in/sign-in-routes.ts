@@ -2,7 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyCookie } from '@fastify/cookie';
 import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
 import type { AdminSessionRows } from '@mcpgw/control-plane';
-import { errorSummary } from '@mcpgw/core';
+import { errorSummary, GatewayError } from '@mcpgw/core';
+import type { RateLimits } from '../../plugins/rate-limit.js';
+import { AdminProblem, problemBody } from '../problem.js';
+import { tooManyRequests } from '../too-many-requests.js';
 import type { ResolveAdmin } from './admin-sign-in.js';
 import type { SessionSealer } from './admin-session.js';
 import { newCsrfToken, newSessionId } from './admin-session.js';
@@ -27,6 +30,8 @@ export interface SignInRouteContext {
   secure: boolean;
   resolveAdmin: ResolveAdmin;
   sessions: AdminSessionRows;
+  /** The admin API's per-address limit, which the sign-in's routes count under as well. */
+  rateLimits: Pick<RateLimits, 'checkAdminAddress'>;
   notFound(): ProblemError;
   now: () => number;
 }
@@ -41,6 +46,25 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     if (!scope.hasReplyDecorator('setCookie')) await scope.register(fastifyCookie);
     const base = '/admin/v1/tenants/:tenantId';
     const cookieName = sessionCookieName(context.secure);
+    // Anyone may start a sign-in, and a callback makes the gateway call the identity provider: each is
+    // counted against the admin API's per-address limit, and shed with it, before anything else runs.
+    scope.addHook('onRequest', async (request, reply) => {
+      const refusal = await context.rateLimits.checkAdminAddress(request);
+      if (refusal === undefined) return undefined;
+      return sendAdminProblem(reply, tooManyRequests(refusal));
+    });
+    scope.setErrorHandler((error, request, reply) => {
+      // Load shedding (plugins/load-shedding.ts) set Retry-After already.
+      if (error instanceof GatewayError && error.code === 'MCPGW_OVERLOADED') {
+        return sendAdminProblem(reply, new AdminProblem('unavailable', 'The gateway is overloaded; retry later'));
+      }
+      request.log.error({ err: errorSummary(error) }, 'admin sign-in request failed');
+      return sendAdminProblem(
+        reply,
+        new AdminProblem('server-fault', 'The request failed on the server; it was logged'),
+      );
+    });
+    const shed = { config: { loadShed: true } } as const;
 
     const route =
       (handler: (request: TenantRequest, reply: FastifyReply, entry: SignInEntry) => Promise<FastifyReply>) =>
@@ -79,7 +103,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // No HEAD twin (Fastify adds one to every GET by default): a HEAD must neither start nor finish a sign-in.
     scope.get(
       `${base}/login`,
-      { exposeHeadRoute: false },
+      { exposeHeadRoute: false, ...shed },
       route(async (request, reply, entry) => {
         const url = await (await client(request, entry)).authorizationUrl(request, reply);
         return reply.header('cache-control', 'no-store').redirect(url, 302);
@@ -89,7 +113,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // The identity provider's redirect back (RFC 6749 section 4.1.2).
     scope.get(
       `${base}/callback`,
-      { exposeHeadRoute: false },
+      { exposeHeadRoute: false, ...shed },
       route(async (request, reply, entry) => {
         const { tenantId } = request.params;
         const query = request.query;
@@ -163,6 +187,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // Who am I, and the CSRF token a page sends back on state-changing requests.
     scope.get(
       `${base}/session`,
+      shed,
       route(async (request, reply) => {
         const session = await context.session.currentSession(request);
         if (session === undefined) {
@@ -185,6 +210,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // cookie in this browser. It changes state, so it takes the CSRF token like any other write.
     scope.post(
       `${base}/logout`,
+      shed,
       route(async (request, reply) => {
         try {
           const session = context.session.csrfChecked(request);
@@ -198,4 +224,13 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       }),
     );
   });
+}
+
+/** An admin API problem from a sign-in route: the same bytes as the admin API's, with its headers. */
+function sendAdminProblem(reply: FastifyReply, problem: AdminProblem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return sendProblem(
+    reply,
+    Object.assign(new Error(problem.detail), { statusCode: problem.status, problem: problemBody(problem) }),
+  );
 }
