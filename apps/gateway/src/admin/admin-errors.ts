@@ -4,8 +4,8 @@ import { problemOfStoreError, StoreError } from './admin-views.js';
 import { AdminProblem, sendProblem } from './problem.js';
 import { isProblemError, sendProblem as sendOwnProblem } from './sign-in/sign-in-problem.js';
 
-/** Framework refusals (before a handler runs) as problems. */
-function fromFramework(error: FastifyError): AdminProblem | undefined {
+/** Framework refusals (before a handler runs) as problems; undefined for anything else. */
+export function fromFramework(error: FastifyError): AdminProblem | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':

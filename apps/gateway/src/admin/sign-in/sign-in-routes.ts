@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyCookie } from '@fastify/cookie';
 import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
 import type { AdminSessionRows } from '@mcpgw/control-plane';
 import { errorSummary, GatewayError } from '@mcpgw/core';
 import type { RateLimits } from '../../plugins/rate-limit.js';
+import { fromFramework } from '../admin-errors.js';
 import { AdminProblem, problemBody } from '../problem.js';
 import { tooManyRequests } from '../too-many-requests.js';
 import type { ResolveAdmin } from './admin-sign-in.js';
@@ -53,11 +54,14 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       if (refusal === undefined) return undefined;
       return sendAdminProblem(reply, tooManyRequests(refusal));
     });
-    scope.setErrorHandler((error, request, reply) => {
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
       // Load shedding (plugins/load-shedding.ts) set Retry-After already.
       if (error instanceof GatewayError && error.code === 'MCPGW_OVERLOADED') {
         return sendAdminProblem(reply, new AdminProblem('unavailable', 'The gateway is overloaded; retry later'));
       }
+      // What Fastify refuses before a handler runs (a logout's unreadable body): the admin API's answer.
+      const framework = fromFramework(error);
+      if (framework !== undefined) return sendAdminProblem(reply, framework);
       request.log.error({ err: errorSummary(error) }, 'admin sign-in request failed');
       return sendAdminProblem(
         reply,
