@@ -107,6 +107,9 @@ export interface BuildAppOptions {
 export async function buildApp(config: GatewayConfig, options: BuildAppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     bodyLimit: BODY_LIMIT_BYTES,
+    // request.ip is the peer, or with TRUSTED_PROXIES the nearest X-Forwarded-For hop that is not a trusted
+    // proxy (read right to left); X-Forwarded-For from anyone else is ignored (docs/operations.md).
+    trustProxy: config.env.TRUSTED_PROXIES.length === 0 ? false : [...config.env.TRUSTED_PROXIES],
     // Bounds slow-loris uploads; Fastify's default is no limit.
     requestTimeout: 30_000,
     // Longer than the 60 s idle timeout of common load balancers.

@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 describe('admin sign-in behind https (PUBLIC_URL https)', () => {
-  it('marks every cookie Secure, names the session cookie __Secure-, and checks Origin against PUBLIC_URL', async () => {
+  it('marks every cookie Secure, names every cookie __Secure-, and checks Origin against PUBLIC_URL', async () => {
     const jar: Jar = new Map();
     const direct = `http://localhost:${port}`;
     const { loginCookies, callback, callbackCookies } = await signInThroughBrowser(
@@ -83,8 +83,20 @@ describe('admin sign-in behind https (PUBLIC_URL https)', () => {
       publicUrl(),
     );
     expect(loginCookies).toHaveLength(2);
-    for (const cookie of loginCookies) expect(cookie).toMatch(/; Secure/);
+    // The flow's state and PKCE verifier cookies: Secure, and named so a browser refuses them from plain http
+    // (RFC 6265bis section 4.1.3.1); their Path is the tenant's, which `__Host-` would forbid.
+    expect(loginCookies.map((cookie) => cookie.split('=')[0]).sort()).toEqual([
+      '__Secure-mcpgw-admin-oauth-state',
+      '__Secure-mcpgw-admin-oauth-verifier',
+    ]);
+    for (const cookie of loginCookies) {
+      expect(cookie).toMatch(/; Secure/);
+      expect(cookie).toMatch(/; HttpOnly/);
+      expect(cookie).toMatch(/; Path=\/admin\/v1\/tenants\/globex(;|$)/);
+    }
     expect(callback.status).toBe(303);
+    // Every cookie the callback sets (the session, and the flow cookies it clears) carries a prefix.
+    for (const cookie of callbackCookies) expect(cookie).toMatch(/^__(Secure|Host)-/);
     const session = callbackCookies.find((cookie) => cookie.startsWith('__Secure-mcpgw-admin-session='));
     expect(session).toMatch(/; Secure/);
     expect(session).toMatch(/; HttpOnly/);

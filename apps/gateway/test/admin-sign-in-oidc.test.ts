@@ -191,6 +191,8 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     // A session as the callback seals it: an admin of acme by the admin scope, signed in with `issuer`.
     const sealed = (issuer: string, expiresAt: number) =>
       sealer.seal({
+        // Sealed here, never recorded by a sign-in: each is refused before its record would be looked up.
+        id: 'never-recorded',
         tenantId: 'acme',
         principal: { kind: 'tenant-admin', tenantId: 'acme', issuer, subject: 'demo-user', via: 'session' },
         expiresAt,

@@ -30,7 +30,9 @@ import {
   putGrant,
   signInThroughBrowser,
   startSecondIssuer,
+  stateOf,
 } from './admin-sign-in-harness.js';
+import { within } from '@mcpgw/test-helpers/within';
 
 const replicas: Array<{ built: TestApp; url: string }> = [];
 let database: TestDatabase;
@@ -183,7 +185,7 @@ describe("a tenant's admin role bindings decide who signs in as an admin", () =>
     signedIn = jar;
   });
 
-  it('refuses the session on its next request once the binding that admitted it is deleted, and admits it again when re-added', async () => {
+  it('ends the session on its next request once the binding that admitted it is deleted, for good', async () => {
     const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
     expect(signedIn).toBeDefined();
     const cookie = cookieHeader(signedIn!);
@@ -226,14 +228,91 @@ describe("a tenant's admin role bindings decide who signs in as an admin", () =>
       }),
     ).toBe(before);
 
-    // Re-adding the binding admits the same session again, without a new sign-in.
+    // The binding's removal ended the session itself, not only its use: re-adding the binding does not
+    // revive it (the person signs in again), on either replica.
     await store.putEntity(operator, 'initrode', 'admin-role-binding', 'scope-holders', { scopes: [ADMIN_SCOPE] });
-    expect((await read()).status).toBe(200);
-    expect((await write('rebound')).status).toBe(201);
-    expect((await auditOf(a.built.app, 'initrode'))[0]).toMatchObject({
-      targetType: 'grant',
-      targetId: 'rebound',
-      actor: { kind: 'tenant-admin', subject: 'demo-user' },
+    for (const url of [a.url, b.url]) {
+      const response = await fetch(`${url}/admin/v1/tenants/initrode/grants`, { headers: { cookie } });
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ code: 'session-invalid', detail: expect.stringMatching(/ended/) });
+    }
+    expect((await write('rebound')).status).toBe(401);
+    expect(await store.getEntity('initrode', 'grant', 'rebound')).toBeUndefined();
+  });
+});
+
+describe('sessions end on the server', () => {
+  /** Signs a browser in to acme through replica A: its cookie and CSRF token, or undefined when that fails. */
+  async function trySignIn(): Promise<{ cookie: string; csrfToken: string } | undefined> {
+    const jar: Jar = new Map();
+    const { callback } = await signInThroughBrowser(replicas[0]!.url, 'acme', jar).catch(() => ({
+      callback: undefined,
+    }));
+    if (callback?.status !== 303) return undefined;
+    const cookie = cookieHeader(jar);
+    const response = await fetch(`${replicas[0]!.url}/admin/v1/tenants/acme/session`, { headers: { cookie } });
+    if (response.status !== 200) return undefined;
+    const { csrfToken } = (await response.json()) as { csrfToken: string };
+    return { cookie, csrfToken };
+  }
+  async function signIn(): Promise<{ cookie: string; csrfToken: string }> {
+    const signedIn = await trySignIn();
+    expect(signedIn).toBeDefined();
+    return signedIn!;
+  }
+
+  it('refuses the cookie replayed after sign-out on any replica, and changes nothing', async () => {
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+    const { cookie, csrfToken } = await signIn();
+    const grants = (url: string) => fetch(`${url}/admin/v1/tenants/acme/grants`, { headers: { cookie } });
+    expect((await grants(b.url)).status).toBe(200);
+    const logout = await fetch(`${a.url}/admin/v1/tenants/acme/logout`, {
+      method: 'POST',
+      headers: { cookie, origin: publicUrl, 'x-csrf-token': csrfToken },
     });
+    expect(logout.status).toBe(204);
+    const before = await stateOf(a.built.app, 'acme');
+    // The browser dropped the cookie; an attacker who copied it before replays it on the other replica.
+    for (const url of [b.url, a.url]) {
+      for (const response of [
+        await grants(url),
+        await fetch(`${url}/admin/v1/tenants/acme/session`, { headers: { cookie } }),
+        await putGrant(url, 'acme', 'after-logout', { cookie, origin: publicUrl, 'x-csrf-token': csrfToken }),
+      ]) {
+        expect(response.status).toBe(401);
+        expect(await response.json()).toMatchObject({
+          type: 'urn:mcpgw:admin:problem:session-invalid',
+          detail: expect.stringMatching(/ended/),
+        });
+      }
+    }
+    expect(await stateOf(a.built.app, 'acme')).toBe(before);
+  });
+
+  it("ends a tenant's sessions the moment it is suspended, and reactivating it does not revive them", async () => {
+    const [a, b] = replicas as [(typeof replicas)[0], (typeof replicas)[0]];
+    const { cookie } = await signIn();
+    const grants = (url: string) => fetch(`${url}/admin/v1/tenants/acme/grants`, { headers: { cookie } });
+    expect((await grants(b.url)).status).toBe(200);
+    const operator = { actor: { kind: 'operator', subject: 'test-operator' } } as const;
+    const store = a.built.app.controlPlane!.store;
+    await store.updateTenant(operator, 'acme', { status: 'suspended' });
+    // No waiting for replica B to notice the suspension: its very next request is refused (401 while it
+    // still serves the tenant, 404 once it has stopped).
+    expect([401, 404]).toContain((await grants(b.url)).status);
+    await store.updateTenant(operator, 'acme', { status: 'active' });
+    // A new sign-in works once the tenant is active and served again (a session can only be recorded then) ...
+    let fresh: { cookie: string } | undefined;
+    await within(10_000, async () => (fresh = await trySignIn()) !== undefined);
+    for (const url of [a.url, b.url]) {
+      await within(10_000, async () => {
+        const response = await fetch(`${url}/admin/v1/tenants/acme/grants`, { headers: { cookie: fresh!.cookie } });
+        return response.status === 200;
+      });
+      // ... while the one signed in before the suspension stays ended on both replicas.
+      const response = await grants(url);
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ code: 'session-invalid' });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { egressAllowEntryProblem } from '@mcpgw/core';
@@ -18,6 +19,15 @@ const origin = z.string().refine((value) => {
     return false;
   }
 }, 'must be an origin such as https://app.example.com (scheme, host and optional port; no path or trailing slash)');
+
+/** An IP address or a CIDR block (`10.0.0.0/8`, `fd00::/8`), as Fastify's `trustProxy` list takes them. */
+const addressOrBlock = z.string().refine((value) => {
+  const [address = '', prefix, ...rest] = value.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}, 'must be an IP address or a CIDR block such as 10.0.0.0/8 or fd00::/8');
 
 const perMinute = z.coerce.number().int('must be a whole number of requests per minute').min(0);
 
@@ -126,6 +136,32 @@ export const envSchema = z.object({
   RATE_LIMIT_TENANT_PER_MINUTE: perMinute.default(60_000),
   /** Default requests per minute from one authenticated caller; a tenant's `limits.perPrincipalPerMinute` overrides. 0 is off. */
   RATE_LIMIT_PRINCIPAL_PER_MINUTE: perMinute.default(6_000),
+  /**
+   * Requests per minute to the admin API (`/admin/v1`) from one client
+   * address, checked before any token is verified. 0 is off. Loopback peers
+   * are exempt while TRUSTED_PROXIES is empty.
+   */
+  RATE_LIMIT_ADMIN_IP_PER_MINUTE: perMinute.default(600),
+  /** Requests per minute to the admin API from one authenticated admin (operator or tenant admin). 0 is off. */
+  RATE_LIMIT_ADMIN_PER_MINUTE: perMinute.default(300),
+  /**
+   * Comma-separated addresses and CIDR blocks of the reverse proxies in front
+   * of the gateway. Only a request from one of them has its X-Forwarded-For
+   * read: the client address is the nearest hop, right to left, that is not a
+   * trusted proxy. Empty (the default): the connection's peer is the client,
+   * X-Forwarded-For is ignored, and loopback peers are exempt from the
+   * gateway-wide rate limits; once set, no address is exempt.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    )
+    .pipe(z.array(addressOrBlock))
+    .default([]),
   /** Default cap on one tenant's requests in flight per replica; a tenant's `limits.maxInFlight` overrides. 0 is off. */
   TENANT_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(256),
   /**

@@ -56,6 +56,22 @@ describe('environment', () => {
     );
   });
 
+  it('reads TRUSTED_PROXIES as addresses and CIDR blocks, and names a bad entry', () => {
+    expect(readEnv({}).TRUSTED_PROXIES).toEqual([]);
+    expect(readEnv({ TRUSTED_PROXIES: ' 10.0.0.0/8, 127.0.0.1 ,fd00::/8,' }).TRUSTED_PROXIES).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      'fd00::/8',
+    ]);
+    for (const bad of ['proxy.internal', '10.0.0.0/33', '10.0.0.1/8/8', '::1/129', '10.0.0.0/']) {
+      expect(() => readEnv({ TRUSTED_PROXIES: `127.0.0.1,${bad}` })).toThrow(
+        expect.objectContaining({
+          issues: [expect.objectContaining({ path: 'env.TRUSTED_PROXIES[1]', message: expect.stringMatching(/CIDR/) })],
+        }),
+      );
+    }
+  });
+
   it('requires PUBLIC_URL off loopback', () => {
     expect(() => readEnv({ HOST: '0.0.0.0', SINGLE_REPLICA: 'true' })).toThrow(/PUBLIC_URL/);
     expect(

@@ -40,3 +40,5 @@ export {
 } from './control-plane-archive.js';
 /** Who last wrote an entity: operators' entries are outside the egress policy, tenant admins' are held to it. */
 export type { EntityWriter } from './control-plane-store.js';
+/** Admin browser sessions recorded server-side: sign-out, binding removal and suspension end them on every replica. */
+export { createAdminSessionRows, type AdminSessionRecord, type AdminSessionRows } from './admin-session-rows.js';

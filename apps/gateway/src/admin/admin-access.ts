@@ -48,9 +48,10 @@ export interface AdminAccess {
    * token's verified scopes and groups, which the session carries so that
    * every later request is checked against the tenant's current bindings
    * ({@link AdminAccess.recheckSession}). Bounded: when they are many, only
-   * those some binding of the tenant names at sign-in are kept.
+   * those some binding of the tenant names at sign-in are kept. `binding`
+   * names the role binding that admitted them: deleting it ends the session.
    */
-  resolveSessionAdmin(tenantId: string, accessToken: string): Promise<SessionAdmin | undefined>;
+  resolveSessionAdmin(tenantId: string, accessToken: string): Promise<SignedInAdmin | undefined>;
   /**
    * Re-checks a signed-in person on each request, as a bearer token is: their
    * issuer must still be one of the tenant's (else 401: sign in again) and
@@ -73,6 +74,11 @@ export interface SessionAdmin {
   readonly principal: Extract<AdminPrincipal, { kind: 'tenant-admin' }>;
   readonly scopes: readonly string[];
   readonly groups: readonly string[];
+}
+
+/** A tenant admin at sign-in: also the role binding that admitted them, which the session's record names. */
+export interface SignedInAdmin extends SessionAdmin {
+  readonly binding: string;
 }
 
 /** Above this many characters of scopes and groups, a session keeps only those the bindings name (a cookie holds 4096 bytes). */
@@ -155,17 +161,20 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
     }
   };
 
-  /** The bearer path's and the session's one admin check: some current binding of the tenant matches the caller. */
+  /**
+   * The bearer path's and the session's one admin check: some current binding
+   * of the tenant matches the caller. Returns the first that does (its name).
+   */
   const requireBinding = async (
     tenantId: string,
     principal: Pick<Principal, 'issuer' | 'subject' | 'scopes' | 'groups'>,
     refusal: string,
-  ): Promise<void> => {
+  ): Promise<string> => {
     const bindings = await store.listEntities(tenantId, 'admin-role-binding');
     const devIssuer = options.devAuthorizationServer?.issuer;
-    if (!bindings.some((binding) => matchesBinding(binding.document, principal, devIssuer))) {
-      throw new AdminProblem('forbidden', refusal);
-    }
+    const binding = bindings.find((candidate) => matchesBinding(candidate.document, principal, devIssuer));
+    if (binding === undefined) throw new AdminProblem('forbidden', refusal);
+    return binding.name;
   };
 
   const access: AdminAccess = {
@@ -212,9 +221,10 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
       const verifier = tenantVerifier(tenantId);
       if (verifier === undefined) return undefined;
       let principal: Principal;
+      let binding: string;
       try {
         principal = await verify(verifier, token, tenantId);
-        await requireBinding(tenantId, principal, 'not an admin');
+        binding = await requireBinding(tenantId, principal, 'not an admin');
       } catch (error) {
         if (error instanceof AdminProblem) return undefined;
         throw error;
@@ -238,6 +248,7 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
         },
         scopes,
         groups,
+        binding,
       };
     },
 

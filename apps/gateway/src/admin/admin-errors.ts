@@ -1,11 +1,11 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { errorSummary } from '@mcpgw/core';
+import { errorSummary, GatewayError } from '@mcpgw/core';
 import { problemOfStoreError, StoreError } from './admin-views.js';
 import { AdminProblem, sendProblem } from './problem.js';
 import { isProblemError, sendProblem as sendOwnProblem } from './sign-in/sign-in-problem.js';
 
-/** Framework refusals (before a handler runs) as problems. */
-function fromFramework(error: FastifyError): AdminProblem | undefined {
+/** Framework refusals (before a handler runs) as problems; undefined for anything else. */
+export function fromFramework(error: FastifyError): AdminProblem | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
@@ -44,6 +44,10 @@ export function installAdminErrors(app: FastifyInstance): void {
     // `session-invalid`, its missing-tenant 404) is sent as it is: a page told
     // `session-invalid` on a write knows to sign in again, as on GET .../session.
     if (isProblemError(error)) return sendOwnProblem(reply, error);
+    // Load shedding (plugins/load-shedding.ts) set Retry-After already; the body is a problem here, not JSON-RPC.
+    if (error instanceof GatewayError && error.code === 'MCPGW_OVERLOADED') {
+      return sendProblem(reply, new AdminProblem('unavailable', 'The gateway is overloaded; retry later'));
+    }
     const framework = fromFramework(error);
     if (framework !== undefined) return sendProblem(reply, framework);
     request.log.error({ err: errorSummary(error) }, 'admin API request failed');

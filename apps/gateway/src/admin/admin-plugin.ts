@@ -1,6 +1,8 @@
+import { createHmac } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { slug } from '@mcpgw/config';
 import type { z } from 'zod';
+import type { RateLimits } from '../plugins/rate-limit.js';
 import type { AdminAuthenticator, AdminPrincipal } from './admin-principal.js';
 import type { AdminDeps, AdminRoute, AdminRouteTable } from './admin-route.js';
 import { installAdminErrors } from './admin-errors.js';
@@ -8,6 +10,7 @@ import { addressedTenant } from './bearer-authenticator.js';
 import { readPreconditions } from './etag.js';
 import type { ProblemFieldError } from './problem.js';
 import { AdminProblem, jsonPointer, tenantNotFound } from './problem.js';
+import { tooManyRequests } from './too-many-requests.js';
 
 export interface AdminPluginOptions {
   readonly deps: Omit<AdminDeps, 'routes'>;
@@ -16,6 +19,10 @@ export interface AdminPluginOptions {
   readonly authenticators: readonly AdminAuthenticator[];
   /** The WWW-Authenticate challenge of a 401 for a request that named no credentials. */
   readonly challenge: (tenantId: string | undefined) => string;
+  /** The gateway's rate limits: the admin API's own per address and per principal (RATE_LIMIT_ADMIN_*). */
+  readonly rateLimits: Pick<RateLimits, 'checkAdminAddress' | 'checkAdminPrincipal'>;
+  /** Keys the per-principal counter, so that no subject is readable in Redis (the process secret). */
+  readonly principalKeySecret: Uint8Array;
 }
 
 /** How long a write's answer waits for this replica to apply the revision it committed. */
@@ -115,18 +122,47 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     });
   };
 
-  const serve = (route: AdminRoute) => async (request: FastifyRequest) => {
-    let principal: AdminPrincipal | undefined;
-    if (route.access !== 'public') {
-      principal = await principalOf(request);
-      if (route.access === 'operator' && principal.kind !== 'operator') {
-        throw new AdminProblem('forbidden', 'Only platform operators may do this');
-      }
-      const tenantId = addressedTenant(request);
-      if (route.access === 'tenant' && principal.kind === 'tenant-admin' && principal.tenantId !== tenantId) {
-        throw tenantNotFound();
-      }
+  const principalKey = (principal: AdminPrincipal): string =>
+    createHmac('sha256', options.principalKeySecret)
+      .update(
+        JSON.stringify([
+          principal.kind,
+          principal.kind === 'tenant-admin' ? principal.tenantId : '',
+          principal.issuer,
+          principal.subject,
+        ]),
+      )
+      .digest('base64url');
+
+  /**
+   * Everything that decides whether a request may run at all, in an
+   * `onRequest` hook: before Fastify reads or parses the body, so an
+   * anonymous caller's body (malformed, or past the body limit) costs
+   * nothing and is answered 401, not 400 or 413. The address limit comes
+   * first, before any token is verified; the caller's own limit once it is known.
+   */
+  const admit = async (route: AdminRoute, request: FastifyRequest): Promise<AdminPrincipal | undefined> => {
+    const byAddress = await options.rateLimits.checkAdminAddress(request);
+    if (byAddress !== undefined) throw tooManyRequests(byAddress);
+    if (route.access === 'public') return undefined;
+    const principal = await principalOf(request);
+    if (route.access === 'operator' && principal.kind !== 'operator') {
+      throw new AdminProblem('forbidden', 'Only platform operators may do this');
     }
+    const tenantId = addressedTenant(request);
+    if (route.access === 'tenant' && principal.kind === 'tenant-admin' && principal.tenantId !== tenantId) {
+      throw tenantNotFound();
+    }
+    const byPrincipal = await options.rateLimits.checkAdminPrincipal(request, principalKey(principal));
+    if (byPrincipal !== undefined) throw tooManyRequests(byPrincipal);
+    return principal;
+  };
+  const admitted = new WeakMap<FastifyRequest, AdminPrincipal>();
+
+  const serve = (route: AdminRoute) => async (request: FastifyRequest, signal: AbortSignal) => {
+    const principal = admitted.get(request);
+    // Admission ran in onRequest; a non-public route never gets here without a principal.
+    if (route.access !== 'public' && principal === undefined) throw new Error('admin request not admitted');
     // A tenant id that is not a slug names no tenant: the same 404 as any missing one.
     if (route.path.includes('{tenantId}') && !slug.safeParse(addressedTenant(request)).success) throw tenantNotFound();
     const params = parse(route.params, request.params, 'parameter');
@@ -142,6 +178,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
       body,
       preconditions: readPreconditions(request),
       request,
+      signal,
       deps,
       writeContext: {
         // Public routes (the API's own description) never write; their context is never used.
@@ -159,8 +196,20 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     app.route({
       method: route.method,
       url: fastifyPath(route.path),
+      // Shed like the MCP endpoint while the event loop is late (plugins/load-shedding.ts).
+      config: { loadShed: true },
+      onRequest: async (request) => {
+        const principal = await admit(route, request);
+        if (principal !== undefined) admitted.set(request, principal);
+      },
       handler: async (request, reply) => {
-        const result = await handle(request);
+        // The response's 'close' before it finished is the client leaving. (The request's own 'close' is
+        // no such sign: Node emits it as soon as the body has been read.)
+        const gone = new AbortController();
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) gone.abort();
+        });
+        const result = await handle(request, gone.signal);
         if (result.etag !== undefined) reply.header('etag', result.etag);
         if (changesConfiguration(route) && result.status < 300) {
           await reportApplied(deps, addressedTenant(request), reply);

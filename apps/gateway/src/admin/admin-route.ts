@@ -54,6 +54,8 @@ export interface AdminCall<P, Q, B> {
   readonly body: B;
   readonly preconditions: WritePreconditions;
   readonly request: FastifyRequest;
+  /** Aborted when the client goes away before the answer is sent: long work (the preview) stops then. */
+  readonly signal: AbortSignal;
   readonly deps: AdminDeps;
   /** Who is writing, from where: every store write takes it (the audit log records it). */
   readonly writeContext: WriteContext;

@@ -2,6 +2,7 @@ import type { GatewayCache } from '@mcpgw/cache';
 import type { GatewayConfig } from '@mcpgw/config';
 import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyInstance } from 'fastify';
+import { createAdminSessionRows } from '@mcpgw/control-plane';
 import type { ControlPlane } from '../control-plane/open-control-plane.js';
 import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
 import type { TenantRegistry } from '../tenant-registry.js';
@@ -115,6 +116,8 @@ export async function installAdminApi(
           throw new SignInProblem('session-invalid', `${error.detail}: sign in again.`);
         throw asProblemError(error);
       }),
+    sessions: createAdminSessionRows(context.controlPlane.db),
+    rateLimits: app.limits.rateLimits,
     devIssuer: context.devAuthorizationServer?.issuer,
     tenantNotFound: adminTenantNotFound,
   });
@@ -143,6 +146,8 @@ export async function installAdminApi(
       ...(options.authenticators?.(access) ?? []),
     ],
     challenge: (tenantId) => access.challenge(tenantId),
+    rateLimits: app.limits.rateLimits,
+    principalKeySecret: context.processSecret,
   });
 }
 

@@ -1,9 +1,20 @@
 import underPressure from '@fastify/under-pressure';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EnvConfig } from '@mcpgw/config';
 import { GatewayError } from '@mcpgw/core';
 import { MCP_ROUTE } from '../mcp-route.js';
 import { startLoopStall } from './loop-stall.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Shed this route's requests while the event loop is late, as the MCP endpoint's (the admin API's routes). */
+    loadShed?: boolean;
+  }
+}
+
+/** Whether a request is one load shedding may refuse: the MCP endpoint's, or a route that asks to be shed. */
+const sheddable = (request: FastifyRequest): boolean =>
+  request.routeOptions.url === MCP_ROUTE || request.routeOptions.config.loadShed === true;
 
 /** What a shed request is told to wait (RFC 9110 section 10.2.3): about one sampling period and then some. */
 export const SHED_RETRY_AFTER_SECONDS = 2;
@@ -28,8 +39,9 @@ export interface LoadShedding {
  * any deadline. @fastify/under-pressure has every threshold off by default
  * (FACTS.md), so they are set here from the environment.
  *
- * Only the MCP endpoint is shed. Health probes and metadata stay answered: a
- * shed liveness probe would get a busy replica restarted, adding to the load.
+ * Only the MCP endpoint and the routes that set `config.loadShed` (the admin
+ * API's) are shed. Health probes and metadata stay answered: a shed liveness
+ * probe would get a busy replica restarted, adding to the load.
  */
 export async function installLoadShedding(app: FastifyInstance, options: LoadSheddingOptions): Promise<LoadShedding> {
   const {
@@ -50,7 +62,7 @@ export async function installLoadShedding(app: FastifyInstance, options: LoadShe
     const stall = startLoopStall();
     app.addHook('onClose', async () => stall.stop());
     app.addHook('onRequest', async (request, reply) => {
-      if (request.routeOptions.url === MCP_ROUTE && stall.now() > maxStall) refuse(reply, 'event loop stalled');
+      if (sheddable(request) && stall.now() > maxStall) refuse(reply, 'event loop stalled');
     });
   }
   if (maxDelay === 0 && maxUtilization === 0) return state;
@@ -61,7 +73,7 @@ export async function installLoadShedding(app: FastifyInstance, options: LoadShe
     sampleInterval: options.sampleIntervalMs ?? 1000,
     retryAfter: SHED_RETRY_AFTER_SECONDS,
     pressureHandler: (request, reply, type) => {
-      if (request.routeOptions.url !== MCP_ROUTE) return undefined;
+      if (!sheddable(request)) return undefined;
       return refuse(reply, type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated');
     },
   });

@@ -33,6 +33,10 @@ export interface RateLimits {
     tenant: TenantConfig,
     principalKey: string,
   ): Promise<RateLimitRefusal | undefined>;
+  /** The admin API's per-address limit (RATE_LIMIT_ADMIN_IP_PER_MINUTE); runs before any token is verified. */
+  checkAdminAddress(request: FastifyRequest): Promise<RateLimitRefusal | undefined>;
+  /** The admin API's per-caller limit (RATE_LIMIT_ADMIN_PER_MINUTE): `principalKey` is a keyed fingerprint. */
+  checkAdminPrincipal(request: FastifyRequest, principalKey: string): Promise<RateLimitRefusal | undefined>;
   /** Requests refused so far, by scope (a metrics module can read these). */
   readonly refused: Readonly<Record<RateLimitScope, number>>;
   /** Drops a deleted tenant's counters (its own and its callers'), in Redis and in process. */
@@ -42,7 +46,13 @@ export interface RateLimits {
 export interface RateLimitOptions {
   env: Pick<
     EnvConfig,
-    'REDIS_URL' | 'RATE_LIMIT_IP_PER_MINUTE' | 'RATE_LIMIT_TENANT_PER_MINUTE' | 'RATE_LIMIT_PRINCIPAL_PER_MINUTE'
+    | 'REDIS_URL'
+    | 'RATE_LIMIT_IP_PER_MINUTE'
+    | 'RATE_LIMIT_TENANT_PER_MINUTE'
+    | 'RATE_LIMIT_PRINCIPAL_PER_MINUTE'
+    | 'RATE_LIMIT_ADMIN_IP_PER_MINUTE'
+    | 'RATE_LIMIT_ADMIN_PER_MINUTE'
+    | 'TRUSTED_PROXIES'
   >;
   logger: Logger;
   /** Called for each refused request (metrics). */
@@ -66,9 +76,16 @@ interface Subject {
  * Redis outage never fails a request (FACTS.md: the plugin's own Redis store
  * turns an outage into errors). `skipOnError` stays on as a second guard.
  *
- * The gateway-wide defaults (RATE_LIMIT_*) exempt loopback peers, so local
- * tools, tests and benchmarks are never throttled by accident; a tenant's own
- * `limits` apply to every caller.
+ * The client address is `request.ip`: the connection's peer, or, when
+ * TRUSTED_PROXIES names the peer, the nearest X-Forwarded-For hop that is not
+ * a trusted proxy (Fastify's `trustProxy`, set from the same list in app.ts).
+ *
+ * The gateway-wide defaults (RATE_LIMIT_*, the admin API's included) exempt
+ * loopback peers, so local tools, tests and benchmarks are never throttled by
+ * accident, but only while no proxy is configured: behind a same-host proxy
+ * or sidecar every caller arrives from loopback, and with TRUSTED_PROXIES set
+ * the address is the client's, whatever it is. A tenant's own `limits` apply
+ * to every caller.
  */
 export async function installRateLimits(app: FastifyInstance, options: RateLimitOptions): Promise<RateLimits> {
   const { env, logger } = options;
@@ -138,16 +155,18 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
     options.onRefused?.(subject.scope);
     return { scope: subject.scope, retryAfterSeconds: Math.max(1, outcome.ttlInSeconds) };
   };
-  /** A tenant's own limit, else the default unless the peer is loopback. */
+  const exempt = (request: FastifyRequest): boolean =>
+    env.TRUSTED_PROXIES.length === 0 && isLoopbackAddress(request.ip);
+  /** A tenant's own limit, else the default unless the peer is exempt. */
   const limitOf = (request: FastifyRequest, own: number | undefined, fallback: number) =>
-    own ?? (isLoopbackAddress(request.ip) ? 0 : fallback);
+    own ?? (exempt(request) ? 0 : fallback);
 
   return {
     checkAddress: (request) =>
       run(request, {
         scope: 'ip',
         key: request.ip,
-        limit: isLoopbackAddress(request.ip) ? 0 : env.RATE_LIMIT_IP_PER_MINUTE,
+        limit: exempt(request) ? 0 : env.RATE_LIMIT_IP_PER_MINUTE,
       }),
     checkTenant: (request, tenant) =>
       run(request, {
@@ -160,6 +179,19 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
         scope: 'principal',
         key: `${tenant.id}:${principalKey}`,
         limit: limitOf(request, tenant.limits?.perPrincipalPerMinute, env.RATE_LIMIT_PRINCIPAL_PER_MINUTE),
+      }),
+    // Keys of their own ("admin:"), so the admin API's counts never eat into the MCP endpoint's.
+    checkAdminAddress: (request) =>
+      run(request, {
+        scope: 'ip',
+        key: `admin:${request.ip}`,
+        limit: exempt(request) ? 0 : env.RATE_LIMIT_ADMIN_IP_PER_MINUTE,
+      }),
+    checkAdminPrincipal: (request, principalKey) =>
+      run(request, {
+        scope: 'principal',
+        key: `admin:${principalKey}`,
+        limit: exempt(request) ? 0 : env.RATE_LIMIT_ADMIN_PER_MINUTE,
       }),
     refused,
     forgetTenant: (tenantId) => counter.forget([`tenant:${tenantId}`], [`principal:${tenantId}:`]),

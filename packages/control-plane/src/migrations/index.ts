@@ -1,6 +1,7 @@
 import { initialSchema } from './0001-initial.js';
 import { auditFilters } from './0002-audit-filters.js';
 import { entityWritersSchema } from './0003-entity-writers.js';
+import { adminSessions } from './0004-admin-sessions.js';
 
 /** One forward-only schema step. Applied steps are never edited: add a new one. */
 export interface Migration {
@@ -15,4 +16,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', sql: initialSchema },
   { version: 2, name: 'audit-filters', sql: auditFilters },
   { version: 3, name: 'entity-writers', sql: entityWritersSchema },
+  { version: 4, name: 'admin-sessions', sql: adminSessions },
 ];

@@ -24,15 +24,13 @@ export const previewRoutes: readonly AdminRoute[] = [
     params: tenantIdParams,
     body: previewRequestSchema,
     responses: { 200: { description: 'The preview', schema: previewResponseSchema } },
-    async handler({ params, body, deps, principal, request }) {
-      const aborted = new AbortController();
-      request.raw.once('close', () => aborted.abort());
+    async handler({ params, body, deps, principal, signal }) {
       try {
         const preview = await previewTenant(
           { acquire: (id) => deps.tenants.acquire(id), tenantFingerprint: deps.tenantFingerprint },
           params.tenantId,
           body,
-          aborted.signal,
+          signal,
         );
         deps.logger.info(
           { tenant: params.tenantId, admin: principal?.subject, previewed: preview.principalFingerprint },

@@ -4,6 +4,12 @@ import type { AdminPrincipal } from '../admin-principal.js';
 
 /** A tenant admin signed in from a browser, as the sealed cookie carries it. */
 export interface AdminSession {
+  /**
+   * The session's random id, recorded in the control plane (AdminSessionRows):
+   * the session lives only while its record does, so it can be ended on the
+   * server (sign-out, binding removed, tenant suspended or deleted).
+   */
+  readonly id: string;
   readonly tenantId: string;
   readonly principal: Extract<AdminPrincipal, { kind: 'tenant-admin' }>;
   /**
@@ -37,9 +43,11 @@ const MAX_COOKIE_LENGTH = 4096;
 /**
  * Seals sessions into cookie values with AES-256-GCM under a key HKDF-derived
  * from SECRETS_KEY (the control plane's secret box, under a purpose of its
- * own), so any replica opens what another sealed and no replica keeps
- * session state. `secrets[0]` seals; every listed secret opens (rotation).
- * Holds the principal, tenant, expiry, CSRF secret and the token's verified
+ * own), so any replica opens what another sealed; no replica keeps session
+ * state, and the control plane all share keeps one record per session
+ * (its id, checked on each request, deleted to end it).
+ * `secrets[0]` seals; every listed secret opens (rotation).
+ * Holds the id, principal, tenant, expiry, CSRF secret and the token's verified
  * scopes and groups; never the identity provider's tokens, which nothing
  * after sign-in needs.
  */
@@ -49,6 +57,7 @@ export function createSessionSealer(secrets: readonly Uint8Array[], now: () => n
     seal: (session) =>
       box.seal(
         JSON.stringify({
+          d: session.id,
           t: session.tenantId,
           i: session.principal.issuer,
           s: session.principal.subject,
@@ -67,9 +76,11 @@ export function createSessionSealer(secrets: readonly Uint8Array[], now: () => n
       } catch {
         return { ok: false, reason: 'invalid' };
       }
-      const { t, i, s, x, c, p, g } = (fields ?? {}) as Record<string, unknown>;
-      // A cookie sealed before sessions carried scopes and groups cannot be re-checked: it is refused, not trusted.
+      const { d, t, i, s, x, c, p, g } = (fields ?? {}) as Record<string, unknown>;
+      // A cookie sealed before sessions carried scopes and groups, or before they were recorded (an id),
+      // cannot be re-checked or revoked: it is refused, not trusted.
       if (
+        typeof d !== 'string' ||
         typeof t !== 'string' ||
         typeof i !== 'string' ||
         typeof s !== 'string' ||
@@ -83,6 +94,7 @@ export function createSessionSealer(secrets: readonly Uint8Array[], now: () => n
       return {
         ok: true,
         session: {
+          id: d,
           tenantId: t,
           principal: { kind: 'tenant-admin', tenantId: t, issuer: i, subject: s, via: 'session' },
           expiresAt: x,
@@ -97,6 +109,11 @@ export function createSessionSealer(secrets: readonly Uint8Array[], now: () => n
 
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/** A fresh session id: 256 random bits (RFC 4086 section 8), base64url; unguessable, so never enumerable. */
+export function newSessionId(): string {
+  return randomBytes(32).toString('base64url');
+}
 
 /** A fresh CSRF secret: 256 random bits (RFC 4086 section 8), base64url. */
 export function newCsrfToken(): string {

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AdminSignIn, IssuerEntry, TenantConfig } from '@mcpgw/config';
+import type { AdminSessionRows } from '@mcpgw/control-plane';
 import type { EgressGuard } from '@mcpgw/core';
-import type { SessionAdmin } from '../admin-access.js';
+import type { RateLimits } from '../../plugins/rate-limit.js';
+import type { SignedInAdmin } from '../admin-access.js';
 import type { AdminSession } from './admin-session.js';
 import { createSessionSealer } from './admin-session.js';
 import type { SessionAuth } from './session-authenticator.js';
@@ -18,7 +20,7 @@ import { tenantAdminResource } from '../admin-resources.js';
  * principal and the token's verified scopes and groups, or undefined when
  * it is not an admin's.
  */
-export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<SessionAdmin | undefined>;
+export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<SignedInAdmin | undefined>;
 
 export interface AdminSignInOptions {
   /** The tenants served now, by id (the tenant registry's `serving` map); read on every request. */
@@ -37,6 +39,10 @@ export interface AdminSignInOptions {
   resolveAdmin: ResolveAdmin;
   /** The admin API's per-request check of a session against the tenant's current issuers and bindings (throws the refusal). */
   recheckAdmin(session: AdminSession): Promise<void>;
+  /** The sessions' records in the control plane, shared by every replica: made at sign-in, checked per request, ended at sign-out. */
+  sessions: AdminSessionRows;
+  /** The admin API's per-address limit, which the sign-in's routes count under too. */
+  rateLimits: Pick<RateLimits, 'checkAdminAddress'>;
   /** The built-in development issuer's URL, for tenants that trust `{ "development": true }`. */
   devIssuer?: string | undefined;
   /**
@@ -82,6 +88,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
     originOf,
     notFound,
     recheck: (signedIn) => options.recheckAdmin(signedIn),
+    isLive: (signedIn) => options.sessions.isLive(signedIn.id, signedIn.tenantId),
   });
 
   // One client per tenant configuration: a changed tenant is a new object, so its next sign-in discovers again.
@@ -121,6 +128,8 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
         sealer,
         secure,
         resolveAdmin: options.resolveAdmin,
+        sessions: options.sessions,
+        rateLimits: options.rateLimits,
         notFound,
         now,
       }),

@@ -22,6 +22,12 @@ export interface SessionAuthOptions {
    * the refusal (401 issuer gone, 403 no binding left).
    */
   recheck(session: AdminSession): Promise<void>;
+  /**
+   * Whether the session's record still exists in the control plane: gone
+   * after sign-out (on any replica), or once its binding, or its tenant, is
+   * removed or the tenant suspended.
+   */
+  isLive(session: AdminSession): Promise<boolean>;
 }
 
 /** The sign-in's own 404 for a tenant that does not exist or has no browser sign-in. */
@@ -94,11 +100,19 @@ export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
     return session;
   };
 
+  /** The per-request checks of an opened session: current bindings and issuers, then its server-side record. */
+  const admitted = async (session: AdminSession): Promise<void> => {
+    await options.recheck(session);
+    if (!(await options.isLive(session))) {
+      throw new SignInProblem('session-invalid', 'The session has ended (signed out or revoked): sign in again.');
+    }
+  };
+
   return {
     authenticator: {
       async authenticate(request): Promise<AdminPrincipal | undefined> {
         const session = checked(request);
-        if (session !== undefined) await options.recheck(session);
+        if (session !== undefined) await admitted(session);
         return session?.principal;
       },
     },
@@ -115,7 +129,7 @@ export function createSessionAuth(options: SessionAuthOptions): SessionAuth {
     },
     async currentSession(request) {
       const session = sessionOf(request);
-      if (session !== undefined) await options.recheck(session);
+      if (session !== undefined) await admitted(session);
       return session;
     },
     csrfChecked: checked,

@@ -12,13 +12,35 @@ export function tenantOfAdminPath(url: string): string | undefined {
 }
 
 /**
- * The session cookie's name. Over https it carries the `__Secure-` prefix
- * (RFC 6265bis section 4.1.3.1): a browser then refuses it from a plain-http
- * response, so a network attacker cannot plant one. (`__Host-` would also
- * forbid the tenant-scoped Path this cookie needs.)
+ * The name prefix a cookie set over https earns (RFC 6265bis section
+ * 4.1.3): `__Host-` when it is host-only with `Path=/` (no Domain: none of
+ * ours has one), else `__Secure-`. A browser then refuses a cookie of that
+ * name from a plain-http response, or, for `__Host-`, one scoped to a
+ * sibling host or a narrower path, so a network attacker or a neighbouring
+ * subdomain cannot plant one. Over plain http there is no prefix (a prefixed
+ * cookie must be `Secure`).
+ */
+export function cookieName(name: string, secure: boolean, path: string): string {
+  if (!secure) return name;
+  return path === '/' ? `__Host-${name}` : `__Secure-${name}`;
+}
+
+/**
+ * The session cookie's name: `__Secure-` over https; it is scoped to one
+ * tenant's admin path, which `__Host-` would forbid.
  */
 export function sessionCookieName(secure: boolean): string {
-  return secure ? '__Secure-mcpgw-admin-session' : 'mcpgw-admin-session';
+  // The path is per tenant; any tenant's gives the same prefix.
+  return cookieName('mcpgw-admin-session', secure, tenantAdminPath('any'));
+}
+
+/** The sign-in flow's `state` and PKCE verifier cookies, scoped like the session cookie to the tenant's admin path. */
+export function flowCookieNames(secure: boolean): { state: string; verifier: string } {
+  const path = tenantAdminPath('any');
+  return {
+    state: cookieName('mcpgw-admin-oauth-state', secure, path),
+    verifier: cookieName('mcpgw-admin-oauth-verifier', secure, path),
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { discoverIssuerMetadata, egressFetch } from '@mcpgw/auth';
 import { egressAgents, type EgressGuard } from '@mcpgw/core';
 import type { AdminSignIn } from '@mcpgw/config';
-import { tenantAdminPath } from './session-cookie.js';
+import { flowCookieNames, tenantAdminPath } from './session-cookie.js';
 
 /** One tenant's OAuth client for admin sign-in. */
 export interface SignInClient {
@@ -95,8 +95,9 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
     callbackUriParams: { resource: settings.resource },
     tokenRequestParams: { resource: settings.resource },
     pkce: 'S256',
-    redirectStateCookieName: 'mcpgw-admin-oauth-state',
-    verifierCookieName: 'mcpgw-admin-oauth-verifier',
+    // `__Secure-` over https (RFC 6265bis section 4.1.3.1), like the session cookie.
+    redirectStateCookieName: flowCookieNames(settings.secure).state,
+    verifierCookieName: flowCookieNames(settings.secure).verifier,
     // Lax, not Strict: the callback arrives by the identity provider's cross-site redirect and needs them.
     cookie: {
       path: tenantAdminPath(settings.tenantId),

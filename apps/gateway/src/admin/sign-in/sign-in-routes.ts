@@ -1,10 +1,15 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyCookie } from '@fastify/cookie';
 import type { AdminSignIn, TenantConfig } from '@mcpgw/config';
-import { errorSummary } from '@mcpgw/core';
+import type { AdminSessionRows } from '@mcpgw/control-plane';
+import { errorSummary, GatewayError } from '@mcpgw/core';
+import type { RateLimits } from '../../plugins/rate-limit.js';
+import { fromFramework } from '../admin-errors.js';
+import { AdminProblem, problemBody } from '../problem.js';
+import { tooManyRequests } from '../too-many-requests.js';
 import type { ResolveAdmin } from './admin-sign-in.js';
 import type { SessionSealer } from './admin-session.js';
-import { newCsrfToken } from './admin-session.js';
+import { newCsrfToken, newSessionId } from './admin-session.js';
 import { CSRF_HEADER } from './csrf.js';
 import type { SessionAuth } from './session-authenticator.js';
 import type { SignInClient } from './sign-in-client.js';
@@ -25,6 +30,9 @@ export interface SignInRouteContext {
   sealer: SessionSealer;
   secure: boolean;
   resolveAdmin: ResolveAdmin;
+  sessions: AdminSessionRows;
+  /** The admin API's per-address limit, which the sign-in's routes count under as well. */
+  rateLimits: Pick<RateLimits, 'checkAdminAddress'>;
   notFound(): ProblemError;
   now: () => number;
 }
@@ -39,6 +47,28 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     if (!scope.hasReplyDecorator('setCookie')) await scope.register(fastifyCookie);
     const base = '/admin/v1/tenants/:tenantId';
     const cookieName = sessionCookieName(context.secure);
+    // Anyone may start a sign-in, and a callback makes the gateway call the identity provider: each is
+    // counted against the admin API's per-address limit, and shed with it, before anything else runs.
+    scope.addHook('onRequest', async (request, reply) => {
+      const refusal = await context.rateLimits.checkAdminAddress(request);
+      if (refusal === undefined) return undefined;
+      return sendAdminProblem(reply, tooManyRequests(refusal));
+    });
+    scope.setErrorHandler((error: FastifyError, request, reply) => {
+      // Load shedding (plugins/load-shedding.ts) set Retry-After already.
+      if (error instanceof GatewayError && error.code === 'MCPGW_OVERLOADED') {
+        return sendAdminProblem(reply, new AdminProblem('unavailable', 'The gateway is overloaded; retry later'));
+      }
+      // What Fastify refuses before a handler runs (a logout's unreadable body): the admin API's answer.
+      const framework = fromFramework(error);
+      if (framework !== undefined) return sendAdminProblem(reply, framework);
+      request.log.error({ err: errorSummary(error) }, 'admin sign-in request failed');
+      return sendAdminProblem(
+        reply,
+        new AdminProblem('server-fault', 'The request failed on the server; it was logged'),
+      );
+    });
+    const shed = { config: { loadShed: true } } as const;
 
     const route =
       (handler: (request: TenantRequest, reply: FastifyReply, entry: SignInEntry) => Promise<FastifyReply>) =>
@@ -77,7 +107,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // No HEAD twin (Fastify adds one to every GET by default): a HEAD must neither start nor finish a sign-in.
     scope.get(
       `${base}/login`,
-      { exposeHeadRoute: false },
+      { exposeHeadRoute: false, ...shed },
       route(async (request, reply, entry) => {
         const url = await (await client(request, entry)).authorizationUrl(request, reply);
         return reply.header('cache-control', 'no-store').redirect(url, 302);
@@ -87,7 +117,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // The identity provider's redirect back (RFC 6749 section 4.1.2).
     scope.get(
       `${base}/callback`,
-      { exposeHeadRoute: false },
+      { exposeHeadRoute: false, ...shed },
       route(async (request, reply, entry) => {
         const { tenantId } = request.params;
         const query = request.query;
@@ -124,7 +154,25 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         const expiresAt = Math.min(redeemed.expiresAt ?? Infinity, now + entry.signIn.maxSessionSeconds * 1000);
         const maxAge = Math.floor((expiresAt - now) / 1000);
         if (maxAge <= 0) throw new SignInProblem('sign-in-failed', 'The access token has already expired.');
+        const id = newSessionId();
+        // Recorded before the cookie is set: a binding removed (or the tenant suspended) since the check above
+        // leaves nothing to record, and no session.
+        await context.sessions.sweepExpired().catch((error: unknown) => {
+          request.log.warn({ err: errorSummary(error) }, 'admin sign-in: expired sessions not swept');
+        });
+        const recorded = await context.sessions.open({
+          id,
+          tenantId,
+          bindingName: admin.binding,
+          issuer: principal.issuer,
+          subject: principal.subject,
+          expiresAt,
+        });
+        if (!recorded) {
+          throw new SignInProblem('not-an-admin', 'You signed in, but your account is not an admin of this tenant.');
+        }
         const sealed = context.sealer.seal({
+          id,
           tenantId,
           principal: { ...principal, via: 'session' },
           scopes: admin.scopes,
@@ -143,6 +191,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     // Who am I, and the CSRF token a page sends back on state-changing requests.
     scope.get(
       `${base}/session`,
+      shed,
       route(async (request, reply) => {
         const session = await context.session.currentSession(request);
         if (session === undefined) {
@@ -161,12 +210,15 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       }),
     );
 
-    // Ends the session in this browser. It changes state, so it takes the CSRF token like any other write.
+    // Ends the session: its record, so the cookie is refused on every replica even if replayed, and the
+    // cookie in this browser. It changes state, so it takes the CSRF token like any other write.
     scope.post(
       `${base}/logout`,
+      shed,
       route(async (request, reply) => {
         try {
-          context.session.csrfChecked(request);
+          const session = context.session.csrfChecked(request);
+          if (session !== undefined) await context.sessions.end(session.id);
         } catch (error) {
           // An expired or broken cookie is cleared all the same; a cross-site logout is refused.
           if (!(error instanceof SignInProblem) || error.problem.code !== 'session-invalid') throw error;
@@ -176,4 +228,13 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       }),
     );
   });
+}
+
+/** An admin API problem from a sign-in route: the same bytes as the admin API's, with its headers. */
+function sendAdminProblem(reply: FastifyReply, problem: AdminProblem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return sendProblem(
+    reply,
+    Object.assign(new Error(problem.detail), { statusCode: problem.status, problem: problemBody(problem) }),
+  );
 }
