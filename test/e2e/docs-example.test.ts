@@ -6,6 +6,7 @@
  * page and its example cannot drift from the gateway or from the client library.
  */
 import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +61,22 @@ describe('docs/examples/list-and-read.ts against the demo tenant', () => {
       /^--- file:\/\/\/handbook\/01-welcome\.md \(text\/markdown, \d+ characters\)$/,
     );
     expect(stdout).toContain('# Welcome to Brindlewood Instruments');
+  });
+
+  it('is what docs/getting-started.md quotes, line for line', async () => {
+    const page = await readFile(new URL('../../docs/getting-started.md', import.meta.url), 'utf8');
+    const source = (await readFile(new URL(`../../${EXAMPLE}`, import.meta.url), 'utf8')).split('\n');
+    const quoted = /```ts\n([\s\S]*?)```/.exec(page)?.[1]?.split('\n') ?? [];
+    expect(quoted.length).toBeGreaterThan(20);
+    // Every quoted line, except the page's own "// …" elisions, is a line of the file, in order.
+    let at = 0;
+    const missing: string[] = [];
+    for (const line of quoted.filter((text) => text.trim() !== '' && !text.trim().startsWith('// …'))) {
+      const found = source.indexOf(line, at);
+      if (found === -1) missing.push(line);
+      else at = found + 1;
+    }
+    expect(missing).toEqual([]);
   });
 
   it('fails loudly, printing no listing, when the token is not for this tenant', async () => {
