@@ -59,7 +59,15 @@ export default tseslint.config(
     rules: { 'workspace/declared-dependencies': 'error', 'workspace/through-exports': 'error' },
   },
   {
-    files: ['packages/config/**', 'test/**', 'bench/**', '**/test/**', 'vitest.config.ts', 'scripts/**'],
+    files: [
+      'packages/config/**',
+      'test/**',
+      'bench/**',
+      'docs/examples/**',
+      '**/test/**',
+      'vitest.config.ts',
+      'scripts/**',
+    ],
     rules: { 'no-restricted-properties': 'off' },
   },
   {
