@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
+import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
 import { MAIN, TOKEN_CLI, runBuilt } from './gateway-process.js';
 
 // `npm start`, then `ADMIN_TOKEN=$(npm run --silent token -- --operator)`:
@@ -38,6 +39,23 @@ describe('npm run token -- --operator', () => {
       expect(listed.status).toBe(200);
       const body = (await listed.json()) as { tenants: { id: string }[] };
       expect(body.tenants.map((tenant) => tenant.id)).toContain('demo');
+      // RFC 9728 section 3: the operator resource's metadata names the development issuer as its authorization server.
+      const metadata = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/admin/v1`);
+      expect(((await metadata.json()) as { authorization_servers: string[] }).authorization_servers).toEqual([
+        `http://127.0.0.1:${port}/dev-idp`,
+      ]);
+
+      // The same issuer and audience without the operator role in "roles": a valid token, but no operator.
+      for (const claims of [{}, { roles: ['someone-else'] }, { realm_access: { roles: ['gateway-operator'] } }]) {
+        const roleless = await mintDevAccessToken({
+          issuer: `http://127.0.0.1:${port}/dev-idp`,
+          keystorePath: join(dataDir, 'dev-authorization-server', 'keys.json'),
+          resource: `http://127.0.0.1:${port}/admin/v1`,
+          scope: '',
+          claims,
+        });
+        expect((await listTenants(port, roleless)).status, JSON.stringify(claims)).toBe(403);
+      }
 
       // The demo's own admin: manages the demo tenant, but is no operator.
       const admin = await runBuilt(TOKEN_CLI, ['--tenant', 'demo', '--admin'], { cwd: dir, env: { DATA_DIR: dataDir } })
@@ -49,6 +67,31 @@ describe('npm run token -- --operator', () => {
         headers: { authorization: `Bearer ${admin.stdout.trim()}` },
       });
       expect(own.status).toBe(200);
+    } finally {
+      gateway.child.kill('SIGTERM');
+      expect((await gateway.exited).code).toBe(0);
+    }
+  }, 120_000);
+
+  it('puts the role where the running gateway reads it: a nested claim path nests', async () => {
+    const port = await freePort();
+    const gateway = runBuilt(MAIN, [], {
+      cwd: dir,
+      env: {
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        OPERATOR_ROLE_CLAIM: 'realm_access.roles',
+        OPERATOR_ROLE: 'platform-admin',
+        ...NO_SHEDDING_ENV,
+      },
+    });
+    try {
+      await gateway.waitForOutput('gateway listening');
+      // This shell has neither setting: the running gateway's record says where the role goes.
+      const cli = await runBuilt(TOKEN_CLI, ['--operator'], { cwd: dir, env: { DATA_DIR: dataDir } }).exited;
+      expect(cli.code, cli.stderr).toBe(0);
+      expect(cli.stderr).toContain('platform-admin in "realm_access.roles"');
+      expect((await listTenants(port, cli.stdout.trim())).status).toBe(200);
     } finally {
       gateway.child.kill('SIGTERM');
       expect((await gateway.exited).code).toBe(0);
