@@ -176,6 +176,8 @@ describe('infra/compose.yaml', () => {
     const overridable = [...new Set([...text.matchAll(/\$\{([A-Z_]+):-dev-only-/g)].map((match) => match[1] ?? ''))];
     expect(overridable.sort()).toEqual([
       'KEYCLOAK_ADMIN_PASSWORD',
+      'KEYCLOAK_DEMO_ADMIN_PASSWORD',
+      'KEYCLOAK_OPERATOR_PASSWORD',
       'MINIO_GATEWAY_SECRET',
       'MINIO_ROOT_PASSWORD',
       'POSTGRES_PASSWORD',
@@ -197,6 +199,12 @@ describe('infra/compose.yaml', () => {
     expect(new URL(gatewayEnv.WAREHOUSE_DATABASE_URL as string).password).toBe(chosen.WAREHOUSE_PASSWORD);
     expect(overridden.services.keycloak?.environment?.KC_BOOTSTRAP_ADMIN_PASSWORD).toBe(chosen.KEYCLOAK_ADMIN_PASSWORD);
     expect(overridden.services.minio?.environment?.MINIO_ROOT_PASSWORD).toBe(chosen.MINIO_ROOT_PASSWORD);
+    expect(overridden.services.keycloak?.environment?.KEYCLOAK_OPERATOR_PASSWORD).toBe(
+      chosen.KEYCLOAK_OPERATOR_PASSWORD,
+    );
+    expect(overridden.services.keycloak?.environment?.KEYCLOAK_DEMO_ADMIN_PASSWORD).toBe(
+      chosen.KEYCLOAK_DEMO_ADMIN_PASSWORD,
+    );
     expect(gatewayEnv.S3_SECRET_ACCESS_KEY).toBe(chosen.MINIO_GATEWAY_SECRET);
   });
 
@@ -262,13 +270,27 @@ describe('infra/compose.yaml', () => {
       readFileSync(hostFileFor(keycloak, '/opt/keycloak/data/import/demo-realm.json'), 'utf8'),
     ) as {
       realm: string;
-      clients: Array<{ clientId: string; defaultClientScopes: string[]; publicClient: boolean }>;
+      clients: Array<{
+        clientId: string;
+        defaultClientScopes: string[];
+        optionalClientScopes: string[];
+        publicClient: boolean;
+        redirectUris: string[];
+        attributes: Record<string, string>;
+      }>;
+      groups: Array<{ name: string }>;
+      roles: { realm: Array<{ name: string }> };
       clientScopes: Array<{
         name: string;
         attributes: Record<string, string>;
         protocolMappers: Array<{ protocolMapper: string; config: Record<string, string> }>;
       }>;
-      users: Array<{ username: string; groups: string[] }>;
+      users: Array<{
+        username: string;
+        groups?: string[];
+        realmRoles?: string[];
+        credentials: Array<{ type: string; value: string }>;
+      }>;
     };
     const tenant = (
       parseYaml(readFileSync(hostFileFor(gateway, env.GATEWAY_CONFIG as string), 'utf8')) as {
@@ -279,6 +301,8 @@ describe('infra/compose.yaml', () => {
             requiredScopes: string[];
           };
           grants: Array<{ match: { groups?: string[] } }>;
+          adminSignIn: { clientId: string; scopes: string[] };
+          adminRoleBindings: Array<{ name: string; issuer?: string; groups?: string[] }>;
         }>;
       }
     ).tenants[0];
@@ -321,7 +345,77 @@ describe('infra/compose.yaml', () => {
     it('has a test user in the group a grant names', () => {
       const groups = tenant?.grants.flatMap((g) => g.match.groups ?? []) ?? [];
       const user = realm.users.find((u) => u.username === 'demo');
-      expect(user?.groups.map((g) => g.replace(/^\//, ''))).toEqual(expect.arrayContaining(groups));
+      expect(user?.groups?.map((g) => g.replace(/^\//, ''))).toEqual(expect.arrayContaining(groups));
+    });
+
+    const scope = (name: string) => realm.clientScopes.find((s) => s.name === name);
+    const mapper = (name: string, type: string) =>
+      scope(name)?.protocolMappers.find((m) => m.protocolMapper === type)?.config ?? {};
+    const keycloakEnv = keycloak.environment as Record<string, string>;
+    /** A realm placeholder (`${NAME}`, read from Keycloak's environment at import) as compose sets it. */
+    const resolved = (value: string | undefined) => {
+      const name = /^\$\{([A-Z_]+)\}$/.exec(value ?? '')?.[1];
+      return name === undefined ? undefined : keycloakEnv[name];
+    };
+
+    it('has an operator user holding OPERATOR_ROLE, which the operator scope puts where the gateway reads it', () => {
+      const config = readEnv(env);
+      // The gateway trusts this realm for its operators, at the same origin as the tenant's issuer.
+      expect(config.OPERATOR_ISSUER).toBe(issuer?.issuer);
+      expect(config.OPERATOR_JWKS_URI).toBe(issuer?.jwksUri);
+      expect(realm.roles.realm.map((role) => role.name)).toContain(config.OPERATOR_ROLE);
+      const operator = realm.users.find((u) => u.username === 'operator');
+      expect(operator?.realmRoles).toContain(config.OPERATOR_ROLE);
+      // Its password is the development-only default compose hands Keycloak, unless overridden.
+      expect(resolved(operator?.credentials[0]?.value)).toBe('dev-only-operator');
+      // The realm role mapper's claim is the gateway's nested claim path (realm_access.roles).
+      const roles = mapper('mcpgw:operator', 'oidc-usermodel-realm-role-mapper');
+      expect(roles['claim.name']).toBe(config.OPERATOR_ROLE_CLAIM);
+      expect(config.OPERATOR_ROLE_CLAIM).toBe('realm_access.roles');
+      expect(roles['access.token.claim']).toBe('true');
+      // The audience: the operator audience the gateway derives from PUBLIC_URL.
+      const audience = mapper('mcpgw:operator', 'oidc-audience-mapper');
+      expect(audience['included.custom.audience']).toBe(config.OPERATOR_AUDIENCE ?? `${config.PUBLIC_URL}/admin/v1`);
+      expect(audience['id.token.claim']).toBe('false');
+      // The client that asks for it marks its access tokens `at+jwt`, the only type operators' tokens may have.
+      const admin = realm.clients.find((c) => c.optionalClientScopes.includes('mcpgw:operator'));
+      expect(admin?.attributes['access.token.header.type.rfc9068']).toBe('true');
+      // The MCP client cannot get an operator token.
+      expect(client?.optionalClientScopes).not.toContain('mcpgw:operator');
+      expect(client?.defaultClientScopes).not.toContain('mcpgw:operator');
+    });
+
+    it("has a tenant admin user whom the demo tenant's admin role binding and browser sign-in admit", () => {
+      const demoAdmin = realm.users.find((u) => u.username === 'demo-admin');
+      expect(resolved(demoAdmin?.credentials[0]?.value)).toBe('dev-only-demo-admin');
+      expect(demoAdmin?.realmRoles ?? []).not.toContain('gateway-operator');
+      const groups = (demoAdmin?.groups ?? []).map((g) => g.replace(/^\//, ''));
+      for (const group of groups) expect(realm.groups.map((g) => g.name)).toContain(group);
+      // A binding of the tenant names one of the user's groups, for this issuer.
+      const binding = tenant?.adminRoleBindings.find((b) => (b.groups ?? []).some((g) => groups.includes(g)));
+      expect(binding?.issuer ?? issuer?.issuer).toBe(issuer?.issuer);
+      // The sign-in's client exists, is public (PKCE), and may call back to the tenant's callback.
+      const signIn = tenant?.adminSignIn;
+      const signInClient = realm.clients.find((c) => c.clientId === signIn?.clientId);
+      expect(signInClient?.publicClient).toBe(true);
+      expect(signInClient?.redirectUris).toContain(`${env.PUBLIC_URL}/admin/v1/tenants/${tenant?.id}/callback`);
+      // The sign-in's scopes put the tenant's admin resource in the audience and the groups in the issuer's groupsClaim.
+      const asked = (signIn?.scopes ?? []).filter((name) => name !== 'openid');
+      expect(asked.every((name) => signInClient?.optionalClientScopes.includes(name))).toBe(true);
+      const mappers = asked.flatMap((name) => scope(name)?.protocolMappers ?? []);
+      expect(
+        mappers
+          .filter((m) => m.protocolMapper === 'oidc-audience-mapper')
+          .map((m) => m.config['included.custom.audience']),
+      ).toEqual([`${env.PUBLIC_URL}/admin/v1/tenants/${tenant?.id}`]);
+      const groupsMapper = mappers.find((m) => m.protocolMapper === 'oidc-group-membership-mapper');
+      expect(groupsMapper?.config['claim.name']).toBe(
+        (tenant?.auth.issuers[0] as { groupsClaim?: string } | undefined)?.groupsClaim,
+      );
+      expect(groupsMapper?.config['full.path']).toBe('false');
+      // The demo user reads resources but administers nothing.
+      const demo = realm.users.find((u) => u.username === 'demo');
+      expect((demo?.groups ?? []).map((g) => g.replace(/^\//, ''))).not.toContain(binding?.groups?.[0]);
     });
   });
 

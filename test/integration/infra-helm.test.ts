@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '@mcpgw/config';
+import { loadConfig, readEnv } from '@mcpgw/config';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
@@ -246,6 +246,48 @@ describe('infra/helm/mcp-gateway', async () => {
     expect(c.envFrom).toEqual([{ secretRef: { name: 'gateway-secrets' } }]);
     expect(c.env).toContainEqual({ name: 'WAREHOUSE_SCHEMA', value: 'finance' });
     expect(c.image).toBe('mcp-resource-gateway:1.2');
+  });
+
+  it('names the operators’ identity provider only when values set it, and the example admin sign-in loads', async () => {
+    const operatorNames = (rendered: RenderedTemplate[]) =>
+      (byKind(rendered).Deployment?.spec.template.spec.containers[0].env as Manifest[])
+        .map((v) => v.name as string)
+        .filter((name) => name.startsWith('OPERATOR_'));
+    expect(operatorNames(withSecret)).toEqual([]);
+    const operator = {
+      issuer: 'https://login.example.com/realms/platform',
+      jwksUri: 'https://login.example.com/realms/platform/protocol/openid-connect/certs',
+      roleClaim: 'realm_access.roles',
+    };
+    const withOperator = await renderChart(CHART, RELEASE, { secret: { values: { SECRETS_KEY } }, operator });
+    validate(withOperator);
+    const variables = byKind(withOperator).Deployment?.spec.template.spec.containers[0].env as Manifest[];
+    const env = Object.fromEntries(variables.filter((v) => 'value' in v).map((v) => [v.name, v.value]));
+    expect(operatorNames(withOperator)).toEqual(['OPERATOR_ISSUER', 'OPERATOR_JWKS_URI', 'OPERATOR_ROLE_CLAIM']);
+    const parsed = readEnv({ ...env, SECRETS_KEY });
+    expect([parsed.OPERATOR_ISSUER, parsed.OPERATOR_JWKS_URI, parsed.OPERATOR_ROLE_CLAIM]).toEqual([
+      operator.issuer,
+      operator.jwksUri,
+      operator.roleClaim,
+    ]);
+    // The commented admin sign-in example of values.yaml, uncommented, is a valid bootstrap file.
+    const values = readFileSync(join(CHART, 'values.yaml'), 'utf8');
+    const bootstrap = (/^bootstrap: \|\n((?: {2}.*\n|\n)*)/m.exec(values)?.[1] ?? '')
+      .replace(/^ {2}/gm, '')
+      .replace(/^( {4})# (?=adminRoleBindings:|adminSignIn:| )/gm, '$1');
+    expect(bootstrap).toContain('adminSignIn:');
+    const dir = await mkdtemp(join(tmpdir(), 'gw-helm-sign-in-'));
+    try {
+      await writeFile(join(dir, 'gateway.yaml'), bootstrap);
+      const config = await loadConfig({
+        registry: createSourceRegistry(),
+        defaultBootstrap: demoBootstrap(),
+        env: { ...env, SECRETS_KEY, GATEWAY_CONFIG: join(dir, 'gateway.yaml'), DATA_DIR: dir },
+      });
+      expect(config.tenants[0]?.adminSignIn?.clientId).toBe('mcpgw-admin');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('by default runs one replica, alone on purpose on its own store, that a drain can move', () => {

@@ -1,9 +1,10 @@
 import { resolve } from 'node:path';
-import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
+import type { EnvConfig, GatewayConfig, TenantConfig } from '@mcpgw/config';
+import { isLoopbackHost } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
 import type { DevAuthorizationServer, DevClient, DevResource } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
-import { tenantAdminResource } from './admin/admin-resources.js';
+import { operatorResource, tenantAdminResource } from './admin/admin-resources.js';
 import { publicBaseUrls, tenantResourceUri } from './public-url.js';
 
 /**
@@ -52,6 +53,30 @@ export interface DevTokenTarget {
       admin?: { resource: string; scopes: string[] };
     }
   >;
+  /** What an operator token of the development issuer carries (`--operator`), when the gateway accepts one. */
+  operator?: DevOperator;
+}
+
+/** The operator audience, and the role an operator token carries in which claim (a dotted path nests). */
+export interface DevOperator {
+  audience: string;
+  roleClaim: string;
+  role: string;
+}
+
+/**
+ * Whether the development issuer is this gateway's local operator issuer: only
+ * when no operator issuer is configured (OPERATOR_ISSUER set means the
+ * operator's own identity provider issues operator tokens) and only on a
+ * loopback bind, as the development server itself. Undefined otherwise.
+ */
+export function devOperator(env: EnvConfig, baseUrl: string): DevOperator | undefined {
+  if (env.OPERATOR_ISSUER !== undefined || !isLoopbackHost(env.HOST)) return undefined;
+  return {
+    audience: env.OPERATOR_AUDIENCE ?? operatorResource(baseUrl),
+    roleClaim: env.OPERATOR_ROLE_CLAIM,
+    role: env.OPERATOR_ROLE,
+  };
 }
 
 /** The development target of a configuration, or undefined when no tenant trusts the development issuer. */
@@ -59,8 +84,10 @@ export function devTokenTarget(config: GatewayConfig): DevTokenTarget | undefine
   const trusting = tenantsTrustingDevAuthorizationServer(config);
   if (trusting.length === 0) return undefined;
   const bases = publicBaseUrls(config.env);
+  const operator = devOperator(config.env, bases[0] as string);
   return {
     issuer: devAuthorizationServerIssuer(bases[0] as string),
+    ...(operator === undefined ? {} : { operator }),
     tenants: Object.fromEntries(
       trusting.map((tenant) => {
         const admin = devAdminResource(bases[0] as string, tenant);

@@ -9,14 +9,19 @@
  * configuration this environment describes, loaded as `npm start` loads it,
  * and says so. The key comes from the same keystore under DATA_DIR.
  *
+ * `npm run token -- --operator` mints an operator token instead (the admin
+ * API's operator audience, OPERATOR_ROLE in OPERATOR_ROLE_CLAIM): on a loopback
+ * bind with no OPERATOR_ISSUER, the running development issuer is the local
+ * operator issuer.
+ *
  * Only the token goes to stdout (`TOKEN=$(npm run --silent token -- --tenant demo)`);
  * what it is for goes to stderr.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '@mcpgw/config';
-import type { GatewayConfig } from '@mcpgw/config';
+import { ConfigError, isLoopbackHost, loadConfig, readEnv } from '@mcpgw/config';
+import type { EnvConfig, GatewayConfig } from '@mcpgw/config';
 import { ACCESS_TOKEN_TTL_SECONDS, mintDevAccessToken } from '@mcpgw/dev-authorization-server';
 import type { DevTokenTarget } from './dev-authorization-server.js';
 import { devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
@@ -27,12 +32,17 @@ import { findRunningGateways } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
 
 const USAGE = `usage: npm run token -- --tenant ID [--admin] [--scope "a b"] [--sub SUBJECT]
+       npm run token -- --operator [--sub SUBJECT]
 
-  --tenant  a tenant whose auth.issuers include { "development": true }
-  --admin   a token for the admin API (its adminSignIn resource and scopes) instead of the MCP endpoint
-  --scope   space-separated scopes (default: every scope the tenant's grants and requiredScopes name,
-            or with --admin its adminSignIn scopes other than OpenID Connect's)
-  --sub     the token's subject (default: demo-user)
+  --tenant    a tenant whose auth.issuers include { "development": true }
+  --admin     a token for the admin API (its adminSignIn resource and scopes) instead of the MCP endpoint
+  --operator  an operator token for the whole admin API (GET /admin/v1/tenants, ...): the operator
+              audience, and OPERATOR_ROLE in OPERATOR_ROLE_CLAIM. Only on a loopback bind with no
+              OPERATOR_ISSUER (then the operator's own identity provider issues operator tokens):
+              ADMIN_TOKEN=$(npm run --silent token -- --operator)
+  --scope     space-separated scopes (default: every scope the tenant's grants and requiredScopes name,
+              or with --admin its adminSignIn scopes other than OpenID Connect's)
+  --sub       the token's subject (default: demo-user)
 
 It mints for the gateway running from the same DATA_DIR (default .data in this folder);
 with none running, for the gateway this environment (.env, PORT, HOST, PUBLIC_URL,
@@ -89,6 +99,84 @@ export async function mintTenantToken(
   return { token, issuer: target.issuer, resource, scope };
 }
 
+/** What the CLI prints for `--operator`. */
+export interface OperatorToken {
+  token: string;
+  issuer: string;
+  audience: string;
+  role: string;
+  roleClaim: string;
+}
+
+/**
+ * Why this environment gets no development operator token, or undefined when
+ * it may: OPERATOR_ISSUER set (the operator's own identity provider issues
+ * them) or a bind other machines reach (the development issuer is loopback only).
+ */
+export function operatorRefusal(env: EnvConfig): string | undefined {
+  if (env.OPERATOR_ISSUER !== undefined) {
+    return (
+      `OPERATOR_ISSUER is set (${env.OPERATOR_ISSUER}): operator tokens come from the operator's own identity ` +
+      `provider, with aud ${env.OPERATOR_AUDIENCE ?? `${publicBaseUrl(env)}/admin/v1`} and ${env.OPERATOR_ROLE} in ` +
+      `"${env.OPERATOR_ROLE_CLAIM}"; the development issuer mints none`
+    );
+  }
+  if (!isLoopbackHost(env.HOST)) {
+    return (
+      `HOST (${env.HOST}) is not a loopback address: the development issuer never signs operator tokens for a ` +
+      'gateway other machines reach. Set OPERATOR_ISSUER to your identity provider (docs/operations.md)'
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Signs an operator token with the development issuer of `target` (the running
+ * gateway's record, else the configuration). Throws a UsageError when that
+ * gateway does not take the development issuer as its operator issuer.
+ */
+export async function mintOperatorToken(
+  config: GatewayConfig,
+  request: { sub?: string | undefined },
+  target: (DevTokenTarget & { describe?: string }) | undefined = devTokenTarget(config),
+): Promise<OperatorToken> {
+  const refusal = operatorRefusal(config.env);
+  if (refusal !== undefined && target?.describe === undefined) throw new UsageError(refusal);
+  const where = target?.describe ?? config.origin;
+  if (target === undefined) {
+    throw new UsageError(
+      `the development authorization server does not run for ${where}: no tenant trusts it, so there is no ` +
+        'local operator issuer',
+    );
+  }
+  if (target.operator === undefined) {
+    throw new UsageError(
+      `${where} does not take development operator tokens (it has OPERATOR_ISSUER, or binds to a non-loopback ` +
+        "address): operator tokens come from the operator's own identity provider",
+    );
+  }
+  const { audience, roleClaim, role } = target.operator;
+  const token = await mintDevAccessToken({
+    issuer: target.issuer,
+    keystorePath: devKeystorePath(config),
+    resource: audience,
+    scope: '',
+    claims: nestedClaim(roleClaim, [role]),
+    ...(request.sub === undefined ? {} : { subject: request.sub }),
+  });
+  return { token, issuer: target.issuer, audience, role, roleClaim };
+}
+
+/** `{ a: { b: value } }` for the claim path `a.b`, as the gateway reads a dotted claim name. */
+function nestedClaim(path: string, value: unknown): Record<string, unknown> {
+  return path
+    .split('.')
+    .reduceRight<Record<string, unknown>>(
+      (inner, key, index, keys) => ({ [key]: index === keys.length - 1 ? value : inner }),
+      {},
+    );
+}
+
 /**
  * Which gateway to mint for: the one running from this DATA_DIR; among
  * several, the one at the URL this environment configures; with none, this
@@ -122,7 +210,14 @@ export function chooseTarget(
 }
 
 async function main(argv: string[]): Promise<void> {
-  let values: { tenant?: string; scope?: string; sub?: string; admin?: boolean; help?: boolean };
+  let values: {
+    tenant?: string;
+    scope?: string;
+    sub?: string;
+    admin?: boolean;
+    operator?: boolean;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -131,6 +226,7 @@ async function main(argv: string[]): Promise<void> {
         scope: { type: 'string' },
         sub: { type: 'string' },
         admin: { type: 'boolean' },
+        operator: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -143,8 +239,15 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  if (values.tenant === undefined || values.tenant === '') throw new UsageError('--tenant is required');
   if (values.sub === '') throw new UsageError('--sub must not be empty');
+  if (values.operator === true) {
+    if (values.tenant !== undefined || values.admin === true || values.scope !== undefined) {
+      throw new UsageError('--operator takes no --tenant, --admin or --scope: an operator token is for every tenant');
+    }
+    await mainOperator(values.sub);
+    return;
+  }
+  if (values.tenant === undefined || values.tenant === '') throw new UsageError('--tenant (or --operator) is required');
 
   const config = await loadConfig({ registry: createSourceRegistry(), defaultBootstrap: demoBootstrap() });
   const { target, note } = chooseTarget(config, await findRunningGateways(config));
@@ -156,6 +259,21 @@ async function main(argv: string[]): Promise<void> {
   );
   process.stderr.write(
     `# tenant ${values.tenant}: aud ${minted.resource}, scope "${minted.scope}", issuer ${minted.issuer}, ` +
+      `valid ${ACCESS_TOKEN_TTL_SECONDS / 60} minutes\n`,
+  );
+  process.stdout.write(`${minted.token}\n`);
+}
+
+async function mainOperator(sub: string | undefined): Promise<void> {
+  // Refused before the configuration loads: a non-loopback configuration trusting the development issuer would not.
+  const refusal = operatorRefusal(readEnv(undefined, process.cwd()));
+  if (refusal !== undefined) throw new UsageError(refusal);
+  const config = await loadConfig({ registry: createSourceRegistry(), defaultBootstrap: demoBootstrap() });
+  const { target, note } = chooseTarget(config, await findRunningGateways(config));
+  process.stderr.write(`# ${note}\n`);
+  const minted = await mintOperatorToken(config, { sub }, target);
+  process.stderr.write(
+    `# operator: aud ${minted.audience}, ${minted.role} in "${minted.roleClaim}", issuer ${minted.issuer}, ` +
       `valid ${ACCESS_TOKEN_TTL_SECONDS / 60} minutes\n`,
   );
   process.stdout.write(`${minted.token}\n`);

@@ -21,6 +21,11 @@ export interface MintDevAccessTokenInput {
   clientId?: string;
   /** Default 3600, as the server's tokens. */
   ttlSeconds?: number;
+  /**
+   * Further claims, e.g. an operator role (`{ roles: ['gateway-operator'] }`).
+   * They never replace the registered claims this function sets.
+   */
+  claims?: Record<string, unknown>;
 }
 
 /** The client_id stamped on tokens the CLI mints. */
@@ -51,7 +56,11 @@ export async function mintDevAccessToken(input: MintDevAccessTokenInput): Promis
   const key = await importJWK(jwk, SIGNING_ALGORITHM);
 
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ client_id: input.clientId ?? TOKEN_CLI_CLIENT_ID, ...(scope === '' ? {} : { scope }) })
+  return new SignJWT({
+    ...input.claims,
+    client_id: input.clientId ?? TOKEN_CLI_CLIENT_ID,
+    ...(scope === '' ? {} : { scope }),
+  })
     .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: 'at+jwt', ...(jwk.kid === undefined ? {} : { kid: jwk.kid }) })
     .setIssuer(issuer)
     .setSubject(input.subject ?? DEMO_SUBJECT)

@@ -1,9 +1,11 @@
 import type { ControlPlaneStore } from '@mcpgw/control-plane';
 import type { EnvConfig } from '@mcpgw/config';
 import type { Logger, Principal } from '@mcpgw/core';
-import type { TokenVerifier } from '@mcpgw/auth';
+import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import { AuthError, bearerChallenge, createTokenVerifier } from '@mcpgw/auth';
+import type { JWK } from 'jose';
 import { decodeJwt } from 'jose';
+import { devOperator } from '../dev-authorization-server.js';
 import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
 import { toIssuerSettings } from '../tenant-auth.js';
 import type { TenantRegistry } from '../tenant-registry.js';
@@ -66,6 +68,11 @@ export interface AdminAccess {
   ): string;
   /** The resource operators' tokens name; undefined when no operator issuer is configured. */
   readonly operatorAudience: string | undefined;
+  /**
+   * Who issues operator tokens: OPERATOR_ISSUER, else on a loopback bind the
+   * running development issuer; undefined when nobody does.
+   */
+  readonly operatorIssuer: string | undefined;
   close(): void;
 }
 
@@ -103,18 +110,30 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
   const { env, baseUrls, tenants, store } = options;
   const [baseUrl] = baseUrls;
   const logger = options.logger.child({ component: 'admin-auth' });
+  // The operator's own identity provider (OPERATOR_ISSUER); without one, on a
+  // loopback bind, the running development issuer is the local operator issuer
+  // (`npm run token -- --operator`), with its pinned keys.
+  const localOperator = options.devAuthorizationServer === undefined ? undefined : devOperator(env, baseUrl);
+  const operatorIssuer =
+    env.OPERATOR_ISSUER ?? (localOperator === undefined ? undefined : options.devAuthorizationServer?.issuer);
   const operatorAudience =
-    env.OPERATOR_ISSUER === undefined ? undefined : (env.OPERATOR_AUDIENCE ?? operatorResource(baseUrl));
+    operatorIssuer === undefined ? undefined : (env.OPERATOR_AUDIENCE ?? operatorResource(baseUrl));
+  const operatorKeys = (): IssuerSettings['keys'] =>
+    env.OPERATOR_ISSUER === undefined
+      ? { jwks: { keys: options.devAuthorizationServer!.publicJwks.keys as JWK[] } }
+      : env.OPERATOR_JWKS_URI === undefined
+        ? { discovery: true }
+        : { jwksUri: env.OPERATOR_JWKS_URI };
   const operatorVerifier: TokenVerifier | undefined =
-    env.OPERATOR_ISSUER === undefined || operatorAudience === undefined
+    operatorIssuer === undefined || operatorAudience === undefined
       ? undefined
       : createTokenVerifier({
           resource: operatorAudience,
           logger,
           issuers: [
             {
-              issuer: env.OPERATOR_ISSUER,
-              keys: env.OPERATOR_JWKS_URI === undefined ? { discovery: true } : { jwksUri: env.OPERATOR_JWKS_URI },
+              issuer: operatorIssuer,
+              keys: operatorKeys(),
               algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
               audiences: [],
               // RFC 9068 section 4: access tokens only, never ID tokens.
@@ -179,6 +198,7 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
 
   const access: AdminAccess = {
     operatorAudience,
+    operatorIssuer,
 
     async authenticate(hint, token, via) {
       let claims: Record<string, unknown> | undefined;
@@ -188,7 +208,7 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
         claims = undefined; // opaque: only the addressed tenant's introspection can tell
       }
       const aud = claims === undefined ? [] : audiences(claims);
-      if (operatorVerifier !== undefined && claims?.iss === env.OPERATOR_ISSUER && aud.includes(operatorAudience!)) {
+      if (operatorVerifier !== undefined && claims?.iss === operatorIssuer && aud.includes(operatorAudience!)) {
         const principal = await verify(operatorVerifier, token, hint);
         if (!principal.groups.includes(env.OPERATOR_ROLE)) {
           throw new AdminProblem(

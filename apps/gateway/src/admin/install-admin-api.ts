@@ -95,9 +95,9 @@ export async function installAdminApi(
     baseUrl: baseUrls[0],
     tenants: context.tenants,
     operator:
-      config.env.OPERATOR_ISSUER === undefined || access.operatorAudience === undefined
+      access.operatorIssuer === undefined || access.operatorAudience === undefined
         ? undefined
-        : { issuer: config.env.OPERATOR_ISSUER, audience: access.operatorAudience },
+        : { issuer: access.operatorIssuer, audience: access.operatorAudience },
     devAuthorizationServer: context.devAuthorizationServer,
   });
   const signIn = createAdminSignIn({
