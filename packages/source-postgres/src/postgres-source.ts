@@ -12,6 +12,7 @@ import {
   type SourceChange,
   type SourceHealth,
   type VisibleUri,
+  sourceFailureReason,
 } from '@mcpgw/core';
 import { CatalogChangeFeed } from './catalog-change-feed.js';
 import { catalogFingerprint, catalogFingerprintUris } from './catalog-fingerprint.js';
@@ -154,7 +155,11 @@ export function createPostgresSource(
     } catch (error) {
       // A refusal names the destination and the setting to change (the status is for admins and operators).
       const refused = findEgressRefusal(error);
-      return { ok: false, detail: refused?.message ?? (error instanceof Error ? error.message : 'unavailable') };
+      return {
+        ok: false,
+        detail: refused?.message ?? (error instanceof Error ? error.message : 'unavailable'),
+        reason: sourceFailureReason(error),
+      };
     }
   }
 

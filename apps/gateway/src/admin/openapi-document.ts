@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AdminExample } from './admin-examples.js';
 import type { AdminRoute } from './admin-route.js';
 import { problemSchema } from './admin-schemas.js';
 import { ADMIN_PREFIX } from './admin-resources.js';
@@ -18,6 +19,25 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
 
 function fields(schema: z.ZodType | undefined): [string, z.ZodType][] {
   return schema instanceof z.ZodObject ? Object.entries(schema.shape as Record<string, z.ZodType>) : [];
+}
+
+/** OpenAPI 3.1 Example Objects (section 4.8.19), by name; the path name, if any, in the description. */
+function examplesOf(examples: Readonly<Record<string, AdminExample>> | undefined): Json {
+  if (examples === undefined) return {};
+  return {
+    examples: Object.fromEntries(
+      Object.entries(examples).map(([key, example]) => [
+        key,
+        {
+          summary: example.summary,
+          ...(example.name === undefined
+            ? {}
+            : { description: `With \`{name}\` = \`${encodeURIComponent(example.name)}\`` }),
+          value: example.value,
+        },
+      ]),
+    ),
+  };
 }
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
@@ -87,6 +107,7 @@ function operation(route: AdminRoute): Json {
             content: {
               [spec.mediaType ?? 'application/json']: {
                 schema: spec.schema === undefined ? { type: 'string' } : jsonSchema(spec.schema, 'output'),
+                ...examplesOf(spec.examples),
               },
             },
           }),
@@ -109,7 +130,10 @@ function operation(route: AdminRoute): Json {
     ...(route.body === undefined
       ? {}
       : {
-          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: jsonSchema(route.body, 'input'), ...examplesOf(route.examples) } },
+          },
         }),
     responses,
   };

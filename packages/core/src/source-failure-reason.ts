@@ -1,0 +1,103 @@
+import { EgressRefusedError } from './egress-guard.js';
+
+/**
+ * Why a source could not be reached, as a class an admin can act on: fix the
+ * credentials, the database or bucket name, the host, the port, the TLS
+ * settings, the egress allowlist; `unavailable` is anything else.
+ */
+export type SourceFailureReason =
+  | 'authentication-failed'
+  | 'no-such-database'
+  | 'no-such-bucket'
+  | 'connection-refused'
+  | 'timeout'
+  | 'tls'
+  | 'host-not-found'
+  | 'egress-refused'
+  | 'unavailable';
+
+/** Every reason, in the order docs/admin-api.md lists them. */
+export const SOURCE_FAILURE_REASONS: readonly SourceFailureReason[] = [
+  'authentication-failed',
+  'no-such-database',
+  'no-such-bucket',
+  'connection-refused',
+  'timeout',
+  'tls',
+  'host-not-found',
+  'egress-refused',
+  'unavailable',
+];
+
+// Postgres SQLSTATEs (PostgreSQL documentation, appendix A "Error Codes"):
+// 28P01 invalid_password, 28000 invalid_authorization_specification (e.g. a
+// NOLOGIN role, no pg_hba entry), 3D000 invalid_catalog_name.
+const BY_CODE: Readonly<Record<string, SourceFailureReason>> = {
+  '28P01': 'authentication-failed',
+  '28000': 'authentication-failed',
+  '3D000': 'no-such-database',
+  ECONNREFUSED: 'connection-refused',
+  ECONNRESET: 'unavailable',
+  ETIMEDOUT: 'timeout',
+  ESOCKETTIMEDOUT: 'timeout',
+  ENOTFOUND: 'host-not-found',
+  EAI_AGAIN: 'host-not-found',
+  EAI_NONAME: 'host-not-found',
+  // S3 error codes (Amazon S3 API reference, "Error responses").
+  NoSuchBucket: 'no-such-bucket',
+  InvalidAccessKeyId: 'authentication-failed',
+  SignatureDoesNotMatch: 'authentication-failed',
+  AccessDenied: 'authentication-failed',
+  InvalidToken: 'authentication-failed',
+  ExpiredToken: 'authentication-failed',
+  TimeoutError: 'timeout',
+};
+
+/** Node's and OpenSSL's certificate and handshake error codes. */
+const TLS_CODE =
+  /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH)/;
+
+function own(error: object): SourceFailureReason | undefined {
+  if (error instanceof EgressRefusedError) return 'egress-refused';
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  if (typeof code === 'string') {
+    if (BY_CODE[code] !== undefined) return BY_CODE[code];
+    if (TLS_CODE.test(code)) return 'tls';
+  }
+  if (typeof name === 'string') {
+    if (Object.hasOwn(BY_CODE, name)) return BY_CODE[name];
+    // HeadBucket answers without a body: only the status says what went wrong.
+    if (name === 'NotFound' && status === 404) return 'no-such-bucket';
+    if (name === 'Forbidden' && status === 403) return 'authentication-failed';
+  }
+  if (status === 401 || status === 403) return 'authentication-failed';
+  if (typeof message === 'string') {
+    if (/does not support SSL|SSL|TLS|certificate/i.test(message)) return 'tls';
+    if (/timeout|timed out/i.test(message)) return 'timeout';
+  }
+  return undefined;
+}
+
+/**
+ * The class of a driver error (pg, the AWS SDK, Node's net and tls),
+ * looking through `cause` and AggregateError's `errors`; `unavailable` when
+ * nothing known is found.
+ */
+export function sourceFailureReason(error: unknown): SourceFailureReason {
+  const seen = new Set<unknown>();
+  const search = (value: unknown, depth: number): SourceFailureReason | undefined => {
+    if (typeof value !== 'object' || value === null || depth > 8 || seen.has(value)) return undefined;
+    seen.add(value);
+    // A refusal of the egress policy wins wherever it sits: it is what the admin must change.
+    const inner = [
+      (value as { cause?: unknown }).cause,
+      ...(value instanceof AggregateError ? (value.errors as unknown[]) : []),
+    ];
+    if (value instanceof EgressRefusedError) return 'egress-refused';
+    const nested = inner.map((item) => search(item, depth + 1)).filter((item) => item !== undefined);
+    if (nested.includes('egress-refused')) return 'egress-refused';
+    return own(value) ?? nested[0];
+  };
+  return search(error, 0) ?? 'unavailable';
+}
