@@ -148,6 +148,18 @@ export function createPostgresSource(
     return feed.watch(listener);
   }
 
+  /**
+   * The public message and the driver's reason behind it (`role "x" is not
+   * permitted to log in`, `connect ECONNREFUSED 127.0.0.1:5432`): health is
+   * for the source's admins and operators, who wrote its host and user; pg's
+   * messages never quote the password.
+   */
+  function healthDetail(error: unknown): string {
+    const message = error instanceof Error ? error.message : 'unavailable';
+    const cause = error instanceof Error ? (error.cause as { message?: unknown } | undefined) : undefined;
+    return typeof cause?.message === 'string' && cause.message !== '' ? `${message}: ${cause.message}` : message;
+  }
+
   async function health(): Promise<SourceHealth> {
     try {
       await run((query) => query('SELECT 1', []));
@@ -157,7 +169,7 @@ export function createPostgresSource(
       const refused = findEgressRefusal(error);
       return {
         ok: false,
-        detail: refused?.message ?? (error instanceof Error ? error.message : 'unavailable'),
+        detail: refused?.message ?? healthDetail(error),
         reason: sourceFailureReason(error),
       };
     }
