@@ -37,7 +37,6 @@ const BY_CODE: Readonly<Record<string, SourceFailureReason>> = {
   '28000': 'authentication-failed',
   '3D000': 'no-such-database',
   ECONNREFUSED: 'connection-refused',
-  ECONNRESET: 'unavailable',
   ETIMEDOUT: 'timeout',
   ESOCKETTIMEDOUT: 'timeout',
   ENOTFOUND: 'host-not-found',
@@ -57,47 +56,61 @@ const BY_CODE: Readonly<Record<string, SourceFailureReason>> = {
 const TLS_CODE =
   /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH)/;
 
-function own(error: object): SourceFailureReason | undefined {
+/** What an error's code, name or HTTP status says. */
+function structural(error: object): SourceFailureReason | undefined {
   if (error instanceof EgressRefusedError) return 'egress-refused';
-  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  const { code, name } = error as { code?: unknown; name?: unknown };
   const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
   if (typeof code === 'string') {
-    if (BY_CODE[code] !== undefined) return BY_CODE[code];
+    if (Object.hasOwn(BY_CODE, code)) return BY_CODE[code];
     if (TLS_CODE.test(code)) return 'tls';
   }
   if (typeof name === 'string') {
     if (Object.hasOwn(BY_CODE, name)) return BY_CODE[name];
     // HeadBucket answers without a body: only the status says what went wrong.
     if (name === 'NotFound' && status === 404) return 'no-such-bucket';
-    if (name === 'Forbidden' && status === 403) return 'authentication-failed';
   }
   if (status === 401 || status === 403) return 'authentication-failed';
-  if (typeof message === 'string') {
-    if (/does not support SSL|SSL|TLS|certificate/i.test(message)) return 'tls';
-    if (/timeout|timed out/i.test(message)) return 'timeout';
-  }
   return undefined;
+}
+
+/** What a message says, for the errors that carry no code (pg's own SSL and timeout errors). */
+function byMessage(error: object): SourceFailureReason | undefined {
+  const { message } = error as { message?: unknown };
+  if (typeof message !== 'string') return undefined;
+  if (/does not support SSL|certificate|TLS connection/i.test(message)) return 'tls';
+  if (/timeout|timed out/i.test(message)) return 'timeout';
+  return undefined;
+}
+
+/** `error` and every error behind it (`cause`, AggregateError's `errors`), innermost first. */
+function chain(error: unknown, depth = 0, seen = new Set<unknown>()): object[] {
+  if (typeof error !== 'object' || error === null || depth > 8 || seen.has(error)) return [];
+  seen.add(error);
+  const inner = [
+    (error as { cause?: unknown }).cause,
+    ...(error instanceof AggregateError ? (error.errors as unknown[]) : []),
+  ];
+  return [...inner.flatMap((item) => chain(item, depth + 1, seen)), error];
 }
 
 /**
  * The class of a driver error (pg, the AWS SDK, Node's net and tls),
- * looking through `cause` and AggregateError's `errors`; `unavailable` when
+ * looking through `cause` and AggregateError's `errors`: an egress refusal
+ * anywhere wins (it is what the admin must change), then the innermost code,
+ * name or status, then the innermost telling message; `unavailable` when
  * nothing known is found.
  */
 export function sourceFailureReason(error: unknown): SourceFailureReason {
-  const seen = new Set<unknown>();
-  const search = (value: unknown, depth: number): SourceFailureReason | undefined => {
-    if (typeof value !== 'object' || value === null || depth > 8 || seen.has(value)) return undefined;
-    seen.add(value);
-    // A refusal of the egress policy wins wherever it sits: it is what the admin must change.
-    const inner = [
-      (value as { cause?: unknown }).cause,
-      ...(value instanceof AggregateError ? (value.errors as unknown[]) : []),
-    ];
-    if (value instanceof EgressRefusedError) return 'egress-refused';
-    const nested = inner.map((item) => search(item, depth + 1)).filter((item) => item !== undefined);
-    if (nested.includes('egress-refused')) return 'egress-refused';
-    return own(value) ?? nested[0];
-  };
-  return search(error, 0) ?? 'unavailable';
+  const errors = chain(error);
+  if (errors.some((item) => item instanceof EgressRefusedError)) return 'egress-refused';
+  for (const item of errors) {
+    const reason = structural(item);
+    if (reason !== undefined) return reason;
+  }
+  for (const item of errors) {
+    const reason = byMessage(item);
+    if (reason !== undefined) return reason;
+  }
+  return 'unavailable';
 }

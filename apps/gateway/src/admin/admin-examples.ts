@@ -62,7 +62,7 @@ export const grantExamples: Readonly<Record<string, AdminExample>> = {
   byScope: {
     summary: 'Callers with scope `reports:read` see the published reports',
     name: 'report-readers',
-    value: { match: { scopes: ['reports:read'] }, allow: [{ source: 'reports', uris: ['s3://reports/**'] }] },
+    value: { match: { scopes: ['reports:read'] }, allow: [{ source: 'reports', uris: ['s3:///reports/**'] }] },
   },
 };
 
@@ -90,8 +90,11 @@ export const tenantSettingsExamples: Readonly<Record<string, AdminExample>> = {
 
 export const previewExamples: Readonly<Record<string, AdminExample>> = {
   claims: {
-    summary: "A caller's claims, mapped as a verified token's would be",
-    value: { claims: { sub: 'alice', scope: 'reports:read', groups: ['finance'] } },
+    summary: "A caller's claims, mapped by that issuer's claim settings as a verified token's would be",
+    value: {
+      claims: { sub: 'alice', scope: 'reports:read', groups: ['finance'] },
+      issuer: 'https://idp.example.com/realms/acme',
+    },
   },
   token: {
     summary: 'A real access token, verified as the MCP endpoint would',
