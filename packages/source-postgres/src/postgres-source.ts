@@ -28,7 +28,7 @@ import { readRows } from './read-rows.js';
 import { parseResourceUri, schemaUri, tableUri, uriPrefix } from './resource-uri.js';
 import { parseRowsQuery } from './rows-query.js';
 import type { SourceScope } from './source-scope.js';
-import { sourceUnavailable } from './source-unavailable.js';
+import { sourceUnavailable, sqlState } from './source-unavailable.js';
 
 const MARKDOWN = 'text/markdown';
 const JSON_TYPE = 'application/json';
@@ -149,15 +149,15 @@ export function createPostgresSource(
   }
 
   /**
-   * The public message and the driver's reason behind it (`role "x" is not
-   * permitted to log in`, `connect ECONNREFUSED 127.0.0.1:5432`): health is
-   * for the source's admins and operators, who wrote its host and user; pg's
-   * messages never quote the password.
+   * The public message and, for an answer of the server (one with a
+   * SQLSTATE: `role "x" is not permitted to log in`, `database "x" does not
+   * exist`), its words too. Network errors stay out: they name the host and
+   * port. The server never quotes a password.
    */
   function healthDetail(error: unknown): string {
     const message = error instanceof Error ? error.message : 'unavailable';
-    const cause = error instanceof Error ? (error.cause as { message?: unknown } | undefined) : undefined;
-    return typeof cause?.message === 'string' && cause.message !== '' ? `${message}: ${cause.message}` : message;
+    const cause = error instanceof Error ? error.cause : undefined;
+    return sqlState(cause) !== undefined && cause instanceof Error ? `${message}: ${cause.message}` : message;
   }
 
   async function health(): Promise<SourceHealth> {
