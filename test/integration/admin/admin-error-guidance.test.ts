@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
+import { within } from '@mcpgw/test-helpers/within';
 import { type AdminFixture, CANARIES, startAdminFixture } from './admin-fixture.js';
 
 // Refusals and failures that point the right way, through the public admin
@@ -63,11 +64,16 @@ describe('admin API errors that point the right way', () => {
 
     it("points at the offending member of an issuer body, not at the union's empty pointer", async () => {
       const name = encodeURIComponent(f.idp.ops.issuer);
-      for (const body of [{ jwksUri: 'not a url' }, { issuer: f.idp.ops.issuer, jwksUri: 42 }]) {
+      const cases: [Record<string, unknown>, string][] = [
+        [{ jwksUri: 'not a url' }, '/jwksUri'],
+        [{ issuer: f.idp.ops.issuer, jwksUri: 42 }, '/jwksUri'],
+        [{ jwksUri: f.idp.ops.jwksUri, colour: 'blue' }, '/colour'],
+      ];
+      for (const [body, pointer] of cases) {
         const refused = await put(`/tenants/alpha/issuers/${name}`, body);
         expect(refused.status, JSON.stringify(body)).toBe(422);
         const errors = errorsOf(refused.json);
-        expect(errors.map((error) => error.pointer)).toEqual(['/jwksUri']);
+        expect(errors.map((error) => error.pointer)).toEqual([pointer]);
         expect(errors[0]!.detail).not.toBe('Invalid input');
       }
     });
@@ -179,6 +185,23 @@ describe('admin API errors that point the right way', () => {
         revision: runtime.servingRevision,
         storedRevision: runtime.revision,
         upToDate: true,
+      });
+    });
+
+    it('says when the stored revision is newer than the one it was computed at', async () => {
+      const db = f.gateway.app.controlPlane!.db;
+      // A revision committed without its change signal: this replica picks it up only at its
+      // next reconciliation (every 10 s), so a preview now is computed at the older one.
+      await within(5000, async () => {
+        await db.query("UPDATE tenants SET revision = revision + 1 WHERE id = 'alpha'");
+        const preview = await f.call('POST', '/tenants/alpha/preview', {
+          token: alphaAdmin,
+          body: { claims: { sub: 'reader', scope: 'staff' } },
+        });
+        expect(preview.status, preview.text).toBe(200);
+        const { revision, storedRevision, upToDate } = preview.json as Record<string, number | boolean>;
+        expect(upToDate).toBe((revision as number) >= (storedRevision as number));
+        return upToDate === false;
       });
     });
   });

@@ -81,6 +81,10 @@ function nulAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | undefi
 function flattenIssues(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): z.core.$ZodIssue[] {
   return issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path];
+    // An unknown member is the field at fault, not the object holding it.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ ...issue, path: [...path, key], message: 'not a known member here' }));
+    }
     if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [{ ...issue, path }];
     const rank = (branch: readonly z.core.$ZodIssue[]) =>
       (branch.some((item) => item.code === 'unrecognized_keys' && item.path.length === 0) ? 1000 : 0) + branch.length;
