@@ -135,6 +135,19 @@ describe('admin API OpenAPI document', () => {
     for (const { path, method, op } of writes) {
       expect(examplesOf(op).length, `${method} ${path}`).toBeGreaterThan(0);
     }
+    // Each example is valid by the body schema the document states (JSON Schema 2020-12).
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    for (const { path, method, op } of writes) {
+      const schema = (op.requestBody as { content: Record<string, { schema: Json }> }).content['application/json']!
+        .schema;
+      const validate = ajv.compile(schema);
+      for (const example of examplesOf(op)) {
+        expect(validate(example.value), `${method} ${path} ${example.key}: ${ajv.errorsText(validate.errors)}`).toBe(
+          true,
+        );
+      }
+    }
     const sourceTypes = examplesOf(operations().find(({ op }) => op.operationId === 'putSource')!.op).map(
       (example) => (example.value as { type: string; secrets?: unknown }).type,
     );

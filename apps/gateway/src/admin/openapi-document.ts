@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AdminExample } from './admin-examples.js';
-import type { AdminRoute } from './admin-route.js';
+import type { AdminRoute, NameInBody } from './admin-route.js';
 import { problemSchema } from './admin-schemas.js';
 import { ADMIN_PREFIX } from './admin-resources.js';
 import { PROBLEM_TYPES } from './problem.js';
@@ -38,6 +38,38 @@ function examplesOf(examples: Readonly<Record<string, AdminExample>> | undefined
       ]),
     ),
   };
+}
+
+/**
+ * A body schema as the route takes it: the member that repeats the path's
+ * name (AdminRoute.nameInBody) is optional, and allowed where the stored
+ * shape leaves it out (a grant's `name`).
+ */
+function withNameFromPath(schema: Json, rule: NameInBody | undefined): Json {
+  if (rule === undefined) return schema;
+  const adjust = (object: Json): Json => {
+    const properties = object.properties as Record<string, unknown> | undefined;
+    if (properties === undefined) {
+      const alternatives = (object.anyOf ?? object.oneOf) as Json[] | undefined;
+      const key = object.anyOf === undefined ? 'oneOf' : 'anyOf';
+      return alternatives === undefined ? object : { ...object, [key]: alternatives.map(adjust) };
+    }
+    if (!(rule.field in properties) && !rule.strip) return object;
+    const required = ((object.required as string[] | undefined) ?? []).filter((name) => name !== rule.field);
+    const { required: _required, ...rest } = object;
+    return {
+      ...rest,
+      properties: {
+        ...properties,
+        [rule.field]: {
+          ...((properties[rule.field] as Json | undefined) ?? { type: 'string' }),
+          description: 'The name in the path; may be left out, and must be the same if given.',
+        },
+      },
+      ...(required.length === 0 ? {} : { required }),
+    };
+  };
+  return adjust(schema);
 }
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
@@ -132,7 +164,12 @@ function operation(route: AdminRoute): Json {
       : {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: jsonSchema(route.body, 'input'), ...examplesOf(route.examples) } },
+            content: {
+              'application/json': {
+                schema: withNameFromPath(jsonSchema(route.body, 'input'), route.nameInBody),
+                ...examplesOf(route.examples),
+              },
+            },
           },
         }),
     responses,
