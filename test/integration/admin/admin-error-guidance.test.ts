@@ -156,6 +156,17 @@ describe('admin API errors that point the right way', () => {
       });
     });
 
+    it('names a server that does not speak TLS when the source requires it (tls)', async () => {
+      // The test cluster runs with ssl off: sslmode=require cannot be met.
+      const answer = await probe('pg', {
+        type: 'postgres',
+        connection: { url: `postgres://postgres@127.0.0.1:5432/${f.sourceDb.name}?sslmode=require` },
+        schemas: ['shop'],
+        secrets: { 'connection.password': CANARIES[0] },
+      });
+      expect(answer).toMatchObject({ ok: false, reason: 'tls' });
+    });
+
     it('names a bucket that does not exist (no-such-bucket)', async () => {
       const bucket = (name: string) => ({
         type: 's3',
