@@ -212,6 +212,9 @@ describe('preview as', () => {
     const answer = await previewOk('open', { claims: { sub: 'anyone' } });
     expect(answer).toEqual({
       tenantId: 'open',
+      revision: expect.any(Number),
+      storedRevision: answer.revision,
+      upToDate: true,
       from: 'anonymous',
       admitted: true,
       grants: { matched: [], unmatched: [] },
@@ -231,7 +234,7 @@ describe('preview as', () => {
       [{ claims: { sub: 'a' }, token: 'x' }, ['/claims']],
       [{ token: 'x', issuer: idpAcme.issuer }, ['/issuer']],
       [{ claims: 'sub=a' }, ['/claims']],
-      [{ claims: { sub: 'a' }, extra: 1 }, ['']],
+      [{ claims: { sub: 'a' }, extra: 1 }, ['/extra']],
     ];
     for (const [body, pointers] of cases) {
       const answer = await preview('acme', body, await operatorToken());

@@ -59,6 +59,8 @@ export { CondensedWarning } from './condensed-warning.js';
 export { formatBytes } from './format-bytes.js';
 export { mediaTypeOf, UNKNOWN_MEDIA_TYPE } from './media-type.js';
 export type { ErrorSummary } from './error-summary.js';
+/** Why a source could not be reached, classed from its driver's error (the admin API's connection test). */
+export { SOURCE_FAILURE_REASONS, sourceFailureReason, type SourceFailureReason } from './source-failure-reason.js';
 export { errorSummary } from './error-summary.js';
 /**
  * The egress policy for destinations a tenant admin configures (no loopback, link-local, cloud metadata,

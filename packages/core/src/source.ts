@@ -1,3 +1,4 @@
+import type { SourceFailureReason } from './source-failure-reason.js';
 import type { ListingRange } from './listing-ranges.js';
 import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
 
@@ -165,4 +166,6 @@ export interface SourceHealth {
   ok: boolean;
   /** A short operator-facing detail; never credentials or connection strings. */
   detail?: string;
+  /** When not ok: why, as a class an admin can act on (sourceFailureReason of the driver's error). */
+  reason?: SourceFailureReason;
 }

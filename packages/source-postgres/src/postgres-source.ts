@@ -12,6 +12,7 @@ import {
   type SourceChange,
   type SourceHealth,
   type VisibleUri,
+  sourceFailureReason,
 } from '@mcpgw/core';
 import { CatalogChangeFeed } from './catalog-change-feed.js';
 import { catalogFingerprint, catalogFingerprintUris } from './catalog-fingerprint.js';
@@ -27,7 +28,7 @@ import { readRows } from './read-rows.js';
 import { parseResourceUri, schemaUri, tableUri, uriPrefix } from './resource-uri.js';
 import { parseRowsQuery } from './rows-query.js';
 import type { SourceScope } from './source-scope.js';
-import { sourceUnavailable } from './source-unavailable.js';
+import { sourceUnavailable, sqlState } from './source-unavailable.js';
 
 const MARKDOWN = 'text/markdown';
 const JSON_TYPE = 'application/json';
@@ -147,6 +148,18 @@ export function createPostgresSource(
     return feed.watch(listener);
   }
 
+  /**
+   * The public message and, for an answer of the server (one with a
+   * SQLSTATE: `role "x" is not permitted to log in`, `database "x" does not
+   * exist`), its words too. Network errors stay out: they name the host and
+   * port. The server never quotes a password.
+   */
+  function healthDetail(error: unknown): string {
+    const message = error instanceof Error ? error.message : 'unavailable';
+    const cause = error instanceof Error ? error.cause : undefined;
+    return sqlState(cause) !== undefined && cause instanceof Error ? `${message}: ${cause.message}` : message;
+  }
+
   async function health(): Promise<SourceHealth> {
     try {
       await run((query) => query('SELECT 1', []));
@@ -154,7 +167,11 @@ export function createPostgresSource(
     } catch (error) {
       // A refusal names the destination and the setting to change (the status is for admins and operators).
       const refused = findEgressRefusal(error);
-      return { ok: false, detail: refused?.message ?? (error instanceof Error ? error.message : 'unavailable') };
+      return {
+        ok: false,
+        detail: refused?.message ?? healthDetail(error),
+        reason: sourceFailureReason(error),
+      };
     }
   }
 

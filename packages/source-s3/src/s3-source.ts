@@ -16,6 +16,7 @@ import {
   type SourceContext,
   type SourceHealth,
   type VisibleUri,
+  sourceFailureReason,
 } from '@mcpgw/core';
 import { ChangePoller } from './change-poller.js';
 import { compareKeys } from './key-order.js';
@@ -175,7 +176,11 @@ export function createS3Source(
     } catch (error) {
       const cause = isGatewayError(error) ? error.cause : error;
       const refused = findEgressRefusal(cause);
-      return { ok: false, detail: `HeadBucket failed: ${refused?.message ?? errorSummary(cause).name}` };
+      return {
+        ok: false,
+        detail: `HeadBucket failed: ${refused?.message ?? errorSummary(cause).name}`,
+        reason: sourceFailureReason(error),
+      };
     }
   }
 

@@ -117,4 +117,99 @@ describe('admin API OpenAPI document', () => {
     // Nothing loaded from elsewhere: the network may be closed.
     expect(html).not.toMatch(/<script|<link|src="http|@import|url\(/i);
   });
+
+  /** Every example request body of an operation, with the `{name}` its description names. */
+  const examplesOf = (op: Json) => {
+    const media = (op.requestBody as { content: Record<string, { examples?: Record<string, Json> }> } | undefined)
+      ?.content['application/json'];
+    return Object.entries(media?.examples ?? {}).map(([key, example]) => ({
+      key,
+      name: /`\{name\}` = `([^`]+)`/.exec(String(example.description ?? ''))?.[1],
+      value: example.value,
+    }));
+  };
+
+  it('shows an example request body for every write', () => {
+    const writes = operations().filter(({ op }) => op.requestBody !== undefined);
+    expect(writes.length).toBeGreaterThan(5);
+    for (const { path, method, op } of writes) {
+      expect(examplesOf(op).length, `${method} ${path}`).toBeGreaterThan(0);
+    }
+    // Each example is valid by the body schema the document states (JSON Schema 2020-12).
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    for (const { path, method, op } of writes) {
+      const schema = (op.requestBody as { content: Record<string, { schema: Json }> }).content['application/json']!
+        .schema;
+      const validate = ajv.compile(schema);
+      for (const example of examplesOf(op)) {
+        expect(validate(example.value), `${method} ${path} ${example.key}: ${ajv.errorsText(validate.errors)}`).toBe(
+          true,
+        );
+      }
+    }
+    const sourceTypes = examplesOf(operations().find(({ op }) => op.operationId === 'putSource')!.op).map(
+      (example) => (example.value as { type: string; secrets?: unknown }).type,
+    );
+    expect(sourceTypes).toEqual(expect.arrayContaining(['postgres', 's3', 'static']));
+  });
+
+  it('has examples the API accepts as they are written', async () => {
+    const operator = await f.operator();
+    const byId = new Map(operations().map(({ path, method, op }) => [String(op.operationId), { path, method, op }]));
+    const send = async (operationId: string, headers: Record<string, string> = {}) => {
+      const { path, method, op } = byId.get(operationId)!;
+      const answers = [];
+      for (const example of examplesOf(op)) {
+        const concrete = path.replace('{tenantId}', 'acme').replace('{name}', example.name ?? '(none)');
+        answers.push({
+          example,
+          response: await f.call(method.toUpperCase(), concrete, { token: operator, body: example.value, headers }),
+        });
+      }
+      return answers;
+    };
+    const created = await send('createTenant');
+    for (const { example, response } of created) expect(response.status, `${example.key}: ${response.text}`).toBe(201);
+    const etag = created[0]!.response.headers.get('etag')!;
+    for (const { example, response } of await send('replaceTenantSettings', { 'if-match': etag })) {
+      expect(response.status, `${example.key}: ${response.text}`).toBe(200);
+    }
+    for (const operationId of ['putIssuer', 'putSource', 'putGrant', 'putAdminRoleBinding']) {
+      for (const { example, response } of await send(operationId)) {
+        expect(response.status, `${operationId} ${example.key}: ${response.text}`).toBe(201);
+      }
+    }
+    for (const { example, response } of await send('previewAs')) {
+      if (example.key === 'token') {
+        // Well formed, so refused only by verification: it is no real token of the tenant's issuer.
+        expect(response.status, response.text).toBe(422);
+        expect((response.json.errors as Json[]).map((error) => error.pointer)).toEqual(['/token']);
+      } else {
+        expect(response.status, `${example.key}: ${response.text}`).toBe(200);
+      }
+    }
+  });
+
+  it('renders the examples, code spans and alternatives on the reference page', async () => {
+    const html = await (await fetch(`${f.base}/admin/v1/docs`)).text();
+    const escapeHtml = (text: string) =>
+      text
+        .replaceAll('&', '&amp;')
+        .replaceAll('<', '&lt;')
+        .replaceAll('>', '&gt;')
+        .replaceAll('"', '&quot;')
+        .replaceAll("'", '&#39;');
+    for (const { op } of operations()) {
+      for (const example of examplesOf(op)) expect(html).toContain(escapeHtml(JSON.stringify(example.value, null, 2)));
+    }
+    expect(html).toContain('Example answer (200)');
+    // Outside the JSON blocks, Markdown code spans are rendered, never shown as backticks.
+    expect(html.replace(/<pre>[\s\S]*?<\/pre>/g, '')).not.toContain('`');
+    expect(html).toContain('<code>secrets</code>');
+    // The issuer body is one of two shapes: listed as such, not as a raw `anyOf` array.
+    const putIssuer = html.slice(html.indexOf('id="putIssuer"'), html.indexOf('id="deleteIssuer"'));
+    expect(putIssuer).toContain('One of:');
+    expect(putIssuer).not.toContain('&quot;anyOf&quot;');
+  });
 });

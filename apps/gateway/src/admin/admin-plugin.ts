@@ -71,6 +71,57 @@ function nulAt(value: unknown, path: PropertyKey[] = []): PropertyKey[] | undefi
   return undefined;
 }
 
+/**
+ * A union's refusal as the refusals of the alternative the body meant: the
+ * one it did not add unknown members to, then the one with fewest complaints
+ * (an issuer body with `issuer` is the real-issuer alternative, not the
+ * development one). Zod reports the union itself as "Invalid input" at the
+ * union's own path, which names no field.
+ */
+function flattenIssues(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): z.core.$ZodIssue[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    // An unknown member is the field at fault, not the object holding it.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ ...issue, path: [...path, key], message: 'not a known member here' }));
+    }
+    if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [{ ...issue, path }];
+    const rank = (branch: readonly z.core.$ZodIssue[]) =>
+      (branch.some((item) => item.code === 'unrecognized_keys' && item.path.length === 0) ? 1000 : 0) + branch.length;
+    const best = [...issue.errors].sort((a, b) => rank(a) - rank(b))[0]!;
+    return flattenIssues(best, path);
+  });
+}
+
+/**
+ * The path is an entity's name (AdminRoute.nameInBody): a body that repeats
+ * it gets it from the path when left out and is refused when it disagrees.
+ */
+function nameFromPath(route: AdminRoute, params: unknown, body: unknown): unknown {
+  const rule = route.nameInBody;
+  const name = (params as { name?: unknown } | undefined)?.name;
+  if (rule === undefined || typeof name !== 'string') return body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const record = body as Record<string, unknown>;
+  if (rule.applies !== undefined && !rule.applies(record)) return body;
+  if (!Object.hasOwn(record, rule.field)) return rule.strip ? body : { ...record, [rule.field]: name };
+  if (record[rule.field] !== name) {
+    throw new AdminProblem(
+      'validation-failed',
+      'The path names this entity; the body says otherwise; nothing was changed',
+      [
+        {
+          pointer: jsonPointer([rule.field]),
+          detail: `must be ${JSON.stringify(name)} as in the path, or left out`,
+        },
+      ],
+    );
+  }
+  if (!rule.strip) return body;
+  const { [rule.field]: _named, ...rest } = record;
+  return rest;
+}
+
 /** Parses one part of the request; a refusal names each offending field. */
 function parse<S extends z.ZodType>(
   schema: S | undefined,
@@ -89,7 +140,7 @@ function parse<S extends z.ZodType>(
   }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const errors: ProblemFieldError[] = result.error.issues.map((issue) =>
+  const errors: ProblemFieldError[] = flattenIssues(result.error.issues).map((issue) =>
     where === 'pointer'
       ? { pointer: jsonPointer(issue.path), detail: issue.message }
       : { parameter: String(issue.path[0] ?? '(all)'), detail: issue.message },
@@ -170,7 +221,7 @@ export async function adminPlugin(app: FastifyInstance, options: AdminPluginOpti
     if (route.body !== undefined && (request.body === undefined || request.body === null)) {
       throw new AdminProblem('invalid-request', 'This operation needs a JSON body (Content-Type: application/json)');
     }
-    const body = parse(route.body, request.body, 'pointer');
+    const body = parse(route.body, nameFromPath(route, params, request.body), 'pointer');
     return route.handler({
       principal,
       params,

@@ -6,6 +6,7 @@ import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
+import type { AdminExample } from './admin-examples.js';
 import type { AdminPrincipal } from './admin-principal.js';
 import type { WritePreconditions } from './etag.js';
 
@@ -43,6 +44,8 @@ export interface AdminResponseSpec {
   readonly etag?: boolean;
   /** Not JSON: the media type (e.g. `text/html`). */
   readonly mediaType?: string;
+  /** Example answers, by name, for the OpenAPI document. */
+  readonly examples?: Readonly<Record<string, AdminExample>>;
 }
 
 /** What a handler gets: the caller and its validated input. */
@@ -67,6 +70,14 @@ export interface AdminResult {
   readonly body?: unknown;
   readonly etag?: string;
   readonly mediaType?: string;
+}
+
+/** See AdminRoute.nameInBody. */
+export interface NameInBody {
+  readonly field: string;
+  /** Drop the member once it agreed (the stored document does not hold it). */
+  readonly strip: boolean;
+  readonly applies?: (body: Record<string, unknown>) => boolean;
 }
 
 /** How the request's conditional headers apply to a route, for the OpenAPI document. */
@@ -94,6 +105,16 @@ export interface AdminRoute<
   readonly query?: Q;
   readonly body?: B;
   readonly conditional?: ConditionalHeaders;
+  /**
+   * The body member that repeats the path's `{name}` (an issuer's `issuer`,
+   * a source's `id`, a grant's `name`): the path is the name, so the member
+   * may be left out (filled in from the path, or dropped when `strip`) and,
+   * when given, must agree (422 pointing at it). `applies` limits the rule
+   * to some bodies (not the development issuer, whose body names nothing).
+   */
+  readonly nameInBody?: NameInBody;
+  /** Example request bodies, by name, for the OpenAPI document (a test sends each through the API). */
+  readonly examples?: Readonly<Record<string, AdminExample>>;
   readonly responses: Readonly<Record<number, AdminResponseSpec>>;
   handler(call: AdminCall<z.output<P>, z.output<Q>, z.output<B>>): Promise<AdminResult>;
 }

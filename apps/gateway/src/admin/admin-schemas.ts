@@ -1,5 +1,6 @@
 import { grantSchema, issuerSchema, slug, sourceTtlMsSchema, tenantLimitsSchema } from '@mcpgw/config';
 import { adminRoleBindingSchema } from '@mcpgw/config';
+import { SOURCE_FAILURE_REASONS } from '@mcpgw/core';
 import { z } from 'zod';
 
 // Every request and response shape of the admin API, in one place: the
@@ -116,6 +117,10 @@ export const tenantStatusView = z.object({
 
 export const connectionTestView = z.object({
   ok: z.boolean(),
+  reason: z
+    .enum(SOURCE_FAILURE_REASONS as [string, ...string[]])
+    .optional()
+    .describe('When not ok: what to fix (`unavailable`: anything else); the detail says more, never a credential'),
   detail: z.string().optional(),
   elapsedMs: z.int(),
 });

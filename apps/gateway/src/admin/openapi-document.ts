@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { AdminRoute } from './admin-route.js';
+import type { AdminExample } from './admin-examples.js';
+import type { AdminRoute, NameInBody } from './admin-route.js';
 import { problemSchema } from './admin-schemas.js';
 import { ADMIN_PREFIX } from './admin-resources.js';
 import { PROBLEM_TYPES } from './problem.js';
@@ -18,6 +19,57 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
 
 function fields(schema: z.ZodType | undefined): [string, z.ZodType][] {
   return schema instanceof z.ZodObject ? Object.entries(schema.shape as Record<string, z.ZodType>) : [];
+}
+
+/** OpenAPI 3.1 Example Objects (section 4.8.19), by name; the path name, if any, in the description. */
+function examplesOf(examples: Readonly<Record<string, AdminExample>> | undefined): Json {
+  if (examples === undefined) return {};
+  return {
+    examples: Object.fromEntries(
+      Object.entries(examples).map(([key, example]) => [
+        key,
+        {
+          summary: example.summary,
+          ...(example.name === undefined
+            ? {}
+            : { description: `With \`{name}\` = \`${encodeURIComponent(example.name)}\`` }),
+          value: example.value,
+        },
+      ]),
+    ),
+  };
+}
+
+/**
+ * A body schema as the route takes it: the member that repeats the path's
+ * name (AdminRoute.nameInBody) is optional, and allowed where the stored
+ * shape leaves it out (a grant's `name`).
+ */
+function withNameFromPath(schema: Json, rule: NameInBody | undefined): Json {
+  if (rule === undefined) return schema;
+  const adjust = (object: Json): Json => {
+    const properties = object.properties as Record<string, unknown> | undefined;
+    if (properties === undefined) {
+      const alternatives = (object.anyOf ?? object.oneOf) as Json[] | undefined;
+      const key = object.anyOf === undefined ? 'oneOf' : 'anyOf';
+      return alternatives === undefined ? object : { ...object, [key]: alternatives.map(adjust) };
+    }
+    if (!(rule.field in properties) && !rule.strip) return object;
+    const required = ((object.required as string[] | undefined) ?? []).filter((name) => name !== rule.field);
+    const { required: _required, ...rest } = object;
+    return {
+      ...rest,
+      properties: {
+        ...properties,
+        [rule.field]: {
+          ...((properties[rule.field] as Json | undefined) ?? { type: 'string' }),
+          description: 'The name in the path; may be left out, and must be the same if given.',
+        },
+      },
+      ...(required.length === 0 ? {} : { required }),
+    };
+  };
+  return adjust(schema);
 }
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
@@ -87,6 +139,7 @@ function operation(route: AdminRoute): Json {
             content: {
               [spec.mediaType ?? 'application/json']: {
                 schema: spec.schema === undefined ? { type: 'string' } : jsonSchema(spec.schema, 'output'),
+                ...examplesOf(spec.examples),
               },
             },
           }),
@@ -109,7 +162,15 @@ function operation(route: AdminRoute): Json {
     ...(route.body === undefined
       ? {}
       : {
-          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } },
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: withNameFromPath(jsonSchema(route.body, 'input'), route.nameInBody),
+                ...examplesOf(route.examples),
+              },
+            },
+          },
         }),
     responses,
   };

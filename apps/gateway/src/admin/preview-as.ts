@@ -67,6 +67,7 @@ export async function previewAs(
     // An anonymous tenant (loopback development only) shows everything to everyone.
     return {
       tenantId,
+      revision: runtime.revision,
       from: 'anonymous',
       admitted: true,
       grants: { matched: [], unmatched: runtime.config.grants.map((grant) => grant.name) },
@@ -89,6 +90,7 @@ export async function previewAs(
   });
   return {
     tenantId,
+    revision: runtime.revision,
     from: request.token === undefined ? 'claims' : 'token',
     principal: {
       issuer: principal.issuer,

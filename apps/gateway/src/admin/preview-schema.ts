@@ -68,6 +68,21 @@ export type PreviewWarning = z.infer<typeof previewWarningSchema>;
 export const previewResponseSchema = z
   .object({
     tenantId: z.string(),
+    revision: z
+      .int()
+      .describe(
+        "The revision of the tenant's configuration the preview was computed at: the one this replica serves (as the tenant status's `servingRevision`).",
+      ),
+    storedRevision: z
+      .int()
+      .optional()
+      .describe("The tenant's stored revision when the preview finished (as the tenant status's `revision`)."),
+    upToDate: z
+      .boolean()
+      .optional()
+      .describe(
+        'False when the preview was computed at an older revision than the stored one: a write this replica has not applied yet is not in it; preview again shortly.',
+      ),
     from: z
       .enum(['claims', 'token', 'anonymous'])
       .describe("What was previewed; 'anonymous' for a tenant without auth."),

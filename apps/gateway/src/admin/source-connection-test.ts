@@ -1,5 +1,6 @@
 import type { StoredEntity } from '@mcpgw/control-plane';
-import type { Source } from '@mcpgw/core';
+import type { Source, SourceFailureReason } from '@mcpgw/core';
+import { sourceFailureReason } from '@mcpgw/core';
 import { servedSourceEntry } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
 
@@ -8,6 +9,8 @@ export const CONNECTION_TEST_TIMEOUT_MS = 10_000;
 
 export interface ConnectionTestResult {
   readonly ok: boolean;
+  /** When not ok: what to fix, as a class (docs/admin-api.md, "Test connection"). */
+  readonly reason?: SourceFailureReason;
   readonly detail?: string;
   readonly elapsedMs: number;
 }
@@ -19,9 +22,15 @@ export function scrub(text: string, secrets: Readonly<Record<string, string>>): 
   return out;
 }
 
+/** The deadline of the whole test passed (reason `timeout`). */
+class DeadlineError extends Error {
+  override readonly name = 'DeadlineError';
+  readonly code = 'ETIMEDOUT';
+}
+
 function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error(`no answer within ${CONNECTION_TEST_TIMEOUT_MS / 1000} s`));
+    const onAbort = () => reject(new DeadlineError(`no answer within ${CONNECTION_TEST_TIMEOUT_MS / 1000} s`));
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
@@ -48,13 +57,18 @@ export async function testSourceConnection(
   const { id: _id, type, ttlMs: _ttl, ...options } = entry;
   const factory = deps.sourceFactories.get(String(type));
   if (factory === undefined)
-    return { ok: false, detail: `unknown source type "${String(type)}"`, elapsedMs: elapsed() };
+    return { ok: false, reason: 'unavailable', detail: `unknown source type "${String(type)}"`, elapsedMs: elapsed() };
   const validated = await factory.optionsSchema['~standard'].validate(options);
   if (validated.issues !== undefined) {
     const problems = validated.issues.map(
       (issue) => `${(issue.path ?? []).map(String).join('.') || '(options)'}: ${issue.message}`,
     );
-    return { ok: false, detail: scrub(`invalid options: ${problems.join('; ')}`, secrets), elapsedMs: elapsed() };
+    return {
+      ok: false,
+      reason: 'unavailable',
+      detail: scrub(`invalid options: ${problems.join('; ')}`, secrets),
+      elapsedMs: elapsed(),
+    };
   }
   const signal = AbortSignal.timeout(CONNECTION_TEST_TIMEOUT_MS);
   const opening = Promise.resolve(
@@ -73,11 +87,17 @@ export async function testSourceConnection(
     const health = await withDeadline(source.health(signal), signal);
     return {
       ok: health.ok,
+      ...(health.ok ? {} : { reason: health.reason ?? 'unavailable' }),
       ...(health.detail === undefined ? {} : { detail: scrub(health.detail, secrets) }),
       elapsedMs: elapsed(),
     };
   } catch (error) {
-    return { ok: false, detail: scrub((error as Error).message ?? String(error), secrets), elapsedMs: elapsed() };
+    return {
+      ok: false,
+      reason: sourceFailureReason(error),
+      detail: scrub((error as Error).message ?? String(error), secrets),
+      elapsedMs: elapsed(),
+    };
   } finally {
     if (source !== undefined) await source.close().catch(() => undefined);
     // Opened after the deadline: close it once it exists.

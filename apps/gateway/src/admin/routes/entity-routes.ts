@@ -1,7 +1,9 @@
 import type { Document, TenantEntityKind } from '@mcpgw/control-plane';
 import type { z } from 'zod';
-import type { AdminCall, AdminRoute } from '../admin-route.js';
+import type { AdminCall, AdminRoute, NameInBody } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
+import type { AdminExample } from '../admin-examples.js';
+import { adminRoleBindingExamples, grantExamples, issuerExamples, sourceExamples } from '../admin-examples.js';
 import {
   adminRoleBindingBody,
   entityList,
@@ -25,6 +27,9 @@ interface KindSpec {
   readonly noun: string;
   readonly body: z.ZodType;
   readonly putDescription: string;
+  /** The body member that repeats the path's name, if the kind has one. */
+  readonly nameInBody?: NameInBody;
+  readonly examples: Readonly<Record<string, AdminExample>>;
 }
 
 const KINDS: readonly KindSpec[] = [
@@ -33,31 +38,41 @@ const KINDS: readonly KindSpec[] = [
     collection: 'issuers',
     noun: 'Issuer',
     body: issuerBody,
+    examples: issuerExamples,
     putDescription:
-      'An identity provider the tenant trusts, as in the bootstrap file. Its name is its `issuer` URL (percent-encoded in the path), or `development`.',
+      'An identity provider the tenant trusts, as in the bootstrap file. Its name is its `issuer` URL (percent-encoded in the path), or `development`; the body may leave `issuer` out (the path gives it) and, if it has it, it must be the same.',
+    // The development issuer's body is `{"development": true}` and names nothing.
+    nameInBody: { field: 'issuer', strip: false, applies: (body) => !Object.hasOwn(body, 'development') },
   },
   {
     kind: 'source',
     collection: 'sources',
     noun: 'Source',
     body: sourceBody,
+    examples: sourceExamples,
     putDescription:
-      "A source, as in the bootstrap file without `id`. Its type's credentials (postgres `connection.password`; s3 `credentials.accessKeyId`, `credentials.secretAccessKey`, `credentials.sessionToken`) go under `secrets` and nowhere else (write-only: sealed at rest, never returned; absent keeps the stored ones, null removes them). Changing the type or where the credentials are sent (host, port, database, URL, endpoint, region, bucket) needs `secrets` again.",
+      "A source, as in the bootstrap file without `id`. Its type's credentials (postgres `connection.password`; s3 `credentials.accessKeyId`, `credentials.secretAccessKey`, `credentials.sessionToken`) go under `secrets` and nowhere else (write-only: sealed at rest, never returned; absent keeps the stored ones, null removes them). Changing the type or where the credentials are sent (host, port, database, URL, endpoint, region, bucket) needs `secrets` again. An `id`, if given, must be the name in the path.",
+    nameInBody: { field: 'id', strip: true },
   },
   {
     kind: 'grant',
     collection: 'grants',
     noun: 'Grant',
     body: grantBody,
-    putDescription: 'Which callers see which resources, as in the bootstrap file without `name`.',
+    examples: grantExamples,
+    putDescription:
+      'Which callers see which resources, as in the bootstrap file; `name` may be left out (the path gives it) and, if given, must be the same.',
+    nameInBody: { field: 'name', strip: true },
   },
   {
     kind: 'admin-role-binding',
     collection: 'admin-role-bindings',
     noun: 'AdminRoleBinding',
     body: adminRoleBindingBody,
+    examples: adminRoleBindingExamples,
     putDescription:
-      "Who counts as an admin of this tenant: tokens of the tenant's issuers with any listed scope, group or subject.",
+      "Who counts as an admin of this tenant: tokens of the tenant's issuers with any listed scope, group or subject. A `name`, if given, must be the name in the path.",
+    nameInBody: { field: 'name', strip: true },
   },
 ];
 
@@ -126,7 +141,9 @@ function routesOf(spec: KindSpec): AdminRoute[] {
       access: 'tenant',
       params: entityParams,
       body: spec.body,
+      examples: spec.examples,
       conditional: 'if-match-or-if-none-match',
+      ...(spec.nameInBody === undefined ? {} : { nameInBody: spec.nameInBody }),
       responses: { 200: one, 201: { ...one, description: `The ${spec.kind}, created` } },
       async handler(call) {
         const { params, deps } = call;

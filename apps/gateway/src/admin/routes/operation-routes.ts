@@ -1,3 +1,4 @@
+import { connectionTestExamples } from '../admin-examples.js';
 import { errorSummary } from '@mcpgw/core';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
@@ -129,11 +130,13 @@ export const operationRoutes: readonly AdminRoute[] = [
     operationId: 'testSourceConnection',
     summary: 'Open a stored source, ask its health, close it',
     description:
-      'Opens the source as stored (credentials included) with its type, calls health() and closes it, within 10 s. Nothing is written; the serving runtime is not touched.',
+      "Opens the source as stored (credentials included) with its type, calls health() and closes it, within 10 s. Nothing is written; the serving runtime is not touched. When it fails, `reason` says what to fix: `authentication-failed`, `no-such-database`, `no-such-bucket`, `connection-refused`, `timeout`, `tls`, `host-not-found`, `egress-refused` or `unavailable` (anything else); `detail` is the driver's message with every credential value redacted.",
     tag: 'Source',
     access: 'tenant',
     params: entityParams,
-    responses: { 200: { description: 'What the probe found', schema: connectionTestView } },
+    responses: {
+      200: { description: 'What the probe found', schema: connectionTestView, examples: connectionTestExamples },
+    },
     async handler({ params, deps }) {
       const tenant = await requireTenant(deps, params.tenantId);
       const entity = await deps.store.getEntity(tenant.id, 'source', params.name);

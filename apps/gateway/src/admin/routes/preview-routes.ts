@@ -1,3 +1,4 @@
+import { previewExamples } from '../admin-examples.js';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
 import { tenantIdParams } from '../admin-schemas.js';
@@ -18,11 +19,12 @@ export const previewRoutes: readonly AdminRoute[] = [
     operationId: 'previewAs',
     summary: 'What an MCP caller with these claims, or this token, would see',
     description:
-      "The grants that match, the caller's fingerprint within the tenant, the first page of resource descriptors (never contents), and warnings for grant patterns that match nothing listed in their source.",
+      "The grants that match, the caller's fingerprint within the tenant, the first page of resource descriptors (never contents), and warnings for grant patterns that match nothing listed in their source; computed at the revision this replica serves (`revision`), with `upToDate` false when the stored revision is newer.",
     tag: 'Operations',
     access: 'tenant',
     params: tenantIdParams,
     body: previewRequestSchema,
+    examples: previewExamples,
     responses: { 200: { description: 'The preview', schema: previewResponseSchema } },
     async handler({ params, body, deps, principal, signal }) {
       try {
@@ -36,7 +38,15 @@ export const previewRoutes: readonly AdminRoute[] = [
           { tenant: params.tenantId, admin: principal?.subject, previewed: preview.principalFingerprint },
           'admin preview',
         );
-        return { status: 200, body: preview };
+        // Read after the preview: a write committed meanwhile shows as a newer stored revision.
+        const stored = await deps.store.getTenant(params.tenantId);
+        return {
+          status: 200,
+          body:
+            stored === undefined
+              ? preview
+              : { ...preview, storedRevision: stored.revision, upToDate: preview.revision >= stored.revision },
+        };
       } catch (error) {
         if (error instanceof PreviewRefusal) throw new AdminProblem(error.type, error.detail, error.errors);
         throw error;

@@ -1,3 +1,4 @@
+import { createTenantExamples, tenantSettingsExamples } from '../admin-examples.js';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
 import {
@@ -61,6 +62,7 @@ export const tenantRoutes: readonly AdminRoute[] = [
     tag: TAG,
     access: 'operator',
     body: createTenantBody,
+    examples: createTenantExamples,
     responses: { 201: tenantResponse },
     async handler({ body, deps, writeContext }) {
       const { id, ...settings } = body;
@@ -96,6 +98,7 @@ export const tenantRoutes: readonly AdminRoute[] = [
     access: 'operator',
     params: tenantIdParams,
     body: tenantSettingsSchema,
+    examples: tenantSettingsExamples,
     conditional: 'if-match-required',
     responses: { 200: tenantResponse },
     async handler({ params, body, deps, preconditions, writeContext }) {
