@@ -61,24 +61,22 @@ async function candidateEntry(
   settings: Document,
   change: CandidateChange,
 ): Promise<{ entry: Document; indexOf: (kind: TenantEntityKind, name: string) => number }> {
-  const lists = Object.fromEntries(
-    await Promise.all(
-      KINDS.map(async (kind) => [kind, applied(kind, await deps.store.listEntities(tenantId, kind), change)] as const),
-    ),
-  ) as Record<TenantEntityKind, { name: string; document: Document }[]>;
-  const sources = await Promise.all(
-    lists.source.map(async ({ name, document }) => {
-      const changing = change.kind === 'source' && change.name === name;
-      const secrets =
-        changing && change.secrets !== undefined
-          ? (change.secrets ?? {})
-          : changing && (await deps.store.getEntity(tenantId, 'source', name)) === undefined
-            ? {}
-            : await deps.store.openSourceSecrets(tenantId, name);
-      // Merged as the gateway will serve it: at the type's credential paths only.
-      return servedSourceEntry(deps.sourceFactories, name, document, secrets);
-    }),
-  );
+  // One read at a time: they share the write's one connection, which runs a
+  // query at a time anyway (node-postgres deprecates queueing them on it).
+  const lists = {} as Record<TenantEntityKind, { name: string; document: Document }[]>;
+  for (const kind of KINDS) lists[kind] = applied(kind, await deps.store.listEntities(tenantId, kind), change);
+  const sources: Document[] = [];
+  for (const { name, document } of lists.source) {
+    const changing = change.kind === 'source' && change.name === name;
+    const secrets =
+      changing && change.secrets !== undefined
+        ? (change.secrets ?? {})
+        : changing && (await deps.store.getEntity(tenantId, 'source', name)) === undefined
+          ? {}
+          : await deps.store.openSourceSecrets(tenantId, name);
+    // Merged as the gateway will serve it: at the type's credential paths only.
+    sources.push(servedSourceEntry(deps.sourceFactories, name, document, secrets));
+  }
   const { auth, ...rest } = settings;
   const issuers = lists.issuer.map(({ document }) => document);
   const entry: Document = {
