@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '@mcpgw/config';
+import { ConfigError, loadConfig, silencePinnedDependencyNotices } from '@mcpgw/config';
 import type { FastifyInstance } from 'fastify';
 import type { SourceFactory } from '@mcpgw/core';
 import { buildApp } from './app.js';
@@ -20,6 +20,7 @@ let verbose = false;
 async function main(): Promise<void> {
   // Before anything is allocated for the gateway itself.
   tuneGarbageCollection();
+  silencePinnedDependencyNotices();
   const warnings = routeProcessWarnings();
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });

@@ -24,3 +24,5 @@ export { slug, sourceTtlMsSchema, tenantLimitsSchema } from './bootstrap-schema.
 export { grantSchema, issuerSchema } from './auth-schema.js';
 /** The admin command line's bearer token (ADMIN_TOKEN). */
 export { readAdminToken } from './admin-cli-env.js';
+/** Silences dependencies' notices about their future releases (the installed ones are pinned). */
+export { silencePinnedDependencyNotices } from './pinned-dependency-notices.js';
