@@ -12,6 +12,8 @@ const httpsOrLoopbackUrl = z.url({ protocol: /^https?$/ }).refine((value) => {
 
 const jwk = z.looseObject({ kty: z.string() }).refine((key) => !('d' in key), 'must be a public key (no "d")');
 
+const KEY_SOURCES = ['jwksUri', 'discovery', 'jwks'] as const;
+
 /** An identity provider the tenant trusts. Exactly one of jwksUri, discovery, jwks says where its keys come from. */
 const realIssuer = z
   .strictObject({
@@ -62,13 +64,19 @@ const realIssuer = z
     /** Advertised in the protected resource metadata; default: the issuer itself. */
     authorizationServer: httpsOrLoopbackUrl.optional(),
   })
-  .refine(
-    (i) =>
-      [i.jwksUri, i.discovery, i.jwks].filter((x) => x !== undefined).length === 1 || i.introspection !== undefined,
-    {
-      message: 'give exactly one of "jwksUri", "discovery": true or "jwks" (or only "introspection" for opaque tokens)',
-    },
-  );
+  .superRefine((i, ctx) => {
+    const given = KEY_SOURCES.filter((key) => i[key] !== undefined);
+    if (given.length === 1 || i.introspection !== undefined) return;
+    // Pointed at a field to change: where one belongs when none is given, each extra one when several are.
+    for (const key of given.length === 0 ? ['jwksUri'] : given.slice(1)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message:
+          'give exactly one of "jwksUri", "discovery": true or "jwks" (or only "introspection" for opaque tokens)',
+      });
+    }
+  });
 
 /** The built-in development authorization server (loopback only; never beside real issuers). */
 const devAuthorizationServerIssuer = z.strictObject({ development: z.literal(true) });

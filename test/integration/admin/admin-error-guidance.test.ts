@@ -68,6 +68,9 @@ describe('admin API errors that point the right way', () => {
         [{ jwksUri: 'not a url' }, '/jwksUri'],
         [{ issuer: f.idp.ops.issuer, jwksUri: 42 }, '/jwksUri'],
         [{ jwksUri: f.idp.ops.jwksUri, colour: 'blue' }, '/colour'],
+        // Where the keys come from: none given points where one belongs, two point at the second.
+        [{ issuer: f.idp.ops.issuer }, '/jwksUri'],
+        [{ jwksUri: f.idp.ops.jwksUri, discovery: true }, '/discovery'],
       ];
       for (const [body, pointer] of cases) {
         const refused = await put(`/tenants/alpha/issuers/${name}`, body);
