@@ -29,6 +29,13 @@ const addressOrBlock = z.string().refine((value) => {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }, 'must be an IP address or a CIDR block such as 10.0.0.0/8 or fd00::/8');
 
+/** `a, b,,c` → `['a', 'b', 'c']`: the list settings' one syntax. */
+const commaSeparated = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
 const perMinute = z.coerce.number().int('must be a whole number of requests per minute').min(0);
 
 /**
@@ -56,16 +63,7 @@ export const envSchema = z.object({
   GATEWAY_CONFIG: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /** Comma-separated browser origins allowed to call the MCP endpoints (besides PUBLIC_URL's own). */
-  ALLOWED_ORIGINS: z
-    .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item !== ''),
-    )
-    .pipe(z.array(origin))
-    .default([]),
+  ALLOWED_ORIGINS: z.string().transform(commaSeparated).pipe(z.array(origin)).default([]),
   /**
    * Destinations a tenant admin may configure although they are internal
    * (loopback, private, link-local, ...): comma-separated CIDRs (`10.0.0.0/8`),
@@ -75,12 +73,7 @@ export const envSchema = z.object({
    */
   EGRESS_ALLOW: z
     .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item !== ''),
-    )
+    .transform(commaSeparated)
     .pipe(
       z.array(
         z.string().superRefine((entry, ctx) => {
@@ -152,16 +145,7 @@ export const envSchema = z.object({
    * X-Forwarded-For is ignored, and loopback peers are exempt from the
    * gateway-wide rate limits; once set, no address is exempt.
    */
-  TRUSTED_PROXIES: z
-    .string()
-    .transform((value) =>
-      value
-        .split(',')
-        .map((item) => item.trim())
-        .filter((item) => item !== ''),
-    )
-    .pipe(z.array(addressOrBlock))
-    .default([]),
+  TRUSTED_PROXIES: z.string().transform(commaSeparated).pipe(z.array(addressOrBlock)).default([]),
   /** Default cap on one tenant's requests in flight per replica; a tenant's `limits.maxInFlight` overrides. 0 is off. */
   TENANT_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(256),
   /**
