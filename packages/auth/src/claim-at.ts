@@ -1,3 +1,5 @@
+import { valueAtPath } from '@mcpgw/core';
+
 /**
  * The value of a claim named in the configuration (`scopeClaim`, `groupsClaim`,
  * the operator role claim). A name is first looked up as it stands, since
@@ -8,11 +10,5 @@
  * client's `resource_access.<client>.roles`.
  */
 export function claimAt(claims: Readonly<Record<string, unknown>>, name: string): unknown {
-  if (Object.hasOwn(claims, name)) return claims[name];
-  let node: unknown = claims;
-  for (const key of name.split('.')) {
-    if (node === null || typeof node !== 'object' || Array.isArray(node) || !Object.hasOwn(node, key)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
+  return Object.hasOwn(claims, name) ? claims[name] : valueAtPath(claims, name);
 }

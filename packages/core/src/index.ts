@@ -80,3 +80,5 @@ export { egressAgents } from './egress-agents.js';
 /** IP address literals in any notation resolvers accept, and which of them are internal. */
 export { formatIpAddress, parseIpAddress, type IpAddress } from './ip-address.js';
 export { internalAddressKind, type InternalAddressKind } from './internal-addresses.js';
+/** The value at a dotted path of nested objects (own properties only): option paths, nested claims. */
+export { valueAtPath } from './value-at-path.js';

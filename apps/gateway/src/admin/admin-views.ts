@@ -1,7 +1,7 @@
 import type { Document, StoredEntity, StoredTenant, WriteOptions } from '@mcpgw/control-plane';
 import { StoreError } from '@mcpgw/control-plane';
-import type { SourceFactory } from '@mcpgw/core';
-import { credentialsOf, getPath, setPath } from '../control-plane/tenant-entries.js';
+import { valueAtPath, type SourceFactory } from '@mcpgw/core';
+import { credentialsOf, setPath } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
 import type { WritePreconditions } from './etag.js';
 import { AdminProblem, tenantNotFound } from './problem.js';
@@ -28,7 +28,7 @@ export const REDACTED = '[redacted]';
 function shownSourceDocument(document: Document, registry: ReadonlyMap<string, SourceFactory>): Document {
   let shown = document;
   for (const path of registry.get(String(document.type))?.model.credentials ?? []) {
-    if (typeof getPath(document, path) !== 'string') continue;
+    if (typeof valueAtPath(document, path) !== 'string') continue;
     if (shown === document) shown = { ...document };
     setPath(shown, path, REDACTED);
   }

@@ -1,11 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Document, StoredEntity } from '@mcpgw/control-plane';
-import type { SourceModel } from '@mcpgw/core';
-import { credentialsOf, getPath, servedSourceEntry } from '../control-plane/tenant-entries.js';
+import { valueAtPath, type SourceModel } from '@mcpgw/core';
+import { credentialsOf, servedSourceEntry } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
 import type { AdminPrincipal } from './admin-principal.js';
 import type { ProblemFieldError } from './problem.js';
-import { AdminProblem } from './problem.js';
+import { AdminProblem, jsonPointer } from './problem.js';
 
 type Secrets = Readonly<Record<string, string>>;
 
@@ -26,14 +26,8 @@ export interface SourceWrite {
 /** An unknown type takes no credentials; the tenant-wide check names the type. */
 const NO_MODEL: SourceModel = { credentials: [], targets: [], operatorOnly: false };
 
-const escape = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
 /** `connection.password` → `/connection/password` (RFC 6901). */
-const pointerOf = (path: string): string =>
-  path
-    .split('.')
-    .map((key) => `/${escape(key)}`)
-    .join('');
+const pointerOf = (path: string): string => jsonPointer(path.split('.'));
 
 const quoted = (paths: readonly string[]): string => paths.map((path) => `"${path}"`).join(', ');
 
@@ -51,10 +45,11 @@ function credentialErrors(type: string, model: SourceModel, document: Document, 
       ? `a "${type}" source takes no credentials`
       : `the credentials of a "${type}" source are ${quoted(model.credentials)}`;
   for (const key of Object.keys(written ?? {})) {
-    if (!declared.has(key)) errors.push({ pointer: `/secrets/${escape(key)}`, detail: `not a credential: ${which}` });
+    if (!declared.has(key))
+      errors.push({ pointer: jsonPointer(['secrets', key]), detail: `not a credential: ${which}` });
   }
   for (const path of model.credentials) {
-    if (getPath(document, path) !== undefined) {
+    if (valueAtPath(document, path) !== undefined) {
       errors.push({
         pointer: pointerOf(path),
         detail: `a credential: put it under "secrets" as "${path}" (sealed, never returned)`,
@@ -62,7 +57,7 @@ function credentialErrors(type: string, model: SourceModel, document: Document, 
     }
   }
   for (const url of model.urls ?? []) {
-    const value = getPath(document, url.path);
+    const value = valueAtPath(document, url.path);
     if (typeof value !== 'string' || !URL.canParse(value)) continue;
     const parsed = new URL(value);
     if (parsed.password !== '' || (url.passwordParameters ?? []).some((name) => parsed.searchParams.has(name))) {
@@ -78,7 +73,7 @@ function credentialErrors(type: string, model: SourceModel, document: Document, 
 /** The type and target paths whose values differ between two documents of a source. */
 function changedTargets(before: Document, after: Document, model: SourceModel): string[] {
   if (before.type !== after.type) return ['type'];
-  return model.targets.filter((path) => !isDeepStrictEqual(getPath(before, path), getPath(after, path)));
+  return model.targets.filter((path) => !isDeepStrictEqual(valueAtPath(before, path), valueAtPath(after, path)));
 }
 
 /** What only platform operators may configure, judged on the source as it will be served. */
@@ -88,7 +83,7 @@ function refuseOperatorOnly(deps: AdminDeps, served: Document): void {
   if (model.operatorOnly) {
     throw new AdminProblem('forbidden', `Only platform operators may configure "${type}" sources`);
   }
-  if (model.ambientCredentials === true && model.credentials.every((path) => getPath(served, path) === undefined)) {
+  if (model.ambientCredentials === true && model.credentials.every((path) => valueAtPath(served, path) === undefined)) {
     throw new AdminProblem(
       'forbidden',
       `Only platform operators may configure a "${type}" source without credentials: it would connect with the gateway's own`,
@@ -100,11 +95,11 @@ function refuseOperatorOnly(deps: AdminDeps, served: Document): void {
       { pointer: pointerOf(path), detail },
     ]);
   for (const path of model.socketHosts ?? []) {
-    const value = getPath(served, path);
+    const value = valueAtPath(served, path);
     if (typeof value === 'string' && value.startsWith('/')) throw hostOnly(path, 'a Unix socket of the gateway host');
   }
   for (const url of model.urls ?? []) {
-    const value = getPath(served, url.path);
+    const value = valueAtPath(served, url.path);
     if (typeof value !== 'string' || !URL.canParse(value)) continue;
     const parsed = new URL(value);
     const named = (url.hostFileParameters ?? []).filter((name) => parsed.searchParams.has(name));

@@ -4,7 +4,7 @@ import { ConfigError } from '@mcpgw/config';
 import { servedSourceEntry } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
 import type { ProblemFieldError } from './problem.js';
-import { AdminProblem } from './problem.js';
+import { AdminProblem, jsonPointer } from './problem.js';
 
 /** A write the admin API is about to make, checked against the tenant it would produce. */
 export type CandidateChange =
@@ -103,9 +103,6 @@ function segments(path: string): (string | number)[] {
     .map((part) => (/^\[\d+\]$/.test(part) ? Number(part.slice(1, -1)) : part));
 }
 
-const pointer = (path: readonly (string | number)[]): string =>
-  path.map((key) => `/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
-
 /** One configuration issue as a field error: a pointer into the request body when it is about what was written. */
 function fieldError(
   issue: ConfigIssue,
@@ -120,7 +117,7 @@ function fieldError(
       ['sources', 'grants', 'adminRoleBindings'].includes(String(parts[0])) || path.startsWith('auth.issuers');
     return owned || path.startsWith('env.')
       ? { detail: issue.message, location: path }
-      : { detail: issue.message, pointer: pointer(parts) };
+      : { detail: issue.message, pointer: jsonPointer(parts) };
   }
   const place = segments(PLACES[change.kind].list);
   const inEntity = place.every((key, i) => parts[i] === key) && parts[place.length] === index;
@@ -131,7 +128,7 @@ function fieldError(
   for (const name of secretNames) {
     if (dotted === name || dotted.startsWith(`${name}.`)) return { detail: issue.message, pointer: `/secrets/${name}` };
   }
-  return { detail: issue.message, pointer: pointer(rest) };
+  return { detail: issue.message, pointer: jsonPointer(rest) };
 }
 
 /** Issues name the stand-ins where they list what the tenant has: say "none" instead. */
@@ -191,7 +188,7 @@ export function refuseEnvReferences(value: unknown, path: (string | number)[] = 
     for (const [key, item] of Object.entries(value)) {
       if (key === '$env') {
         throw new AdminProblem('validation-failed', 'Environment references are for the bootstrap file only', [
-          { pointer: pointer([...path, key]), detail: 'write the value itself (credentials under "secrets")' },
+          { pointer: jsonPointer([...path, key]), detail: 'write the value itself (credentials under "secrets")' },
         ]);
       }
       refuseEnvReferences(item, [...path, key]);

@@ -58,16 +58,6 @@ export function setPath(target: Document, path: string, value: string): void {
   node[keys.at(-1) as string] = value;
 }
 
-/** The value at a dotted option path of `document` (own properties only), or undefined. */
-export function getPath(document: Document, path: string): unknown {
-  let node: unknown = document;
-  for (const key of path.split('.')) {
-    if (node === null || typeof node !== 'object' || Array.isArray(node) || !Object.hasOwn(node, key)) return undefined;
-    node = (node as Document)[key];
-  }
-  return node;
-}
-
 /**
  * The credentials among `secrets` that a source of `type` may be given:
  * those at its declared credential paths. Others (stored before the model
