@@ -19,18 +19,31 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
+/** Starts the built gateway with `env` on a free port, runs `work` once it listens, and stops it (exit 0). */
+async function withGateway(
+  env: Record<string, string>,
+  work: (port: number, gateway: ReturnType<typeof runBuilt>) => Promise<void>,
+): Promise<void> {
+  const port = await freePort();
+  const gateway = runBuilt(MAIN, [], {
+    cwd: dir,
+    env: { PORT: String(port), DATA_DIR: dataDir, ...env, ...NO_SHEDDING_ENV },
+  });
+  try {
+    await gateway.waitForOutput('gateway listening');
+    await work(port, gateway);
+  } finally {
+    gateway.child.kill('SIGTERM');
+    expect((await gateway.exited).code).toBe(0);
+  }
+}
+
 const listTenants = (port: number, token: string) =>
   fetch(`http://127.0.0.1:${port}/admin/v1/tenants`, { headers: { authorization: `Bearer ${token}` } });
 
 describe('npm run token -- --operator', () => {
   it('mints an operator token the running demo gateway accepts; a tenant admin token is not one', async () => {
-    const port = await freePort();
-    const gateway = runBuilt(MAIN, [], {
-      cwd: dir,
-      env: { PORT: String(port), DATA_DIR: dataDir, ...NO_SHEDDING_ENV },
-    });
-    try {
-      await gateway.waitForOutput('gateway listening');
+    await withGateway({}, async (port, gateway) => {
       const cli = await runBuilt(TOKEN_CLI, ['--operator'], { cwd: dir, env: { DATA_DIR: dataDir } }).exited;
       expect(cli.code, cli.stderr).toBe(0);
       expect(cli.stderr).toContain(`minting for the gateway running as pid ${gateway.child.pid}`);
@@ -67,60 +80,39 @@ describe('npm run token -- --operator', () => {
         headers: { authorization: `Bearer ${admin.stdout.trim()}` },
       });
       expect(own.status).toBe(200);
-    } finally {
-      gateway.child.kill('SIGTERM');
-      expect((await gateway.exited).code).toBe(0);
-    }
+    });
   }, 120_000);
 
   it('puts the role where the running gateway reads it: a nested claim path nests', async () => {
-    const port = await freePort();
-    const gateway = runBuilt(MAIN, [], {
-      cwd: dir,
-      env: {
-        PORT: String(port),
-        DATA_DIR: dataDir,
+    await withGateway(
+      {
         OPERATOR_ROLE_CLAIM: 'realm_access.roles',
         OPERATOR_ROLE: 'platform-admin',
-        ...NO_SHEDDING_ENV,
       },
-    });
-    try {
-      await gateway.waitForOutput('gateway listening');
-      // This shell has neither setting: the running gateway's record says where the role goes.
-      const cli = await runBuilt(TOKEN_CLI, ['--operator'], { cwd: dir, env: { DATA_DIR: dataDir } }).exited;
-      expect(cli.code, cli.stderr).toBe(0);
-      expect(cli.stderr).toContain('platform-admin in "realm_access.roles"');
-      expect((await listTenants(port, cli.stdout.trim())).status).toBe(200);
-    } finally {
-      gateway.child.kill('SIGTERM');
-      expect((await gateway.exited).code).toBe(0);
-    }
+      async (port) => {
+        // This shell has neither setting: the running gateway's record says where the role goes.
+        const cli = await runBuilt(TOKEN_CLI, ['--operator'], { cwd: dir, env: { DATA_DIR: dataDir } }).exited;
+        expect(cli.code, cli.stderr).toBe(0);
+        expect(cli.stderr).toContain('platform-admin in "realm_access.roles"');
+        expect((await listTenants(port, cli.stdout.trim())).status).toBe(200);
+      },
+    );
   }, 120_000);
 
   it('a gateway whose operators sign in elsewhere refuses the development operator token', async () => {
-    const port = await freePort();
-    const gateway = runBuilt(MAIN, [], {
-      cwd: dir,
-      env: {
-        PORT: String(port),
-        DATA_DIR: dataDir,
+    await withGateway(
+      {
         OPERATOR_ISSUER: 'https://idp.example.com/realms/ops',
         OPERATOR_JWKS_URI: 'https://idp.example.com/realms/ops/certs',
-        ...NO_SHEDDING_ENV,
       },
-    });
-    try {
-      await gateway.waitForOutput('gateway listening');
-      // This shell lacks OPERATOR_ISSUER, but the running gateway's record says it takes no development operator.
-      const cli = await runBuilt(TOKEN_CLI, ['--operator'], { cwd: dir, env: { DATA_DIR: dataDir } }).exited;
-      expect(cli.code).toBe(2);
-      expect(cli.stdout).toBe('');
-      expect(cli.stderr).toContain('does not take development operator tokens');
-    } finally {
-      gateway.child.kill('SIGTERM');
-      expect((await gateway.exited).code).toBe(0);
-    }
+      async () => {
+        // This shell lacks OPERATOR_ISSUER, but the running gateway's record says it takes no development operator.
+        const cli = await runBuilt(TOKEN_CLI, ['--operator'], { cwd: dir, env: { DATA_DIR: dataDir } }).exited;
+        expect(cli.code).toBe(2);
+        expect(cli.stdout).toBe('');
+        expect(cli.stderr).toContain('does not take development operator tokens');
+      },
+    );
   }, 120_000);
 
   it('refuses with OPERATOR_ISSUER set: the operator identity provider issues operator tokens', async () => {
