@@ -9,7 +9,7 @@ const KEBAB_CASE_FILE = /^[a-z0-9]+(?:-[a-z0-9]+)*(?:\.[a-z0-9]+(?:-[a-z0-9]+)*)
 /** Local rules: house conventions no published plugin states as we want them. */
 const local = {
   rules: {
-    /** STYLE.md, habit 7: one naming scheme for files, so a name says where a concept lives. */
+    /** One naming scheme for files (kebab-case), so a name says where a concept lives. */
     'filename-case': {
       meta: { type: 'suggestion', schema: [], messages: { kebab: 'File name "{{name}}" is not kebab-case.' } },
       create(context) {
@@ -37,7 +37,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      // Only packages/config reads the environment (STYLE.md, boundaries).
+      // Only packages/config reads the environment, so every setting is validated once, at start.
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: 'Read configuration through @mcpgw/config.' },

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 4): `resources/list` (one page of 100 descriptors) four
+ * Benchmark: `resources/list` (one page of 100 descriptors) four
  * ways, side by side in one run, over loopback HTTP with a keep-alive client
  * at concurrency 10:
  *

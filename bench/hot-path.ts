@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 13): the hot path, a cached and authenticated
+ * Benchmark: the hot path, a cached and authenticated
  * `resources/list` (first page of 100 of a 150-resource static catalog),
  * side by side in one run with alternating rounds, 10 keep-alive connections
  * (autocannon) against each server in a child process of its own:

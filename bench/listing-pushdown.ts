@@ -1,6 +1,6 @@
 /**
  * Benchmark: what a `resources/list` page costs as the backend grows, with
- * the listing narrowed to the caller's grants (issue 15), side by side in one
+ * the listing narrowed to the caller's grants, side by side in one
  * run. Each variant is the catalog's first page for one caller (policy,
  * catalog and source, as the gateway runs them, without the HTTP hop or the
  * caches), small backend next to large:

@@ -7,8 +7,8 @@ import { freePort } from '@mcpgw/test-helpers/free-port';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 import { MAIN, type RunningProcess, runBuilt } from '../../apps/gateway/test/gateway-process.js';
 
-// Issue 14, fault tests: "Overload: with the load generator far past capacity,
-// 503/429 with Retry-After and bounded p99 for the requests admitted." A built
+// Overload: with the load generator far past capacity, 503/429 with
+// Retry-After and a bounded p99 for the requests admitted. A built
 // gateway in its own process gets a load generator that ignores Retry-After
 // (200 connections, each a new uncached resources/list of 500 descriptors as
 // soon as the last one answers) for 3 s. Shedding is set to trip on event-loop

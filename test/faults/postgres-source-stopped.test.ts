@@ -8,8 +8,8 @@ import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { type OwnPostgresServer, startOwnPostgres } from './own-postgres.js';
 
-// Issue 14, fault tests: "Postgres source stopped: that source answers -32603
-// fast; other sources and tenants unaffected." Tenant acme's warehouse lives on
+// Postgres source stopped: that source answers -32603 fast; other sources
+// and tenants are unaffected. Tenant acme's warehouse lives on
 // a Postgres server this test owns (initdb on a spare port), which is stopped
 // while the gateway runs with connections pooled to it, and started again.
 // Tenant globex reads from the shared test server, and acme has a static

@@ -9,8 +9,8 @@ import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postg
 import { MAIN, type RunningProcess, runBuilt } from '../../apps/gateway/test/gateway-process.js';
 import { type RetryingProxy, startRetryingProxy } from './retrying-proxy.js';
 
-// Issue 14, fault tests: "A rolling restart of two replicas behind a proxy under
-// load: zero failed requests." Two built gateways (`node apps/gateway/dist/main.js`)
+// A rolling restart of two replicas behind a proxy under load: zero failed
+// requests. Two built gateways (`node apps/gateway/dist/main.js`)
 // share one control-plane database and SECRETS_KEY, as the compose stack's
 // replicas do, behind a retrying round-robin proxy (what infra/caddy/Caddyfile
 // configures). While a load loop lists resources through the proxy, replica 1

@@ -1,6 +1,6 @@
 /**
- * Real Redis for tests and benchmarks (DESIGN.md: real services, a missing
- * one fails loudly, never skips).
+ * Real Redis for tests and benchmarks (a missing one fails loudly, never
+ * skips: a test that does not run proves nothing).
  *
  * The shared server is `REDIS_URL`, or redis://127.0.0.1:6379. Each test run
  * uses its own key namespace (`testNamespace`) and removes its keys after

@@ -3,7 +3,7 @@
  *
  * s3rver runs as a CHILD PROCESS under `node --openssl-legacy-provider`: its
  * ListObjectsV2 continuation tokens use a cipher OpenSSL 3 refuses
- * (ERR_OSSL_EVP_UNSUPPORTED, HTTP 500 on the second page; shared/FACTS.md), and
+ * (ERR_OSSL_EVP_UNSUPPORTED, HTTP 500 on the second page), and
  * the flag cannot be turned on inside the test runner's own process.
  *
  * It listens on a random loopback port with a fresh temporary directory that

@@ -8,7 +8,7 @@ import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
-// Issue 3 end to end over real HTTP: two tenants, each trusting its own real
+// End to end over real HTTP: two tenants, each trusting its own real
 // issuer (real ES256 keys, JWKS and RFC 8414 metadata served on loopback), a
 // gateway on a real port, every failure mode checked for status, challenge
 // and JSON-RPC body, and the logs read back for any trace of a token.

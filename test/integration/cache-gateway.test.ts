@@ -9,7 +9,7 @@ import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-is
 import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
-// Issue 4 through the real gateway with REDIS_URL set: real tokens from two
+// Caching through the real gateway with REDIS_URL set: real tokens from two
 // real issuers, real grants, real Redis. A second identical request is served
 // from the cache (the metrics say so and the backend-shaped answer is
 // identical), principals and tenants stay apart, an MRTR retry bypasses the

@@ -6,7 +6,7 @@ import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type OwnRedisServer, startRedisServer } from '@mcpgw/test-helpers/redis';
 
-// Issue 4 through the real gateway: its Redis (a child process this test
+// Through the real gateway: its Redis (a child process this test
 // owns) is killed mid-run and started again. Every request is answered 200
 // with the full listing, and caching resumes by itself.
 

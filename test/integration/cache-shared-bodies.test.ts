@@ -11,7 +11,7 @@ import type { LocalIssuer } from '../helpers/local-issuer.js';
 import { startLocalIssuer } from '../helpers/local-issuer.js';
 import { deleteNamespace, redisUrl, requireRedis } from '../helpers/redis.js';
 
-// Issue 13, many principals, one role: principals with the same effective
+// Many principals, one role: principals with the same effective
 // grants share one stored result body, so a principal's first listing is a
 // hit when another of the same role listed within the ttl; what is bound to
 // a principal (its cursor) is sealed for that principal on the way out; and

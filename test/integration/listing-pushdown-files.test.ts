@@ -10,7 +10,7 @@ import { resolveAccess } from '@mcpgw/policy';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { filesSourceFactory } from '@mcpgw/source-files';
 
-// Issue 15: a files source pages through a tree of any size (a resumable
+// A files source pages through a tree of any size (a resumable
 // sorted walk, no cut at 10,000 entries), and a caller granted one subfolder
 // of a large tree gets it in one request.
 

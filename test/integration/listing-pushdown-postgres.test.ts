@@ -8,7 +8,7 @@ import { createCursorCodec } from '@mcpgw/protocol';
 import { createPostgresSource, postgresSourceOptionsSchema } from '@mcpgw/source-postgres';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
-// Issue 15: an analyst granted one schema of a warehouse lists it in one
+// An analyst granted one schema of a warehouse lists it in one
 // request, and no catalog query the listing makes names or scans another
 // schema (recorded at the driver: every statement and its parameters).
 

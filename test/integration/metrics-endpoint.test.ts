@@ -11,7 +11,7 @@ import { startLocalIssuer } from '../helpers/local-issuer.js';
 import { mcpPost } from '../helpers/mcp-http.js';
 import { parseExposition } from '../helpers/prometheus-text.js';
 
-// Issue 14, "Observability": a gateway on a real port, a few requests of every kind, then a
+// A gateway on a real port, a few requests of every kind, then a
 // scrape of /metrics that must hold every metric of the contract in docs/operations.md with the
 // values those requests imply; and who may scrape.
 

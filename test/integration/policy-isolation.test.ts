@@ -9,7 +9,7 @@ import { createCursorCodec } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
 import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
 
-// Property (issue 3, Policy): for random tenants, principals, grants and URIs,
+// Property: for random tenants, principals, grants and URIs,
 // nothing outside a caller's set is ever listed or readable, and a cursor
 // minted for one principal is refused for another. Real catalog, real static
 // sources, real policy; the oracle below re-states the grant semantics

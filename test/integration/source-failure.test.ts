@@ -11,7 +11,7 @@ import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { validateResponseBody } from '@mcpgw/test-helpers/wire-schema';
 
-// Issue 5, Failure: a Postgres source whose database is down answers -32603
+// A Postgres source whose database is down answers -32603
 // naming the source (not the connection string) within 2 s, while the
 // tenant's other sources keep working, and listings degrade instead of failing.
 // The "database" is a loopback port nothing listens on: a real refused connection.

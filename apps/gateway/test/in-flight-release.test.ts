@@ -9,7 +9,7 @@ import { startRedisServer } from '@mcpgw/test-helpers/redis';
 import { buildApp } from '../src/app.js';
 import { createSourceRegistry } from '../src/source-registry.js';
 
-// Issue 14, bulkheads: a tenant's in-flight slot is given back whenever its
+// Bulkheads: a tenant's in-flight slot is given back whenever its
 // request ends, including a client that leaves while the tenant's rate limit
 // is still being counted in Redis (the request goes on after that count, and
 // must neither keep the slot nor run uncancelled).

@@ -24,7 +24,7 @@ import {
   testNamespace,
 } from '@mcpgw/test-helpers/redis';
 
-// Issue 14, "Limits and overload": per-address, per-tenant and per-caller rate
+// Per-address, per-tenant and per-caller rate
 // limits (429, Retry-After, a JSON-RPC body), counted in real Redis and in
 // process while Redis is down; load shedding (503); the per-tenant in-flight cap.
 

@@ -55,7 +55,7 @@ afterEach(async () => {
   await idp.close();
 });
 
-describe('JWKS cache (issue 3, "JWKS resilience")', () => {
+describe('JWKS cache', () => {
   it('fetches the JWKS once for many tokens signed by known keys', async () => {
     for (let i = 0; i < 20; i++) await verifier.verify(await idp.sign(claims(), { key: i % 2 ? idp.ec : idp.rsa }));
     expect(idp.hitCount('/jwks')).toBe(1);

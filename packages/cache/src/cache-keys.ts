@@ -1,8 +1,8 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 
 /**
- * Builds every Redis key and channel name the gateway uses (STYLE.md habit 4:
- * one helper puts the tenant in every key). Nothing in a key is readable:
+ * Builds every Redis key and channel name the gateway uses: one helper puts
+ * the tenant in every key, so no key can be built without it. Nothing in a key is readable:
  *
  *   {ns}:{<tag>}:e:<mac>    an entry (a cached MCP result or a backend page)
  *   {ns}:{<tag>}:e:<mac>:l  the single-flight lock of that entry

@@ -9,7 +9,7 @@ import { createCatalog } from '@mcpgw/catalog';
 import { unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec } from '@mcpgw/protocol';
 
-// Issue 4, per-source catalog cache: shared by a tenant's callers, one
+// The per-source catalog cache: shared by a tenant's callers, one
 // backend call for concurrent identical misses within a replica and across
 // replicas, and invalidation that reaches every replica within 1 s. Two
 // "replicas" are two caches with the same secret against the same Redis.

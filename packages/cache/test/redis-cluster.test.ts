@@ -9,7 +9,7 @@ import { type OwnRedisCluster, inspector, startRedisCluster } from '@mcpgw/test-
 import { countingSource } from './counting-source.js';
 import { fakeService } from './fake-service.js';
 
-// Issue 4: the same cache on Redis Cluster (REDIS_URL=redis+cluster://...).
+// The same cache on Redis Cluster (REDIS_URL=redis+cluster://...).
 // Three masters started by the test. All of a tenant's keys share a hash tag,
 // so the entry + lock MGET of the cross-replica single flight is legal, and
 // different tenants spread over the slots.

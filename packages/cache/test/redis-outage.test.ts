@@ -6,8 +6,8 @@ import { createGatewayCache } from '../src/gateway-cache.js';
 import { type OwnRedisServer, startRedisServer } from '@mcpgw/test-helpers/redis';
 import { fakeService } from './fake-service.js';
 
-// Issue 4: "Redis unavailable or slow: requests are served uncached, never
-// failed", then automatic recovery. The test owns its redis-server (a child
+// Redis unavailable or slow: requests are served uncached, never
+// failed, then automatic recovery. The test owns its redis-server (a child
 // process on a free port) and kills, restarts, pauses and resumes only it.
 
 const signal = new AbortController().signal;
@@ -87,7 +87,7 @@ describe('Redis outage', () => {
     expect(inner.calls.read - callsBefore).toBe(50);
     // The circuit opened: most requests did not even try Redis.
     expect(counters().bypasses).toBeGreaterThan(30);
-    // A request waits on no queue (FACTS.md: ioredis queues while down unless told not to); a hang detector, not a speed claim.
+    // A request waits on no queue (ioredis queues while down unless told not to); a hang detector, not a speed claim.
     expect(down.slowestMs).toBeLessThan(HANG_MS);
 
     await server.restart();

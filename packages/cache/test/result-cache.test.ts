@@ -7,7 +7,7 @@ import { createGatewayCache } from '../src/gateway-cache.js';
 import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { fakeService } from './fake-service.js';
 
-// Issue 4, per-credential result cache, against both stores: the in-process
+// The per-credential result cache, against both stores: the in-process
 // LRU (REDIS_URL unset) and real Redis.
 
 const signal = new AbortController().signal;

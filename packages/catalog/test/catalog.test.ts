@@ -185,7 +185,7 @@ describe('catalog', () => {
     ).toThrow(/two sources/);
   });
 
-  describe('narrowing by the caller grants (issue 15)', () => {
+  describe('narrowing by the caller grants', () => {
     /** A source that records what it was asked. */
     function recording(inner: Source, requests: PageRequest[]): Source {
       return new Proxy(inner, {

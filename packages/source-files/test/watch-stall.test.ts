@@ -18,7 +18,7 @@ function startSwapper(root: string, ms: number): { child: ChildProcess; done: Pr
 }
 
 /**
- * Issue 9, item 8: a writer swapping a folder for a symlink thousands of
+ * A writer swapping a folder for a symlink thousands of
  * times a second inside a published root must not stall the event loop.
  * Node 20's recursive fs.watch on Linux re-reads and re-watches folders
  * synchronously on every event (and follows the symlink into its target), so

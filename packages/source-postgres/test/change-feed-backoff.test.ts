@@ -7,7 +7,7 @@ import { postgresSourceOptionsSchema } from '../src/postgres-source-options.js';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**
- * Issue 9, item 13: a Postgres source whose server cannot be reached at
+ * A Postgres source whose server cannot be reached at
  * start used to retry its change feed about every 265 ms forever, logging two
  * warnings and opening a connection each time. Against a real closed port,
  * with the clock faked: delays grow to a 30 s cap, connection attempts per

@@ -7,7 +7,7 @@ import { postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/p
 import { createFixture, type Fixture } from './fixture.js';
 
 /**
- * Issue 5, "Failure": Postgres down or slow -> MCPGW_SOURCE_UNAVAILABLE (-32603)
+ * Postgres down or slow -> MCPGW_SOURCE_UNAVAILABLE (-32603)
  * within the connection timeout, a message naming the source and nothing of
  * the connection, other sources unaffected, recovery without a restart.
  */
