@@ -36,6 +36,7 @@ import type * as ServerChildModule from './support/server-child.js';
 import type { ServerChild } from './support/server-child.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
+import { createServerKeys } from '@mcpgw/core';
 
 const { positiveIntegerFlag: arg } = (await import(
   new URL('./support/integer-flag.ts', import.meta.url).href
@@ -213,7 +214,7 @@ await manyMemory.stop();
 
 const redis = inspector();
 await redis.connect();
-const keys = createCacheKeys({ secret: Buffer.from(baseEnv.SECRETS_KEY!, 'utf8') });
+const keys = createCacheKeys({ key: createServerKeys({ secretsKey: baseEnv.SECRETS_KEY! }).cacheKey });
 const tenantPrefix = `mcpgw:{${keys.tenantTag('many')}}`;
 const redisBytes = async () => {
   let total = 0;

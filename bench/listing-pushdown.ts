@@ -61,7 +61,7 @@ const { createTestDatabase } = (await import(
   new URL('../test/helpers/postgres.ts', import.meta.url).href
 )) as typeof PostgresHelper;
 
-const cursors = createCursorCodec({ secret: Buffer.alloc(32, 7) });
+const cursors = createCursorCodec({ key: Buffer.alloc(32, 7) });
 const caller: Principal = { issuer: 'https://idp', subject: 'bench', scopes: [], groups: [], expiresAt: 0 };
 const signal = new AbortController().signal;
 

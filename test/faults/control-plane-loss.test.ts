@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import type { ControlPlaneStore, SqlDatabase, TenantEntityKind } from '@mcpgw/control-plane';
 import {
   createControlPlaneStore,
@@ -31,7 +32,7 @@ const WRITER = fileURLToPath(new URL('./control-plane-writer.ts', import.meta.ur
 const BUILT_STORE = fileURLToPath(new URL('../../packages/control-plane/dist/index.js', import.meta.url));
 const KILLS = 6;
 const KINDS: readonly TenantEntityKind[] = ['issuer', 'source', 'grant', 'admin-role-binding'];
-const box = createSecretBox([Buffer.from(WRITER_SECRETS_KEY)]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from(WRITER_SECRETS_KEY)]));
 
 interface EventRow {
   tenant_id: string;

@@ -17,7 +17,7 @@ import { filesSourceFactory } from '@mcpgw/source-files';
 const FOLDERS = 50;
 const PER_FOLDER = 1_000;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('f'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('f'.repeat(32)) });
 const caller: Principal = { issuer: 'https://idp', subject: 'ann', scopes: [], groups: [], expiresAt: 0 };
 const folderName = (i: number) => `f${String(i).padStart(2, '0')}`;
 const fileName = (i: number) => `n${String(i).padStart(4, '0')}.txt`;

@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 const SCHEMAS = Array.from({ length: 30 }, (_, i) => `s${String(i).padStart(2, '0')}`);
 const TABLES = 20;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('q'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('q'.repeat(32)) });
 const caller: Principal = { issuer: 'https://idp', subject: 'ann', scopes: [], groups: [], expiresAt: 0 };
 
 let db: TestDatabase;

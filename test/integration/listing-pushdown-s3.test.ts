@@ -19,7 +19,7 @@ import { startS3rver, type S3rverHandle } from '../helpers/s3rver.js';
 const BUCKET = 'lake';
 const PAGE_SIZE = 100;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('p'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('p'.repeat(32)) });
 const caller: Principal = { issuer: 'https://idp', subject: 'ann', scopes: [], groups: [], expiresAt: 0 };
 
 /**

@@ -18,7 +18,7 @@ import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
 const SOURCES = ['alpha', 'beta', 'gamma'] as const;
 const DIRS = ['pub', 'priv', 'x'] as const;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('p'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('p'.repeat(32)) });
 
 function universe(source: string): string[] {
   return DIRS.flatMap((dir) => Array.from({ length: 4 }, (_, i) => `test://${source}/${dir}/${i}`));

@@ -11,6 +11,7 @@ import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import { within } from '@mcpgw/test-helpers/within';
+import { createServerKeys } from '@mcpgw/core';
 
 // A revocation never fails open. Two replicas share the real Postgres control
 // plane and the real Redis cache. A committed change to grants or issuers is
@@ -86,7 +87,9 @@ async function startReplicas(): Promise<StartedGateway[]> {
 
 /** Every Redis key of the tenant's cache (its hash tag under the gateway's namespace). */
 async function tenantKeys(tenantId: string): Promise<string[]> {
-  const prefix = createCacheKeys({ secret: Buffer.from(SECRETS_KEY, 'utf8') }).tenantPrefix(tenantId);
+  const prefix = createCacheKeys({ key: createServerKeys({ secretsKey: SECRETS_KEY }).cacheKey }).tenantPrefix(
+    tenantId,
+  );
   const client = inspector();
   await client.connect();
   try {

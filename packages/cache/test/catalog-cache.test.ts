@@ -22,7 +22,13 @@ const opened: GatewayCache[] = [];
 // out commands on a live Redis (a late event loop runs the timer before it reads
 // the reply), and a timed-out lookup is a miss these counts would see.
 async function replica(options: Partial<GatewayCacheOptions> = {}): Promise<GatewayCache> {
-  const cache = createGatewayCache({ secret, namespace, redisUrl: redisUrl(), commandTimeoutMs: 1000, ...options });
+  const cache = createGatewayCache({
+    key: secret,
+    namespace,
+    redisUrl: redisUrl(),
+    commandTimeoutMs: 1000,
+    ...options,
+  });
   opened.push(cache);
   expect(await cache.ready(3000)).toBe(true);
   return cache;
@@ -205,7 +211,7 @@ describe('changes handed on', () => {
 describe('freshness', () => {
   it('a cached source page carries only the freshness it has left, and the merged page honours it', async () => {
     let clock = 1_000_000;
-    const cache = createGatewayCache({ secret, namespace, now: () => clock });
+    const cache = createGatewayCache({ key: secret, namespace, now: () => clock });
     opened.push(cache);
     const backend = countingSource('docs');
     const cached = createCachingSource(backend, { tenantId: 'fresh', cache, ttlMs: { list: 60_000 } });
@@ -219,7 +225,7 @@ describe('freshness', () => {
     const catalog = createCatalog({
       tenantId: 'fresh',
       sources: [cached],
-      cursors: createCursorCodec({ secret }),
+      cursors: createCursorCodec({ key: secret }),
       pageSize: 5,
     });
     const page = await catalog.forScope(unrestrictedScope).listResources(undefined, new AbortController().signal);

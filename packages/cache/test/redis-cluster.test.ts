@@ -24,7 +24,7 @@ const opened: GatewayCache[] = [];
 // the reply), and a timed-out lookup is a miss these counts would see.
 async function replica(): Promise<GatewayCache> {
   const cache = createGatewayCache({
-    secret,
+    key: secret,
     redisUrl: cluster.url,
     generationRefreshMs: 60_000,
     commandTimeoutMs: 1000,
@@ -71,7 +71,7 @@ describe('Redis Cluster', () => {
   });
 
   it('puts every key of a tenant in one slot, and spreads tenants over the masters', async () => {
-    const keys = createCacheKeys({ secret });
+    const keys = createCacheKeys({ key: secret });
     const client = inspector(`redis://127.0.0.1:${cluster.ports[0]}`);
     await client.connect();
     try {

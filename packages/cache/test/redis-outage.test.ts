@@ -25,7 +25,7 @@ beforeAll(async () => {
   // loop runs the deadline's timer before it reads a live Redis's reply, and the healthy
   // phases here would see misses. A hung Redis still fails every command at its deadline.
   cache = createGatewayCache({
-    secret: randomBytes(32),
+    key: randomBytes(32),
     redisUrl: server.url,
     commandTimeoutMs: COMMAND_TIMEOUT_MS,
     breaker: { probeIntervalMs: 100 },
@@ -110,7 +110,7 @@ describe('Redis outage', () => {
   it('starts and serves while Redis is not there at all', async () => {
     const dead = await startRedisServer();
     await dead.kill();
-    const orphan = createGatewayCache({ secret: randomBytes(32), redisUrl: dead.url });
+    const orphan = createGatewayCache({ key: randomBytes(32), redisUrl: dead.url });
     try {
       expect(await orphan.ready(200)).toBe(false);
       const backend = fakeService('orphan');

@@ -30,7 +30,7 @@ describe.each(['memory', 'redis'] as const)('result cache (%s store)', (kind) =>
   let cache: GatewayCache;
   beforeAll(async () => {
     cache = createGatewayCache({
-      secret: randomBytes(32),
+      key: randomBytes(32),
       namespace,
       ...(kind === 'redis' ? { redisUrl: redisUrl(), commandTimeoutMs: COMMAND_TIMEOUT_MS } : { now: () => clock }),
     });
@@ -104,7 +104,7 @@ describe.each(['memory', 'redis'] as const)('result cache (%s store)', (kind) =>
 
 describe('expiry honours ttlMs', () => {
   it('in process: fresh until ttlMs (reporting the freshness left), then fetched again (fake clock, 60 s)', async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32), now: () => clock });
+    const cache = createGatewayCache({ key: randomBytes(32), now: () => clock });
     const inner = fakeService('clock');
     const service = createCachingResourceService(inner, { tenantId: 't', fingerprint: 'f', cache });
     await service.listResources(undefined, signal);
@@ -121,7 +121,7 @@ describe('expiry honours ttlMs', () => {
 
   it('in Redis: the entry lives exactly ttlMs (a real 1 s)', async () => {
     const cache = createGatewayCache({
-      secret: randomBytes(32),
+      key: randomBytes(32),
       namespace,
       redisUrl: redisUrl(),
       commandTimeoutMs: COMMAND_TIMEOUT_MS,
@@ -143,7 +143,7 @@ describe('expiry honours ttlMs', () => {
 
 describe('withResultCache', () => {
   it('does not even look up results no source of the tenant lets anyone cache', async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32) });
+    const cache = createGatewayCache({ key: randomBytes(32) });
     const inner = fakeService('zero', 0);
     const catalog = withResultCache(
       { tenantId: 'zero', sources: [{ ttlMs: { list: 0, read: 30_000 } }], forScope: (_scope: AccessScope) => inner },
@@ -160,7 +160,7 @@ describe('withResultCache', () => {
   });
 
   it("builds a caller's view once per scope, and never answers one scope from another's view", async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32) });
+    const cache = createGatewayCache({ key: randomBytes(32) });
     const inners = new Map<string, ReturnType<typeof fakeService>>();
     const catalog = withResultCache(
       {

@@ -28,7 +28,7 @@ afterAll(async () => {
 
 describe.each(['memory', 'redis'] as const)('revision floor (%s store)', (kind) => {
   const secret = randomBytes(32);
-  const keys = createCacheKeys({ secret, namespace });
+  const keys = createCacheKeys({ key: secret, namespace });
   const stores: CacheStore[] = [];
   let shared: CacheStore;
   let replicaA: GatewayCache;
