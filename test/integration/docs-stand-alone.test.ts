@@ -30,8 +30,9 @@ function markdownFiles(): string[] {
 }
 
 /**
- * Every `.ts`, `.js` and `.mjs` file of the repository: sources, tests,
- * benches, scripts and configuration. Not node_modules or build output, and
+ * Every `.ts`, `.js` and `.mjs` file of the repository (sources, tests,
+ * benches, scripts, configuration), and the YAML and Dockerfiles whose
+ * comments explain deployment and test settings. Not node_modules or build output, and
  * not test/fixtures/spec: those are verbatim copies of the MCP specification's
  * own files, which may name the specification's own work items, and are
  * compared byte for byte with it, so they are left as published.
@@ -44,7 +45,7 @@ function codeFiles(): string[] {
       const path = folder === '' ? entry.name : join(folder, entry.name);
       if (entry.isDirectory()) {
         if (!skipped.has(entry.name) && path !== join('test', 'fixtures', 'spec')) walk(path);
-      } else if (/\.(?:ts|js|mjs)$/.test(entry.name)) {
+      } else if (/\.(?:ts|js|mjs|ya?ml)$/.test(entry.name) || entry.name === 'Dockerfile') {
         files.push(path);
       }
     }
@@ -107,6 +108,7 @@ describe('code stands on its own', () => {
         'packages/core/src/index.ts',
         'apps/gateway/src/main.ts',
         'test/integration/docs-stand-alone.test.ts',
+        'test/conformance/expected-failures.yaml',
       ]),
     );
     expect(files.some((file) => file.includes('node_modules') || file.startsWith('test/fixtures/spec/'))).toBe(false);
@@ -137,7 +139,7 @@ describe('code stands on its own', () => {
   });
 
   // One test for the whole tree, so a failure lists every offending line at once.
-  it('no .ts, .js or .mjs file cites a work item or a file outside the repository', () => {
+  it('no .ts, .js, .mjs, YAML or Dockerfile cites a work item or a file outside the repository', () => {
     expect(files.flatMap(offendingLines)).toEqual([]);
   });
 });
