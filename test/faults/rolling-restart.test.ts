@@ -6,6 +6,7 @@ import { freePort } from '@mcpgw/test-helpers/free-port';
 import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { within } from '@mcpgw/test-helpers/within';
 import { MAIN, type RunningProcess, runBuilt } from '../../apps/gateway/test/gateway-process.js';
 import { type RetryingProxy, startRetryingProxy } from './retrying-proxy.js';
 
@@ -49,16 +50,11 @@ function startReplica(index: number): RunningProcess {
 }
 
 async function waitReady(port: number, limitMs = 30_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (Date.now() < deadline) {
-    const status = await fetch(`http://127.0.0.1:${port}/readyz`).then(
-      (response) => response.status,
-      () => 0,
-    );
-    if (status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`replica on port ${port} not ready within ${limitMs} ms`);
+  await within(
+    limitMs,
+    async () => expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200),
+    `the replica on port ${port} ready`,
+  );
 }
 
 beforeAll(async () => {
@@ -119,13 +115,9 @@ function loadLoop(): { stop(): void; done: Promise<Outcome> } {
   return { stop: () => (stopped = true), done };
 }
 
-/** Polls `condition` every 20 ms; throws after `limitMs`. */
+/** Polls `condition`; throws after `limitMs`. */
 async function until(condition: () => boolean, limitMs = 30_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await within(limitMs, condition, 'the load to make progress');
 }
 
 async function restart(index: number): Promise<void> {
