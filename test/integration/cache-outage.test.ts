@@ -55,7 +55,7 @@ describe('gateway with Redis going away', () => {
     const hitsWhileDown = hits();
 
     await redis.restart();
-    const answersAfter = [];
+    const answersAfter: Awaited<ReturnType<typeof list>>[] = [];
     await within(
       10_000,
       async () => {
