@@ -7,7 +7,7 @@ import { startCallerSubscription } from '../src/notifications/caller-subscriptio
 import { createListenStreams } from '../src/notifications/listen-streams.js';
 import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
 import { acceptListen } from '../src/routes/listen-stream.js';
-import type { TenantRuntime } from '../src/tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 
 // A stream's `list_changed` notifications are coalesced: the first of a burst goes at once,
 // the rest of it as one more, once LISTEN_LIST_CHANGED_INTERVAL_MS has passed since the last
