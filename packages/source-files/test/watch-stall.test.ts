@@ -53,6 +53,7 @@ describe('watching a folder under a symlink-swap loop', () => {
       const started = performance.now();
       await other.read('file:///docs/other.txt');
       readMs.push(performance.now() - started);
+      // eslint-disable-next-line local/no-bare-sleep -- paces the probe reads: this test measures the event loop under a real swap loop on purpose
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await swapper.done;
