@@ -76,7 +76,6 @@ async function startReplicas(): Promise<StartedGateway[]> {
     started.push(
       await startGateway({
         configPath,
-        controlPlane: 'open-from-env',
         env: { PUBLIC_URL, DATABASE_URL: database.url, REDIS_URL: redisUrl(), SECRETS_KEY },
       }),
     );
@@ -298,7 +297,6 @@ describe('deleting a tenant', () => {
       writer,
       await startGateway({
         configPath,
-        controlPlane: 'open-from-env',
         env: { PUBLIC_URL, DATABASE_URL: database.url, REDIS_URL: redisUrl(), SECRETS_KEY },
       }),
     ];

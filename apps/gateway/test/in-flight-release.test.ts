@@ -1,13 +1,12 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
-import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
+import type { RateCounter } from '@mcpgw/cache';
+import { createRedisRateCounter } from '@mcpgw/cache';
+import { buildTestApp, type TestApp } from '@mcpgw/test-helpers/gateway';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 import type { OwnRedisServer } from '@mcpgw/test-helpers/redis';
 import { startRedisServer } from '@mcpgw/test-helpers/redis';
-import { buildApp } from '../src/app.js';
-import { createSourceRegistry } from '../src/source-registry.js';
 
 // Issue 14, bulkheads: a tenant's in-flight slot is given back whenever its
 // request ends, including a client that leaves while the tenant's rate limit
@@ -46,15 +45,17 @@ function post(port: number, leaveAfterMs?: number, app?: FastifyInstance): Promi
 
 describe('the in-flight slot of a client that leaves during the rate-limit count', () => {
   let app: FastifyInstance;
+  let gateway: TestApp;
   let redis: OwnRedisServer;
+  let counter: RateCounter;
   let port: number;
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    const registry = createSourceRegistry();
-    const config = await loadConfig({
-      registry,
-      defaultBootstrap: {
+    // Longer than the client stays: the count is still pending in a paused Redis when it leaves.
+    counter = createRedisRateCounter({ url: redis.url, prefix: 'mcpgw:rl:', commandTimeoutMs: 1500 });
+    gateway = await buildTestApp({
+      bootstrap: {
         configDir: '.',
         document: {
           tenants: [
@@ -68,16 +69,17 @@ describe('the in-flight slot of a client that leaves during the rate-limit count
           ],
         },
       },
-      env: { LOG_LEVEL: 'silent', ...NO_SHEDDING_ENV, REDIS_URL: redis.url, PORT: '0' },
+      env: { REDIS_URL: redis.url, PORT: '0' },
+      rateCounter: counter,
     });
-    // Longer than the client stays: the count is still pending in a paused Redis when it leaves.
-    app = await buildApp(config, { registry, limits: { redisCommandTimeoutMs: 1500 } });
+    app = gateway.app;
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     port = typeof address === 'object' && address !== null ? address.port : 0;
   });
   afterAll(async () => {
-    await app?.close();
+    await gateway?.close();
+    await counter?.close();
     await redis?.close();
   });
 
