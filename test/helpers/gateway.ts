@@ -43,8 +43,8 @@ export interface TestAppOptions {
   bootstrap?: { document: unknown; configDir: string };
   /**
    * Extra environment, merged over silent logs (info with a logStream), a
-   * temporary DATA_DIR, a control-plane database of its own (DATABASE_URL,
-   * cloned from a migrated template) and load shedding off (NO_SHEDDING_ENV):
+   * temporary DATA_DIR, an empty control-plane database of its own
+   * (DATABASE_URL, see control-plane-database.ts) and load shedding off (NO_SHEDDING_ENV):
    * a test about shedding sets SHED_* here, replicas of one deployment the
    * DATABASE_URL they share.
    */
@@ -87,7 +87,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     const dataDir = await mkdtemp(join(tmpdir(), 'gw-data-'));
     closers.push(() => rm(dataDir, { recursive: true, force: true }));
     const database = options.env?.DATABASE_URL === undefined ? await createControlPlaneDatabase() : undefined;
-    if (database !== undefined) closers.push(() => database.drop());
+    if (database !== undefined) closers.push(() => database.release());
     const config = await loadConfig({
       registry,
       defaultBootstrap: options.bootstrap ?? demoBootstrap(),
