@@ -3,7 +3,7 @@ import type { AdminExample } from './admin-examples.js';
 import type { AdminRoute, NameInBody } from './admin-route.js';
 import { problemSchema } from './admin-schemas.js';
 import { ADMIN_PREFIX } from './admin-resources.js';
-import { PROBLEM_TYPES } from './problem.js';
+import { adminProblemRegistry } from './problem-registry.js';
 
 type Json = Record<string, unknown>;
 
@@ -74,8 +74,12 @@ function withNameFromPath(schema: Json, rule: NameInBody | undefined): Json {
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 
-/** Each problem status's title, for the generic problem responses of an operation. */
-const TITLES = new Map<number, string>(Object.values(PROBLEM_TYPES).map(({ status, title }) => [status, title]));
+/** Each problem status's title, for the generic problem responses of an operation (the API's types, not the sign-in's). */
+const TITLES = new Map<number, string>(
+  Object.values(adminProblemRegistry).flatMap(({ status, title, surface }) =>
+    surface === 'api' ? [[status, title] as const] : [],
+  ),
+);
 
 /** The problems every route of an access level can give, besides its own answers. */
 function problemStatuses(route: AdminRoute): number[] {

@@ -1,4 +1,6 @@
 import type { FastifyReply } from 'fastify';
+import type { AdminProblemType, ProblemTypeOf } from './problem-registry.js';
+import { adminProblemRegistry, problemTypeUri } from './problem-registry.js';
 
 /**
  * One offending input of a refused request (RFC 9457 section 3.2 extension
@@ -16,30 +18,8 @@ export interface ProblemFieldError {
   readonly location?: string;
 }
 
-/** The admin API's problem types (docs/admin-api.md, "Problems"): each one HTTP status. */
-export const PROBLEM_TYPES = {
-  'invalid-request': { status: 400, title: 'The request is malformed' },
-  unauthenticated: { status: 401, title: 'Authentication required' },
-  forbidden: { status: 403, title: 'Not allowed' },
-  'not-found': { status: 404, title: 'Not found' },
-  'method-not-allowed': { status: 405, title: 'Method not allowed' },
-  conflict: { status: 409, title: 'Conflict' },
-  'precondition-failed': { status: 412, title: 'Precondition failed' },
-  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
-  'validation-failed': { status: 422, title: 'The request content is invalid' },
-  'precondition-required': { status: 428, title: 'Precondition required' },
-  'too-many-requests': { status: 429, title: 'Too many requests' },
-  'server-fault': { status: 500, title: 'Internal server error' },
-  unavailable: { status: 503, title: 'Service unavailable' },
-} as const;
-
-export type ProblemType = keyof typeof PROBLEM_TYPES;
-
-/** The one namespace of the admin surface's problem types: the API's and its browser sign-in's. */
-export const PROBLEM_TYPE_PREFIX = 'urn:mcpgw:admin:problem:';
-
-/** RFC 9457 section 3.1.1: a URI identifying the problem type (not dereferenced). */
-export const problemTypeUri = (type: ProblemType): string => `${PROBLEM_TYPE_PREFIX}${type}`;
+/** A problem type the admin API's routes answer with (the registry's `api` surface). */
+export type ProblemType = ProblemTypeOf<'api'>;
 
 /** A refusal of the admin API, sent as `application/problem+json` (RFC 9457). */
 export class AdminProblem extends Error {
@@ -55,19 +35,27 @@ export class AdminProblem extends Error {
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(detail);
-    this.status = PROBLEM_TYPES[type].status;
+    this.status = adminProblemRegistry[type].status;
   }
+}
+
+/**
+ * The one body of every problem the admin surface answers (RFC 9457
+ * section 3): type, title and status from the registry, the occurrence's
+ * detail, and its offending inputs when there are any.
+ */
+export function problemDocument(
+  type: AdminProblemType,
+  detail: string,
+  errors: readonly ProblemFieldError[] = [],
+): { type: string; title: string; status: number; detail: string; errors?: readonly ProblemFieldError[] } {
+  const { status, title } = adminProblemRegistry[type];
+  return { type: problemTypeUri(type), title, status, detail, ...(errors.length === 0 ? {} : { errors }) };
 }
 
 /** The body of a problem response (RFC 9457 section 3). */
 export function problemBody(problem: AdminProblem): Record<string, unknown> {
-  return {
-    type: problemTypeUri(problem.type),
-    title: PROBLEM_TYPES[problem.type].title,
-    status: problem.status,
-    detail: problem.detail,
-    ...(problem.errors.length === 0 ? {} : { errors: problem.errors }),
-  };
+  return problemDocument(problem.type, problem.detail, problem.errors);
 }
 
 export function sendProblem(reply: FastifyReply, problem: AdminProblem): FastifyReply {
@@ -82,6 +70,13 @@ export function sendProblem(reply: FastifyReply, problem: AdminProblem): Fastify
  */
 export const tenantNotFound = (): AdminProblem =>
   new AdminProblem('not-found', 'No such tenant, or not one you administer');
+
+/** Load shedding on an admin route (its hook set Retry-After already, RFC 9110 section 10.2.3). */
+export const overloaded = (): AdminProblem => new AdminProblem('unavailable', 'The gateway is overloaded; retry later');
+
+/** An unexpected failure: the cause goes to the log only, the detail reveals nothing. */
+export const serverFault = (): AdminProblem =>
+  new AdminProblem('server-fault', 'The request failed on the server; it was logged');
 
 /** A JSON Pointer (RFC 6901) from a path of keys and indexes. */
 export function jsonPointer(path: readonly PropertyKey[]): string {
