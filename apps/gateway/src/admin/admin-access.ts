@@ -10,15 +10,15 @@ import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
 import { toIssuerSettings } from '../tenant-auth.js';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
-import type { AdminCredential, AdminPrincipal } from './admin-principal.js';
+import type { AdminCredential, AdminPrincipal } from '@mcpgw/admin';
 import {
+  AdminProblem,
   adminResourceMetadataUrl,
+  matchesBinding,
   operatorResource,
   tenantAdminResource,
   tenantOfAdminResource,
-} from './admin-resources.js';
-import { matchesBinding } from './role-bindings.js';
-import { AdminProblem } from './problem.js';
+} from '@mcpgw/admin';
 
 export interface AdminAccessOptions {
   readonly env: EnvConfig;

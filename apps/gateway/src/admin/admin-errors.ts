@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorSummary, GatewayError } from '@mcpgw/core';
 import { problemOfStoreError, StoreError } from './admin-views.js';
-import { AdminProblem, overloaded, sendProblem, serverFault } from './problem.js';
+import { AdminProblem, overloaded, serverFault } from '@mcpgw/admin';
+import { sendProblem } from './send-problem.js';
 import { isProblemError, sendProblem as sendOwnProblem } from './sign-in/sign-in-problem.js';
 
 /** Framework refusals (before a handler runs) as problems; undefined for anything else. */

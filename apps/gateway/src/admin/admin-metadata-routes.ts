@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
-import { ADMIN_PREFIX, operatorResource, tenantAdminResource } from './admin-resources.js';
+import { ADMIN_PREFIX, operatorResource, tenantAdminResource } from '@mcpgw/admin';
 
 export interface AdminMetadataOptions {
   readonly baseUrl: string;

@@ -3,8 +3,8 @@ import { StoreError } from '@mcpgw/control-plane';
 import { valueAtPath, type SourceFactory } from '@mcpgw/core';
 import { credentialsOf, setPath } from '../control-plane/tenant-entries.js';
 import type { AdminDeps } from './admin-route.js';
-import type { WritePreconditions } from './etag.js';
-import { AdminProblem, tenantNotFound } from './problem.js';
+import type { WritePreconditions } from '@mcpgw/admin';
+import { AdminProblem, tenantNotFound } from '@mcpgw/admin';
 
 /** A tenant as responses show it. */
 export const tenantView = (tenant: StoredTenant) => ({

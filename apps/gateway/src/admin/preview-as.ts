@@ -4,8 +4,8 @@ import { AuthError } from '@mcpgw/auth';
 import { matchingGrants } from '@mcpgw/policy';
 import { MCP_ROUTE } from '../mcp-route.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
-import type { PreviewRequest, PreviewResponse } from './preview-schema.js';
-import { findUnmatchedPatterns, type PatternCheckBudget } from './preview-pattern-check.js';
+import type { PatternCheckBudget, PreviewRequest, PreviewResponse } from '@mcpgw/admin';
+import { findUnmatchedPatterns } from '@mcpgw/admin';
 
 /**
  * A preview that cannot be answered because its input is wrong: a token the

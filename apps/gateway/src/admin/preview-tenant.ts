@@ -2,8 +2,7 @@ import type { Principal } from '@mcpgw/core';
 import type { RuntimeLease } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
 import { PreviewInputError, previewAs } from './preview-as.js';
-import type { PatternCheckBudget } from './preview-pattern-check.js';
-import type { PreviewRequest, PreviewResponse } from './preview-schema.js';
+import type { PatternCheckBudget, PreviewRequest, PreviewResponse } from '@mcpgw/admin';
 
 const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** A preview lists one page and a bounded pattern check; past this the caller gets a 503, not a hang. */

@@ -1,8 +1,7 @@
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { auditPage, auditQuery, tenantIdParams } from '../admin-schemas.js';
+import { AdminProblem, auditPage, auditQuery, tenantIdParams } from '@mcpgw/admin';
 import { requireTenant } from '../admin-views.js';
-import { AdminProblem } from '../problem.js';
 
 const DEFAULT_PAGE = 50;
 

@@ -1,10 +1,15 @@
-import { connectionTestExamples } from '../admin-examples.js';
+import {
+  AdminProblem,
+  connectionTestExamples,
+  connectionTestView,
+  entityParams,
+  tenantIdParams,
+  tenantStatusView,
+} from '@mcpgw/admin';
 import { errorSummary } from '@mcpgw/core';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { connectionTestView, entityParams, tenantIdParams, tenantStatusView } from '../admin-schemas.js';
 import { requireTenant, tenantView } from '../admin-views.js';
-import { AdminProblem } from '../problem.js';
 import { scrub, testSourceConnection } from '../source-connection-test.js';
 import type { StoredEntity } from '@mcpgw/control-plane';
 import type { TenantStatus } from '../../tenant-registry.js';

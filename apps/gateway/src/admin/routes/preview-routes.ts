@@ -1,10 +1,13 @@
-import { previewExamples } from '../admin-examples.js';
+import {
+  AdminProblem,
+  previewExamples,
+  previewRequestSchema,
+  previewResponseSchema,
+  tenantIdParams,
+} from '@mcpgw/admin';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { tenantIdParams } from '../admin-schemas.js';
-import { AdminProblem } from '../problem.js';
 import { PreviewRefusal, previewTenant } from '../preview-tenant.js';
-import { previewRequestSchema, previewResponseSchema } from '../preview-schema.js';
 
 /**
  * "Preview as" (docs/admin-api.md): what an MCP caller with the given claims,

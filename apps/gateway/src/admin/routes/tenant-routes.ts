@@ -1,15 +1,16 @@
-import { createTenantExamples, tenantSettingsExamples } from '../admin-examples.js';
-import type { AdminRoute } from '../admin-route.js';
-import { defineAdminRoute } from '../admin-route.js';
 import {
   createTenantBody,
+  createTenantExamples,
+  etagOf,
   tenantIdParams,
   tenantList,
+  tenantSettingsExamples,
   tenantSettingsSchema,
-  tenantView as tenantViewSchema,
-} from '../admin-schemas.js';
+  tenantViewSchema,
+} from '@mcpgw/admin';
+import type { AdminRoute } from '../admin-route.js';
+import { defineAdminRoute } from '../admin-route.js';
 import { requireTenant, tenantView, writeOptions } from '../admin-views.js';
-import { etagOf } from '../etag.js';
 import { checkCandidate } from '../tenant-candidate.js';
 
 const TAG = 'Tenants';

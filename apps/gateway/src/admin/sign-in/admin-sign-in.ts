@@ -13,7 +13,7 @@ import type { SignInClient } from './sign-in-client.js';
 import { createSignInClient } from './sign-in-client.js';
 import { registerSignInRoutes } from './sign-in-routes.js';
 import { tenantAdminPath } from './session-cookie.js';
-import { tenantAdminResource } from '../admin-resources.js';
+import { tenantAdminResource } from '@mcpgw/admin';
 
 /**
  * Turns an access token of the tenant's identity provider into an admin

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import type { ProblemTypeOf } from '../problem-registry.js';
-import { problemDocument } from '../problem.js';
+import type { ProblemTypeOf } from '@mcpgw/admin';
+import { problemDocument } from '@mcpgw/admin';
 
 /**
  * The refusals of the browser sign-in and its session: the registry's

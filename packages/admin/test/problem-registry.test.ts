@@ -2,8 +2,8 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { AdminProblemType } from '../../src/admin/problem-registry.js';
-import { adminProblemRegistry, PROBLEM_TYPE_PREFIX } from '../../src/admin/problem-registry.js';
+import type { AdminProblemType } from '../src/problem-registry.js';
+import { adminProblemRegistry, PROBLEM_TYPE_PREFIX } from '../src/problem-registry.js';
 
 /**
  * Problem types are API, as the MCP side's error codes are
@@ -13,8 +13,8 @@ import { adminProblemRegistry, PROBLEM_TYPE_PREFIX } from '../../src/admin/probl
  * answered somewhere, and no source builds a problem of the admin namespace
  * except through the registry.
  */
-const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const REGISTRY_FILE = 'apps/gateway/src/admin/problem-registry.ts';
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const REGISTRY_FILE = 'packages/admin/src/problem-registry.ts';
 const types = Object.keys(adminProblemRegistry) as AdminProblemType[];
 
 interface DocumentedType {

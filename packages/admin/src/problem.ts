@@ -1,4 +1,3 @@
-import type { FastifyReply } from 'fastify';
 import type { AdminProblemType, ProblemTypeOf } from './problem-registry.js';
 import { adminProblemRegistry, problemTypeUri } from './problem-registry.js';
 
@@ -56,11 +55,6 @@ export function problemDocument(
 /** The body of a problem response (RFC 9457 section 3). */
 export function problemBody(problem: AdminProblem): Record<string, unknown> {
   return problemDocument(problem.type, problem.detail, problem.errors);
-}
-
-export function sendProblem(reply: FastifyReply, problem: AdminProblem): FastifyReply {
-  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-  return reply.code(problem.status).type('application/problem+json').send(problemBody(problem));
 }
 
 /**
