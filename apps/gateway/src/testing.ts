@@ -25,4 +25,4 @@ export { defineAdminRoute, type AdminRoute } from './admin/admin-route.js';
 export type { AdminAuthenticator } from './admin/admin-authenticator.js';
 export type { AdminPrincipal } from '@mcpgw/admin';
 /** The registry tenants are served from (bench/tenant-registry.ts times its lease against a map lookup). */
-export { createTenantRegistry } from './tenant-registry.js';
+export { createTenantRegistry } from '@mcpgw/tenancy';

@@ -12,7 +12,7 @@ import { createListenStreams } from '../src/notifications/listen-streams.js';
 import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
 import type { TenantEvent } from '../src/notifications/tenant-events.js';
 import { acceptListen } from '../src/routes/listen-stream.js';
-import type { TenantRuntime } from '../src/tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 
 // Property: for random grants, a random caller, random subscriptions and a
 // random sequence of tenant events (of this tenant and another one with the

@@ -4,8 +4,7 @@ import type { TenantConfig } from '@mcpgw/config';
 import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
-import type { TenantRegistry } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
 import type { AdminOperation, AdminPrincipal, WritePreconditions } from '@mcpgw/admin';
 
 /** What the admin routes work with. */

@@ -3,7 +3,7 @@ import { unrestrictedScope } from '@mcpgw/core';
 import { AuthError } from '@mcpgw/auth';
 import { matchingGrants } from '@mcpgw/policy';
 import { MCP_ROUTE } from '../mcp-route.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 import type { PatternCheckBudget, PreviewRequest, PreviewResponse } from '@mcpgw/admin';
 import { findUnmatchedPatterns } from '@mcpgw/admin';
 

@@ -1,6 +1,6 @@
 import type { RequestId, StreamNotification } from '@mcpgw/protocol';
 import { resourceListChangedNotification, resourceUpdatedNotification } from '@mcpgw/protocol';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 import type { StreamCaller } from './caller-view.js';
 import { readDigests, resolveCallerView, viewDigest, visibleSourceOf } from './caller-view.js';
 import type { TenantEvent, TenantEventBus } from './tenant-events.js';

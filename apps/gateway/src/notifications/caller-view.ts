@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AccessScope, Principal } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 
 /** Who a listen stream serves: enough to work out their resource set again under any runtime. */
 export interface StreamCaller {

@@ -1,7 +1,6 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import type { Logger } from '@mcpgw/core';
-import type { TenantRegistry } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
 import { openTenantEventBus } from './open-tenant-events.js';
 import type { TenantEvents } from './tenant-event-producers.js';
 import { createTenantEventProducers } from './tenant-event-producers.js';

@@ -7,7 +7,7 @@ import { startCallerSubscription } from '../notifications/caller-subscription.js
 import { readDigests, viewDigest, visibleSourceOf } from '../notifications/caller-view.js';
 import type { ListenStreams, StreamSlot } from '../notifications/listen-streams.js';
 import type { TenantEventBus } from '../notifications/tenant-events.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 
 /** What the MCP route serves listen streams with (built once per app). */
 export interface ListenContext {
