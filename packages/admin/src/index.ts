@@ -1,6 +1,7 @@
-// The admin API's domain (docs/admin-api.md): everything that does not need the HTTP framework.
+// The admin API's domain (docs/admin-api.md): everything of it that does not need the HTTP framework.
 
-// Problems (RFC 9457): the one registry of the admin surface's problem types, and the refusal that carries one.
+// Problems (RFC 9457): the one registry of the admin surface's problem types, and the
+// refusal that carries one.
 export { adminProblemRegistry, PROBLEM_TYPE_PREFIX, problemTypeUri } from './problem-registry.js';
 export type {
   AdminProblemDefinition,
@@ -21,8 +22,18 @@ export type { ProblemFieldError, ProblemType } from './problem.js';
 export { tooManyRequests } from './too-many-requests.js';
 export type { LimitRefusal } from './too-many-requests.js';
 
-// Who calls the admin API, and the admin resources their tokens name (RFC 8707, RFC 9728).
+// Who calls the admin API, how their tokens are checked, and the admin resources those
+// tokens name (RFC 8707, RFC 9728).
 export type { AdminCredential, AdminPrincipal } from './admin-principal.js';
+export { createAdminAccess } from './admin-access.js';
+export type {
+  AccessTenantRuntime,
+  AdminAccess,
+  AdminAccessOptions,
+  DevAuthorizationServerKeys,
+  SessionAdmin,
+  SignedInAdmin,
+} from './admin-access.js';
 export {
   ADMIN_PREFIX,
   adminResourceMetadataUrl,
@@ -32,7 +43,18 @@ export {
 } from './admin-resources.js';
 export { matchesBinding } from './role-bindings.js';
 
-// The operations as clients see them, their schemas, examples and conditional requests (RFC 9110 section 13.1).
+// What the admin domain needs of the tenancy: its runtime and registry, as small interfaces.
+export type {
+  ServingTenants,
+  TenantAdmission,
+  TenantAuth,
+  TenantAuthOutcome,
+  TenantRuntimeLease,
+  TenantRuntimeView,
+} from './tenant-ports.js';
+
+// The operations as clients see them: schemas, examples, views, conditional requests
+// (RFC 9110 section 13.1).
 export type {
   AdminOperation,
   AdminResponseSpec,
@@ -72,15 +94,26 @@ export {
   tenantSettingsExamples,
 } from './admin-examples.js';
 export type { AdminExample } from './admin-examples.js';
+export { entityView, problemOfStoreError, REDACTED, requireTenant, tenantView, writeOptions } from './admin-views.js';
 export { etagOf, readPreconditions } from './etag.js';
 export type { WritePreconditions } from './etag.js';
 
-// The API's description: the OpenAPI document and its page.
-export { openApiDocument } from './openapi-document.js';
-export { docsPage } from './docs-page.js';
-
-// The preview of what a caller would see.
+// The operations' own work: a page of the audit log, a tenant's status on this replica,
+// a source's connection test, the preview of what a caller would see.
+export { auditLogPage } from './audit-page.js';
+export { STATUS_PROBE_TIMEOUT_MS, tenantStatusReport } from './tenant-status.js';
+export type { StatusRuntime, TenantStatusDeps } from './tenant-status.js';
+export { CONNECTION_TEST_TIMEOUT_MS, scrub, testSourceConnection } from './source-connection-test.js';
+export type { ConnectionTestDeps, ConnectionTestResult } from './source-connection-test.js';
 export { previewRequestSchema, previewResponseSchema, previewWarningSchema } from './preview-schema.js';
 export type { PreviewRequest, PreviewResponse, PreviewWarning } from './preview-schema.js';
 export { DEFAULT_PATTERN_BUDGET, findUnmatchedPatterns } from './preview-pattern-check.js';
 export type { PatternCheckBudget } from './preview-pattern-check.js';
+export { previewAs, PreviewInputError } from './preview-as.js';
+export type { PreviewOptions } from './preview-as.js';
+export { PreviewRefusal, previewTenant } from './preview-tenant.js';
+export type { PreviewDeps, PreviewFieldError } from './preview-tenant.js';
+
+// The API's description: the OpenAPI document and its page.
+export { openApiDocument } from './openapi-document.js';
+export { docsPage } from './docs-page.js';

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { errorSummary, GatewayError } from '@mcpgw/core';
-import { problemOfStoreError, StoreError } from './admin-views.js';
+import { StoreError } from '@mcpgw/control-plane';
+import { problemOfStoreError } from '@mcpgw/admin';
 import { AdminProblem, overloaded, serverFault } from '@mcpgw/admin';
 import { sendProblem } from './send-problem.js';
 import { isProblemError, sendProblem as sendOwnProblem } from './sign-in/sign-in-problem.js';

@@ -1,6 +1,6 @@
 import { AuthError, extractBearerToken } from '@mcpgw/auth';
 import type { FastifyRequest } from 'fastify';
-import type { AdminAccess } from './admin-access.js';
+import type { AdminAccess } from '@mcpgw/admin';
 import { AdminProblem } from '@mcpgw/admin';
 import type { AdminAuthenticator } from './admin-authenticator.js';
 

@@ -4,11 +4,12 @@ import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core'
 import type { FastifyInstance } from 'fastify';
 import { createAdminSessionRows } from '@mcpgw/control-plane';
 import type { ControlPlane, PinnedDevAuthorizationServer, TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
-import type { AdminAccess } from './admin-access.js';
-import { createAdminAccess } from './admin-access.js';
+import { toIssuerSettings } from '@mcpgw/tenancy';
+import type { AdminAccess } from '@mcpgw/admin';
+import { ADMIN_PREFIX, AdminProblem, createAdminAccess, problemBody, tenantNotFound } from '@mcpgw/admin';
+import { devOperator } from '../dev-authorization-server.js';
 import { registerAdminMetadataRoutes } from './admin-metadata-routes.js';
 import { adminPlugin } from './admin-plugin.js';
-import { ADMIN_PREFIX, AdminProblem, problemBody, tenantNotFound } from '@mcpgw/admin';
 import type { AdminAuthenticator } from './admin-authenticator.js';
 import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
@@ -81,8 +82,12 @@ export async function installAdminApi(
     env: config.env,
     baseUrls,
     tenants: context.tenants,
+    // An admin token is verified by the tenant's issuers exactly as its MCP endpoint verifies them.
+    issuerSettings: (entry, runtime) =>
+      toIssuerSettings(entry, context.devAuthorizationServer, runtime.issuerEgress(entry)),
     store: context.controlPlane.store,
     devAuthorizationServer: context.devAuthorizationServer,
+    devOperator: devOperator(config.env, baseUrls[0]) !== undefined,
     logger,
   });
   app.decorate('adminAccess', access);

@@ -1,26 +1,27 @@
 import type { Document, TenantEntityKind } from '@mcpgw/control-plane';
 import type { z } from 'zod';
 import type { AdminCall, AdminRoute } from '../admin-route.js';
-import type { NameInBody } from '@mcpgw/admin';
-import { defineAdminRoute } from '../admin-route.js';
-import type { AdminExample } from '@mcpgw/admin';
+import type { AdminExample, NameInBody } from '@mcpgw/admin';
 import {
   AdminProblem,
   adminRoleBindingBody,
   adminRoleBindingExamples,
   entityList,
   entityParams,
+  entityView,
   entityViewSchema,
   etagOf,
   grantBody,
   grantExamples,
   issuerBody,
   issuerExamples,
+  requireTenant,
   sourceBody,
   sourceExamples,
   tenantIdParams,
+  writeOptions,
 } from '@mcpgw/admin';
-import { entityView, requireTenant, writeOptions } from '../admin-views.js';
+import { defineAdminRoute } from '../admin-route.js';
 import { sourceWrite } from '../source-write.js';
 import { checkCandidate, refuseEnvReferences } from '../tenant-candidate.js';
 

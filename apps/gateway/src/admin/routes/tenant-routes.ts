@@ -2,15 +2,17 @@ import {
   createTenantBody,
   createTenantExamples,
   etagOf,
+  requireTenant,
   tenantIdParams,
   tenantList,
   tenantSettingsExamples,
   tenantSettingsSchema,
+  tenantView,
   tenantViewSchema,
+  writeOptions,
 } from '@mcpgw/admin';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { requireTenant, tenantView, writeOptions } from '../admin-views.js';
 import { checkCandidate } from '../tenant-candidate.js';
 
 const TAG = 'Tenants';
