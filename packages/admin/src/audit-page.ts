@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ControlPlaneStore } from '@mcpgw/control-plane';
+import type { AuditEvent, ControlPlaneStore } from '@mcpgw/control-plane';
 import type { auditQuery } from './admin-schemas.js';
 import { requireTenant } from './admin-views.js';
 import { AdminProblem } from './problem.js';
@@ -24,6 +24,12 @@ function decodeCursor(cursor: string): string {
   return match[1] as string;
 }
 
+/** One page of the audit log as the API answers it: the events without their tenant, and the next page's cursor. */
+export interface AuditLogPage {
+  readonly events: readonly Omit<AuditEvent, 'tenantId'>[];
+  readonly nextCursor?: string;
+}
+
 /**
  * One page of a tenant's audit log, newest first (docs/admin-api.md, "Audit
  * log"): the filters combine, and `nextCursor` is there when the page is full.
@@ -32,7 +38,7 @@ export async function auditLogPage(
   deps: { readonly store: Pick<ControlPlaneStore, 'getTenant' | 'auditEvents'> },
   tenantId: string,
   query: z.output<typeof auditQuery>,
-) {
+): Promise<AuditLogPage> {
   const tenant = await requireTenant(deps, tenantId);
   const limit = query.limit ?? DEFAULT_PAGE;
   const events = await deps.store.auditEvents(tenant.id, {

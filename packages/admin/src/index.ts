@@ -101,6 +101,7 @@ export type { WritePreconditions } from './etag.js';
 // The operations' own work: a page of the audit log, a tenant's status on this replica,
 // a source's connection test, the preview of what a caller would see.
 export { auditLogPage } from './audit-page.js';
+export type { AuditLogPage } from './audit-page.js';
 export { STATUS_PROBE_TIMEOUT_MS, tenantStatusReport } from './tenant-status.js';
 export type { StatusRuntime, TenantStatusDeps } from './tenant-status.js';
 export { CONNECTION_TEST_TIMEOUT_MS, scrub, testSourceConnection } from './source-connection-test.js';
