@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayCache } from '@mcpgw/cache';
 import { createGatewayCache } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
-import { createEgressGuard, errorSummary } from '@mcpgw/core';
+import { createEgressGuard, createServerKeys, errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import { createCursorCodec, reuseSealedCursors } from '@mcpgw/protocol';
 import { stdoutLogDestination } from './observability/log-destination.js';
@@ -167,21 +166,24 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   // MCP bodies are JSON only (2026-07-28 transports); anything else is 415.
   app.removeContentTypeParser(['text/plain']);
 
-  const secret = config.env.SECRETS_KEY === undefined ? randomBytes(32) : Buffer.from(config.env.SECRETS_KEY, 'utf8');
-  if (config.env.SECRETS_KEY === undefined) {
+  const keys = createServerKeys({
+    secretsKey: config.env.SECRETS_KEY,
+    previousSecretsKey: config.env.SECRETS_KEY_PREVIOUS,
+  });
+  if (keys.ephemeral) {
     logger.warn(
       {},
       'SECRETS_KEY is unset: cursors and cache keys use a random per-process key, so they do not survive a restart or work across replicas',
     );
   }
-  const cursors = reuseSealedCursors(createCursorCodec({ secret }));
+  const cursors = reuseSealedCursors(createCursorCodec({ key: keys.cursor }));
   const registry = options.registry ?? createSourceRegistry();
   const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
   const devAuthorizationServer = await startDevAuthorizationServer(config, logger);
-  // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
+  // Redis when REDIS_URL is set, else in-process.
   const cache = createGatewayCache({
     redisUrl: config.env.REDIS_URL,
-    secret,
+    key: keys.cacheKey,
     logger: logger.child({ component: 'cache' }),
     ...(options.cache?.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.cache.commandTimeoutMs }),
   });
@@ -323,8 +325,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     opened: () => metrics.listenStreamOpened(),
     acknowledged: requestMetrics.listenAcknowledged,
   });
-  const principalFingerprint = createPrincipalFingerprint(secret);
-  const tenantFingerprint = createTenantPrincipalFingerprint(secret);
+  const principalFingerprint = createPrincipalFingerprint(keys.requestLogFingerprint);
+  const tenantFingerprint = createTenantPrincipalFingerprint(keys.tenantPrincipalFingerprint);
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, tenantFingerprint, limits, listen });
   if (options.admin !== undefined && controlPlane !== undefined) {
     const context = {
@@ -339,7 +341,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
       baseUrlOf,
     };
     const baseUrls: [string, ...string[]] = [baseUrl, ...aliasBaseUrls];
-    await installAdminApi(app, { ...context, tenantFingerprint, processSecret: secret, baseUrls }, options.admin);
+    await installAdminApi(app, { ...context, tenantFingerprint, keys, baseUrls }, options.admin);
   } else app.decorate('adminAccess', undefined);
   return app;
 }

@@ -19,8 +19,8 @@ import { TenantGenerations } from './tenant-generations.js';
 export interface GatewayCacheOptions {
   /** REDIS_URL; unset: the in-process store (one replica). */
   redisUrl?: string | undefined;
-  /** Server secret keying cache keys (SECRETS_KEY bytes; random per process when unset). */
-  secret: Uint8Array;
+  /** The key naming cache entries: `ServerKeys.cacheKey` from `@mcpgw/core`. */
+  key: Uint8Array;
   logger?: Logger;
   /** Prefix of every Redis key and channel. Default `mcpgw`. */
   namespace?: string;
@@ -124,7 +124,7 @@ export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
           { ...options.breaker, logger },
         );
   const keys = createCacheKeys({
-    secret: options.secret,
+    key: options.key,
     ...(options.namespace ? { namespace: options.namespace } : {}),
   });
   return createGatewayCacheOn(store, keys, { ...options, logger, now });

@@ -94,7 +94,7 @@ interface ScriptClient {
 /**
  * Counters shared by every replica through Redis. Like the cache store, it
  * fails fast instead of waiting (no offline queue, a command timeout, no
- * retries; FACTS.md): a rejected `increment` tells the caller to count in
+ * retries: ioredis would otherwise queue commands while Redis is down): a rejected `increment` tells the caller to count in
  * process instead (see `withFallbackCounter`).
  */
 export function createRedisRateCounter(options: RedisRateCounterOptions): RedisRateCounter {

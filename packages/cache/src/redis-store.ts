@@ -11,7 +11,7 @@ export interface RedisStoreOptions {
    * Redis Cluster, listing any reachable seed nodes.
    */
   url: string;
-  /** Per-command deadline; a slow Redis must not slow requests. Default 50 ms (issue 4). */
+  /** Per-command deadline; a slow Redis must not slow requests. Default 50 ms. */
   commandTimeoutMs?: number;
   logger?: Logger;
 }
@@ -31,7 +31,7 @@ return ARGV[1]
 
 /**
  * The Redis store. Commands fail fast instead of waiting: no offline queue
- * (ioredis would otherwise hold commands while disconnected, FACTS.md), a
+ * (ioredis would otherwise hold commands while disconnected, and requests would hang), a
  * 50 ms command timeout and no per-request retries; auto-pipelining. Reconnection continues
  * in the background. Subscriptions use a second connection that does queue,
  * so a subscription made while Redis is down is established once it is back.
@@ -43,7 +43,7 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
     commandTimeout,
     connectTimeout: 1000,
     maxRetriesPerRequest: 0,
-    // Reconnect quickly and keep trying: recovery is automatic (issue 4).
+    // Reconnect quickly and keep trying: recovery is automatic.
     retryStrategy: (times) => Math.min(times * 100, 1000),
     // Commands issued in the same turn of the event loop (the lookups of requests arriving together) go
     // out in one write and come back in one read: fewer system calls per hit. Each keeps its own timeout.
