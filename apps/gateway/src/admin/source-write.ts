@@ -3,9 +3,8 @@ import type { Document, StoredEntity } from '@mcpgw/control-plane';
 import { valueAtPath, type SourceModel } from '@mcpgw/core';
 import { credentialsOf, servedSourceEntry } from '@mcpgw/tenancy';
 import type { AdminDeps } from './admin-route.js';
-import type { AdminPrincipal } from './admin-principal.js';
-import type { ProblemFieldError } from './problem.js';
-import { AdminProblem, jsonPointer } from './problem.js';
+import type { AdminPrincipal, ProblemFieldError } from '@mcpgw/admin';
+import { AdminProblem, jsonPointer } from '@mcpgw/admin';
 
 type Secrets = Readonly<Record<string, string>>;
 

@@ -3,8 +3,8 @@ import type { ConfigIssue } from '@mcpgw/config';
 import { ConfigError } from '@mcpgw/config';
 import { servedSourceEntry } from '@mcpgw/tenancy';
 import type { AdminDeps } from './admin-route.js';
-import type { ProblemFieldError } from './problem.js';
-import { AdminProblem, jsonPointer } from './problem.js';
+import type { ProblemFieldError } from '@mcpgw/admin';
+import { AdminProblem, jsonPointer } from '@mcpgw/admin';
 
 /** A write the admin API is about to make, checked against the tenant it would produce. */
 export type CandidateChange =

@@ -1,22 +1,27 @@
 import type { Document, TenantEntityKind } from '@mcpgw/control-plane';
 import type { z } from 'zod';
-import type { AdminCall, AdminRoute, NameInBody } from '../admin-route.js';
-import { defineAdminRoute } from '../admin-route.js';
-import type { AdminExample } from '../admin-examples.js';
-import { adminRoleBindingExamples, grantExamples, issuerExamples, sourceExamples } from '../admin-examples.js';
+import type { AdminCall, AdminRoute } from '../admin-route.js';
+import type { AdminExample, NameInBody } from '@mcpgw/admin';
 import {
+  AdminProblem,
   adminRoleBindingBody,
+  adminRoleBindingExamples,
   entityList,
   entityParams,
-  entityView as entityViewSchema,
+  entityView,
+  entityViewSchema,
+  etagOf,
   grantBody,
+  grantExamples,
   issuerBody,
+  issuerExamples,
+  requireTenant,
   sourceBody,
+  sourceExamples,
   tenantIdParams,
-} from '../admin-schemas.js';
-import { entityView, requireTenant, writeOptions } from '../admin-views.js';
-import { etagOf } from '../etag.js';
-import { AdminProblem } from '../problem.js';
+  writeOptions,
+} from '@mcpgw/admin';
+import { defineAdminRoute } from '../admin-route.js';
 import { sourceWrite } from '../source-write.js';
 import { checkCandidate, refuseEnvReferences } from '../tenant-candidate.js';
 

@@ -1,15 +1,18 @@
-import { createTenantExamples, tenantSettingsExamples } from '../admin-examples.js';
-import type { AdminRoute } from '../admin-route.js';
-import { defineAdminRoute } from '../admin-route.js';
 import {
   createTenantBody,
+  createTenantExamples,
+  etagOf,
+  requireTenant,
   tenantIdParams,
   tenantList,
+  tenantSettingsExamples,
   tenantSettingsSchema,
-  tenantView as tenantViewSchema,
-} from '../admin-schemas.js';
-import { requireTenant, tenantView, writeOptions } from '../admin-views.js';
-import { etagOf } from '../etag.js';
+  tenantView,
+  tenantViewSchema,
+  writeOptions,
+} from '@mcpgw/admin';
+import type { AdminRoute } from '../admin-route.js';
+import { defineAdminRoute } from '../admin-route.js';
 import { checkCandidate } from '../tenant-candidate.js';
 
 const TAG = 'Tenants';
