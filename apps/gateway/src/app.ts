@@ -31,8 +31,10 @@ import {
   createTenantRuntime,
   openControlPlane,
   publicBaseUrls,
+  runtimeOfStoredTenant,
   startTenantSync,
 } from '@mcpgw/tenancy';
+import { declaredTenantFromEntry, storedTenantOfDeclared } from '@mcpgw/control-plane';
 import { PROBE_ROUTES, registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -217,11 +219,18 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   let controlPlane: ControlPlane | undefined;
   try {
     if (options.controlPlane === undefined) {
-      for (const tenant of config.tenants) {
-        const outcome = await tenants.apply(tenant.id, () => build(tenant));
+      for (const declared of config.declaredTenants.map(declaredTenantFromEntry)) {
+        // The same one way from a stored tenant to its runtime as the control plane's sync.
+        const outcome = await tenants.apply(declared.id, () =>
+          runtimeOfStoredTenant(storedTenantOfDeclared(declared), {
+            sourceFactories: registry,
+            validate: (entry) => config.validateTenant(entry, config.origin),
+            build,
+          }),
+        );
         if (!outcome.ok) throw outcome.error;
         // Served from the file alone, a source that cannot open is a startup error, as it always was.
-        const failed = tenants.serving.get(tenant.id)?.failedSources;
+        const failed = tenants.serving.get(declared.id)?.failedSources;
         if (failed !== undefined && failed.size > 0) throw new Error([...failed.values()].join('; '));
       }
     } else {

@@ -82,3 +82,5 @@ export { formatIpAddress, parseIpAddress, type IpAddress } from './ip-address.js
 export { internalAddressKind, type InternalAddressKind } from './internal-addresses.js';
 /** The value at a dotted path of nested objects (own properties only): option paths, nested claims. */
 export { valueAtPath } from './value-at-path.js';
+/** A JSON Pointer (RFC 6901) from a path of keys and indexes: the admin API's field errors point with it. */
+export { jsonPointer } from './json-pointer.js';

@@ -83,7 +83,5 @@ export function sendProblem(reply: FastifyReply, problem: AdminProblem): Fastify
 export const tenantNotFound = (): AdminProblem =>
   new AdminProblem('not-found', 'No such tenant, or not one you administer');
 
-/** A JSON Pointer (RFC 6901) from a path of keys and indexes. */
-export function jsonPointer(path: readonly PropertyKey[]): string {
-  return path.map((key) => `/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
-}
+/** A JSON Pointer (RFC 6901) from a path of keys and indexes (the one encoder, shared with the tenant model). */
+export { jsonPointer } from '@mcpgw/core';
