@@ -72,7 +72,5 @@ export const overloaded = (): AdminProblem => new AdminProblem('unavailable', 'T
 export const serverFault = (): AdminProblem =>
   new AdminProblem('server-fault', 'The request failed on the server; it was logged');
 
-/** A JSON Pointer (RFC 6901) from a path of keys and indexes. */
-export function jsonPointer(path: readonly PropertyKey[]): string {
-  return path.map((key) => `/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
-}
+/** A JSON Pointer (RFC 6901) from a path of keys and indexes (the one encoder, shared with the tenant model). */
+export { jsonPointer } from '@mcpgw/core';

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { TenantWriteRefusal } from '@mcpgw/control-plane';
 import { errorSummary, GatewayError } from '@mcpgw/core';
 import { StoreError } from '@mcpgw/control-plane';
 import { problemOfStoreError } from '@mcpgw/admin';
@@ -42,6 +43,9 @@ export function installAdminErrors(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AdminProblem) return sendProblem(reply, error);
     if (error instanceof StoreError) return sendProblem(reply, problemOfStoreError(error));
+    // The tenant model refused a write (nothing was stored): its type and fields as the problem's.
+    if (error instanceof TenantWriteRefusal)
+      return sendProblem(reply, new AdminProblem(error.type, error.detail, error.errors));
     // An authenticator's refusal that brings its own RFC 9457 body (the browser session's
     // `session-invalid`, its missing-tenant 404) is sent as it is: a page told
     // `session-invalid` on a write knows to sign in again, as on GET .../session.

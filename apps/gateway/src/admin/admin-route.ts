@@ -1,6 +1,5 @@
 import type { GatewayCache } from '@mcpgw/cache';
-import type { ControlPlaneStore, WriteContext } from '@mcpgw/control-plane';
-import type { TenantConfig } from '@mcpgw/config';
+import type { ControlPlaneStore, ValidateTenant, WriteContext } from '@mcpgw/control-plane';
 import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
@@ -13,7 +12,7 @@ export interface AdminDeps {
   readonly tenants: TenantRegistry<TenantRuntime>;
   readonly cache: GatewayCache;
   /** The bootstrap file's rules for one tenant (GatewayConfig.validateTenant). */
-  readonly validateTenant: (entry: unknown, origin: string) => Promise<TenantConfig>;
+  readonly validateTenant: ValidateTenant;
   readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
   /** Where relative paths in source options resolve (the bootstrap file's folder). */
   readonly configDir: string;

@@ -5,7 +5,7 @@ import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { StoredPlacement, TenantRuntime } from '../tenant-runtime.js';
-import { loadTenantEntry } from './tenant-entries.js';
+import { loadServedTenant, runtimeOfStoredTenant } from './stored-tenant-runtime.js';
 
 /** A missed signal (a dropped LISTEN connection, a replica that was paused) is caught within this long. */
 export const RECONCILE_INTERVAL_MS = 10_000;
@@ -95,7 +95,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   };
 
   const refresh = async (tenantId: string): Promise<void> => {
-    const loaded = await loadTenantEntry(store, options.sourceFactories, tenantId);
+    const loaded = await loadServedTenant(store, tenantId);
     if (loaded === undefined) {
       const status = registry.status(tenantId);
       const deleted = (await store.getTenant(tenantId)) === undefined;
@@ -117,15 +117,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
       .catch((error: unknown) =>
         logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'recording the new revision in the cache failed'),
       );
-    const outcome = await registry.apply(
-      tenantId,
-      async () =>
-        options.build(await options.validate(loaded.entry), {
-          revision: loaded.revision,
-          tenantAdminWrites: loaded.tenantAdminWrites,
-        }),
-      loaded.revision,
-    );
+    const outcome = await registry.apply(tenantId, () => runtimeOfStoredTenant(loaded, options), loaded.revision);
     if (outcome.ok && outcome.skipped === true) return;
     if (outcome.ok) {
       await invalidated(tenantId);
