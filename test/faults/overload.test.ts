@@ -55,8 +55,9 @@ beforeAll(async () => {
   });
   // Warnings only (no access line per request under load), so readiness is polled, not read from the log.
   const { child, stderr } = gateway;
+  // Up to the hook's own 90 s: a new PGlite store on a loaded machine takes most of a minute to open.
   await within(
-    60_000,
+    85_000,
     async () => {
       if (child.exitCode !== null) throw new Error(`the built gateway exited (${child.exitCode}):\n${stderr()}`);
       expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
