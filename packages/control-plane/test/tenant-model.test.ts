@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig, type GatewayConfig } from '@mcpgw/config';
 import type { SourceFactory, SourceModel, StandardSchemaV1 } from '@mcpgw/core';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { checkEntityBody, importEntity, importSettings, type EntityWriteInput } from '../src/admin-import.js';
 import { applyDeclaredState } from '../src/apply-declared-state.js';
 import { declaredTenantFromEntry, storedTenantOfDeclared } from '../src/bootstrap-import.js';
@@ -168,7 +169,7 @@ describe('the tenant model: who may set each field, and which are credentials', 
   });
 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const bootstrap: WriteContext = { actor: { kind: 'bootstrap', subject: '/etc/gateway.yaml' } };
 const operator: WriteContext = { actor: { kind: 'operator', subject: 'ops' }, clientAddress: '192.0.2.1' };
 
