@@ -145,10 +145,6 @@ export function createRedisStore(options: RedisStoreOptions): CacheStore {
   };
 }
 
-/**
- * A connection for other Redis users of the gateway (the tenant event bus):
- * one node or a cluster, as the URL says, with the caller's options.
- */
 /** Resolves true once the connection is 'ready', or false after `timeoutMs` (it keeps connecting). */
 export function whenRedisReady(connection: Redis | Cluster, timeoutMs: number): Promise<boolean> {
   if (connection.status === 'ready') return Promise.resolve(true);
@@ -164,6 +160,10 @@ export function whenRedisReady(connection: Redis | Cluster, timeoutMs: number): 
   });
 }
 
+/**
+ * A connection for other Redis users of the gateway (the tenant event bus):
+ * one node or a cluster, as the URL says, with the caller's options.
+ */
 export function connectRedis(url: string, options: RedisOptions): Redis | Cluster {
   return isClusterUrl(url)
     ? createCluster(url, options, options.enableOfflineQueue ?? true)

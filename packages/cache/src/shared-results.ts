@@ -57,6 +57,13 @@ export interface SharedResultsDeps {
 /** Characters and bytes of decoded bodies kept in process (they never change: a body's key names its content). */
 const BODY_MEMO_CHARS = 32 * 1024 * 1024;
 
+/** The result cache's lookup, and how to forget a deleted tenant's bodies kept in process. */
+export interface SharedResults {
+  (call: ResultCall): Promise<ResultLookup>;
+  /** Drops every decoded body whose key starts with `prefix` (one tenant's). */
+  forget(prefix: string): void;
+}
+
 /**
  * The per-credential result cache with bodies stored once, so many
  * principals of one role hold one copy of a result. Three kinds of entry, all under the tenant's tag:
@@ -83,13 +90,6 @@ const BODY_MEMO_CHARS = 32 * 1024 * 1024;
  * Bodies are content-addressed, so a decoded copy kept in process is never
  * stale: a hit on Redis is one round trip for the own entry.
  */
-/** The result cache's lookup, and how to forget a deleted tenant's bodies kept in process. */
-export interface SharedResults {
-  (call: ResultCall): Promise<ResultLookup>;
-  /** Drops every decoded body whose key starts with `prefix` (one tenant's). */
-  forget(prefix: string): void;
-}
-
 export function createSharedResults(deps: SharedResultsDeps): SharedResults {
   const { store, keys, flights, now } = deps;
   const decoded = new Map<string, { state: unknown; text: string; bytes: Buffer }>();

@@ -4,22 +4,6 @@ import { egressStream } from './egress-stream.js';
 import type { PostgresSourceOptions } from './postgres-source-options.js';
 
 /**
- * Builds the `pg` connection settings. Sessions default to read-only as a
- * second line of defence behind the explicit READ ONLY transactions, and
- * carry an application_name so a DBA can tell the gateway's sessions apart.
- *
- * search_path is pinned to `pg_catalog, pg_temp` at connect: unqualified
- * names in the gateway's own SQL (operators, casts, functions) resolve to the
- * system catalog only, never to an object a database user created in a
- * schema on the role's default path. pg_temp is named last because when it
- * is left out it is searched first (for relations and types), which would
- * let a temporary table shadow a catalog one. Being a startup setting it is
- * also what `DISCARD ALL` resets the session to after every read.
- *
- * With `egress` (a source a tenant admin configured) every connection goes
- * through the egress guard.
- */
-/**
  * `url` with `password` as its userinfo password. pg-connection-string's
  * parse overrides a separate `password` setting with the URL's (an empty
  * one when it has none), so the password has to travel inside the URL.
@@ -37,6 +21,22 @@ function withPassword(url: string, password: string): string {
   return parsed.href;
 }
 
+/**
+ * Builds the `pg` connection settings. Sessions default to read-only as a
+ * second line of defence behind the explicit READ ONLY transactions, and
+ * carry an application_name so a DBA can tell the gateway's sessions apart.
+ *
+ * search_path is pinned to `pg_catalog, pg_temp` at connect: unqualified
+ * names in the gateway's own SQL (operators, casts, functions) resolve to the
+ * system catalog only, never to an object a database user created in a
+ * schema on the role's default path. pg_temp is named last because when it
+ * is left out it is searched first (for relations and types), which would
+ * let a temporary table shadow a catalog one. Being a startup setting it is
+ * also what `DISCARD ALL` resets the session to after every read.
+ *
+ * With `egress` (a source a tenant admin configured) every connection goes
+ * through the egress guard.
+ */
 export function connectionConfig(
   options: PostgresSourceOptions,
   sourceId: string,

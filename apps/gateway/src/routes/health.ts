@@ -9,6 +9,9 @@ declare module 'fastify' {
   }
 }
 
+/** The probe routes: answered whatever the Host, since orchestrators reach a pod by its address. */
+export const PROBE_ROUTES: readonly string[] = ['/healthz', '/readyz'];
+
 /**
  * `/healthz`: the process serves requests (liveness). `/readyz`: this process
  * can take traffic (readiness): its configuration is loaded (it would not
@@ -19,9 +22,6 @@ declare module 'fastify' {
  * source, and nothing here reaches a backend: one tenant's dead bucket is
  * that tenant's problem, logged for operators by the prober.
  */
-/** The probe routes: answered whatever the Host, since orchestrators reach a pod by its address. */
-export const PROBE_ROUTES: readonly string[] = ['/healthz', '/readyz'];
-
 export const healthPlugin = fastifyPlugin(
   async (app) => {
     const monitor = createHealthMonitor({
