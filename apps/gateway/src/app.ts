@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import type { GatewayCache } from '@mcpgw/cache';
-import { createGatewayCache } from '@mcpgw/cache';
+import type { GatewayCache, RedisConnection } from '@mcpgw/cache';
+import { createGatewayCache, openRedisConnection } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
 import { createEgressGuard, errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
@@ -171,16 +171,24 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   const registry = options.registry ?? createSourceRegistry();
   const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
   const devAuthorizationServer = await startDevAuthorizationServer(config, logger);
-  // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
-  const cache = createGatewayCache({
-    redisUrl: config.env.REDIS_URL,
-    secret,
-    logger: logger.child({ component: 'cache' }),
-    ...(options.cache?.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.cache.commandTimeoutMs }),
-  });
-  if (config.env.REDIS_URL !== undefined && !(await cache.ready(2000))) {
-    logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
+  // The process's one Redis connection (a command client and a subscriber), shared by the cache, the rate
+  // limits and the replica bus; waited for once (docs/adr/0008-one-replica-bus.md).
+  const redisTimeouts = [options.cache?.commandTimeoutMs, options.limits?.redisCommandTimeoutMs].filter(
+    (ms) => ms !== undefined,
+  );
+  const redis: RedisConnection | undefined =
+    config.env.REDIS_URL === undefined
+      ? undefined
+      : openRedisConnection({
+          url: config.env.REDIS_URL,
+          logger: logger.child({ component: 'redis' }),
+          ...(redisTimeouts.length === 0 ? {} : { commandTimeoutMs: Math.max(...redisTimeouts) }),
+        });
+  if (redis !== undefined && !(await redis.ready(2000))) {
+    logger.warn({}, 'Redis does not answer yet: requests are served uncached and rate limits count in process until it does');
   }
+  // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
+  const cache = createGatewayCache({ redis, secret, logger: logger.child({ component: 'cache' }) });
   built.cache = cache;
   // What tenant admins configure connects only where EGRESS_ALLOW lets it (docs/configuration.md, "Egress policy").
   const egress = createEgressGuard({ allow: config.env.EGRESS_ALLOW });
@@ -202,7 +210,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'closing a retired tenant runtime failed'),
   );
   built.tenants = tenants;
-  const live = openGatewayEvents(options.events, { redisUrl: config.env.REDIS_URL, tenants, cache, logger });
+  const live = openGatewayEvents(options.events, { redis, tenants, cache, logger });
   const events = live.events;
   app.decorate('cache', live.cache);
   let tenantSync: TenantSync | undefined;
@@ -253,6 +261,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     await tenants.close();
     if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();
+    await redis?.close();
     throw error;
   }
   app.decorate('controlPlane', controlPlane);
@@ -275,6 +284,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     await tenants.close();
     if (options.controlPlane === 'open-from-env') await controlPlane?.close();
     await cache.close();
+    await redis?.close();
     await devAuthorizationServer?.close();
   });
   if (devAuthorizationServer !== undefined) {
@@ -297,6 +307,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     env: config.env,
     logger: logger.child({ component: 'limits' }),
     observe: metrics,
+    redis,
     ...options.limits,
   });
   built.limits = limits;

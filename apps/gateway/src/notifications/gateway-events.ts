@@ -1,4 +1,4 @@
-import type { GatewayCache } from '@mcpgw/cache';
+import type { GatewayCache, RedisConnection } from '@mcpgw/cache';
 import type { Logger } from '@mcpgw/core';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
@@ -21,7 +21,8 @@ export interface EventsOption {
 }
 
 export interface GatewayEventsOptions {
-  readonly redisUrl: string | undefined;
+  /** The process's Redis connection; unset: the in-process bus. */
+  readonly redis: RedisConnection | undefined;
   readonly tenants: TenantRegistry<TenantRuntime>;
   readonly cache: GatewayCache;
   readonly logger: Logger;
@@ -44,7 +45,7 @@ export interface GatewayEvents {
 export function openGatewayEvents(given: EventsOption | undefined, options: GatewayEventsOptions): GatewayEvents {
   const { tenants, cache } = options;
   const logger = options.logger.child({ component: 'tenant-events' });
-  const bus = given?.bus ?? openTenantEventBus({ redisUrl: options.redisUrl, namespace: given?.namespace, logger });
+  const bus = given?.bus ?? openTenantEventBus({ redis: options.redis, namespace: given?.namespace, logger });
   const owned = given?.bus === undefined;
   const events = createTenantEventProducers({
     bus,

@@ -1,31 +1,33 @@
-import { randomBytes } from 'node:crypto';
-import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { Logger } from '@mcpgw/core';
-import { errorSummary } from '@mcpgw/core';
-import { connectRedis, whenRedisReady } from '@mcpgw/cache';
+import type { RedisConnection } from '@mcpgw/cache';
+import { openRedisConnection } from '@mcpgw/cache';
 import { RecentSourceEvents } from './recent-source-events.js';
 import { TenantListeners } from './tenant-listeners.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
 import { decodeEnvelope, encodeEnvelope, tenantChannel } from './tenant-event-wire.js';
 
-/** A first connection within this long of creating the bus is a normal start, not an outage. */
-const FIRST_CONNECTION_GRACE_MS = 1000;
-
-export interface RedisTenantEventBusOptions {
-  /** REDIS_URL (one node, or `redis+cluster://` seeds). */
-  url: string;
+export type RedisTenantEventBusOptions = (
+  | {
+      /** The process's Redis connection (its owner closes it); publishes use its command deadline. */
+      readonly redis: RedisConnection;
+    }
+  | {
+      /** REDIS_URL (one node, or `redis+cluster://` seeds), for a bus on a connection of its own. */
+      readonly url: string;
+      /** A publish that takes longer counts as failed (and is made up for by `stale`). Default 1,000 ms. */
+      readonly publishTimeoutMs?: number;
+    }
+) & {
   /** Prefix of the channels: `<namespace>:events:<tenantId>`. Default `mcpgw`. */
-  namespace?: string;
-  logger: Logger;
+  readonly namespace?: string;
+  readonly logger: Logger;
   /** A safety bound per tenant on this replica (stream limits sit far below it). Default 10,000. */
-  maxListenersPerTenant?: number;
+  readonly maxListenersPerTenant?: number;
   /** See RecentSourceEvents: identical `source` events from two replicas within this window reach listeners once. Default 2,000 ms. */
-  duplicateWindowMs?: number;
-  /** A publish that takes longer counts as failed (and is made up for by `stale`). Default 1,000 ms. */
-  publishTimeoutMs?: number;
+  readonly duplicateWindowMs?: number;
   /** Tenants remembered as owed a `stale` after failed publishes; beyond it, the oldest is forgotten (logged). Default 10,000. */
-  maxOwedTenants?: number;
-}
+  readonly maxOwedTenants?: number;
+};
 
 export interface RedisTenantEventBusStats {
   /** Messages published to Redis. */
@@ -53,58 +55,46 @@ export interface RedisTenantEventBus extends TenantEventBus {
 }
 
 /**
- * Tenant events over Redis pub/sub, one channel per tenant, on a dedicated
- * subscriber connection that is subscribed to a tenant's channel only while
- * this replica has a listener for that tenant. A publisher's own listeners get
+ * Tenant events over Redis pub/sub, one channel per tenant, on the process's
+ * subscriber connection, subscribed to a tenant's channel only while this
+ * replica has a listener for that tenant. A publisher's own listeners get
  * the event at once, not from the echo (which is recognised by `origin` and
  * skipped). Nothing queues while Redis is away: a publish that cannot be sent
  * is counted and owed as a `stale` to the other replicas once Redis is back,
- * and every reconnection of the subscriber tells this replica's listeners
- * `stale` (they may have missed events) instead of letting them miss them
- * silently.
+ * and after a gap in the subscription (the connection's resync) this
+ * replica's listeners are told `stale` (they may have missed events) instead
+ * of letting them miss them silently.
  */
 export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): RedisTenantEventBus {
   const { logger } = options;
   const prefix = `${options.namespace ?? 'mcpgw'}:events:`;
-  const replicaId = randomBytes(9).toString('base64url');
-  const subscriberName = `mcpgw-events-${replicaId}`;
-  const publisherName = `mcpgw-events-pub-${replicaId}`;
-  const publishTimeoutMs = options.publishTimeoutMs ?? 1000;
+  const owned = !('redis' in options);
+  const connection =
+    'redis' in options
+      ? options.redis
+      : openRedisConnection({ url: options.url, logger, commandTimeoutMs: options.publishTimeoutMs ?? 1000 });
+  const publisher = connection.client;
+  const replicaId = connection.clientName.replace(/^mcpgw-/, '');
   const maxOwed = options.maxOwedTenants ?? 10_000;
   const recent = new RecentSourceEvents(options.duplicateWindowMs ?? 2000);
   const stats = { published: 0, publishFailed: 0, received: 0, dropped: 0, duplicates: 0 };
-  const common: RedisOptions = {
-    connectTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    // Nothing waits for Redis: commands fail at once while it is away; ready-time work catches up.
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  };
-  const publisher = connectRedis(options.url, {
-    ...common,
-    commandTimeout: publishTimeoutMs,
-    connectionName: publisherName,
-  });
-  // Subscriptions are restored by this module on 'ready' (not by ioredis), so it knows when they hold again.
-  const subscriber = connectRedis(options.url, { ...common, autoResubscribe: false, connectionName: subscriberName });
   const owed = new Set<string>();
+  const channels = new Map<string, () => void>();
   let closed = false;
 
   const listeners = new TenantListeners(logger, options.maxListenersPerTenant ?? 10_000, {
     first: (tenantId) => {
-      if (subscriber.status === 'ready') void command(subscriber.subscribe(tenantChannel(prefix, tenantId)));
+      const channel = tenantChannel(prefix, tenantId);
+      channels.set(
+        tenantId,
+        connection.subscribe(channel, (message) => receive(channel, message)),
+      );
     },
     last: (tenantId) => {
-      if (subscriber.status === 'ready') void command(subscriber.unsubscribe(tenantChannel(prefix, tenantId)));
+      channels.get(tenantId)?.();
+      channels.delete(tenantId);
     },
   });
-
-  const command = (pending: Promise<unknown>): Promise<void> =>
-    pending.then(
-      () => undefined,
-      // A command lost with the connection is redone by the next 'ready'.
-      () => undefined,
-    );
 
   let dropWarnings = 0;
   const drop = (reason: string) => {
@@ -115,7 +105,7 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
     }
   };
 
-  subscriber.on('message', (channel: string, message: string) => {
+  const receive = (channel: string, message: string) => {
     if (closed) return;
     if (!channel.startsWith(prefix)) return drop('foreign-channel');
     const decoded = decodeEnvelope(channel.slice(prefix.length), message);
@@ -127,48 +117,19 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
     }
     stats.received += 1;
     listeners.deliver(decoded.event);
-  });
+  };
 
-  // 'ready' fires on the first connection and after every reconnection. Listeners that were
-  // listening without a subscription may have missed events: after a reconnection, or when the
-  // first connection took longer than a start normally does (Redis was away at start).
-  const createdAt = Date.now();
-  let subscriberWasUp = false;
-  subscriber.on('ready', () => {
-    const missed = subscriberWasUp || Date.now() - createdAt > FIRST_CONNECTION_GRACE_MS;
-    const tenants = missed ? listeners.tenants() : [];
-    const subscribing = listeners.tenants();
-    const resubscribed =
-      subscribing.length === 0
-        ? Promise.resolve()
-        : command(subscriber.subscribe(...subscribing.map((id) => tenantChannel(prefix, id))));
-    void resubscribed.then(() => {
-      if (closed) return;
-      // Whoever listened while the subscription did not hold may have missed events.
-      for (const tenantId of tenants) if (listeners.has(tenantId)) listeners.deliver({ type: 'stale', tenantId });
-    });
-    if (subscriberWasUp)
-      logger.info(
-        { tenants: tenants.length },
-        'tenant event subscription restored; listeners told their view may be stale',
-      );
-    subscriberWasUp = true;
+  // The one resync rule (RedisConnection.onResync): whoever listened while the subscription did not hold
+  // may have missed events, and reads again.
+  const stopResync = connection.onResync((gap) => {
+    if (!gap || closed) return;
+    const tenants = listeners.tenants();
+    for (const tenantId of tenants) listeners.deliver({ type: 'stale', tenantId });
+    logger.debug({ tenants: tenants.length }, 'tenant event listeners told their view may be stale');
   });
-  subscriber.on('error', () => undefined);
-  let publisherUp = false;
-  publisher.on('ready', () => {
-    if (!publisherUp) logger.info({}, 'tenant event bus connected to Redis');
-    publisherUp = true;
-    payOwed();
-  });
-  publisher.on('error', (error: Error) => {
-    if (publisherUp)
-      logger.warn(
-        { err: errorSummary(error) },
-        'tenant event bus lost Redis; other replicas will be told stale when it is back',
-      );
-    publisherUp = false;
-  });
+  // Publishes owed while Redis was away go out as soon as the command client is back.
+  const onPublisherReady = () => payOwed();
+  publisher.on('ready', onPublisherReady);
 
   function payOwed(): void {
     for (const tenantId of [...owed]) {
@@ -198,8 +159,8 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
 
   return {
     replicaId,
-    subscriberName,
-    publisherName,
+    subscriberName: connection.subscriberName,
+    publisherName: connection.clientName,
     publish(event) {
       if (closed) return;
       // This replica's listeners now, never from the echo.
@@ -211,18 +172,16 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
       return listeners.add(tenantId, listener);
     },
     stats: () => ({ ...stats }),
-    ready: async (timeoutMs) =>
-      (await Promise.all([whenRedisReady(publisher, timeoutMs), whenRedisReady(subscriber, timeoutMs)])).every(Boolean),
+    ready: (timeoutMs) => connection.ready(timeoutMs),
     async close() {
       if (closed) return;
       closed = true;
+      stopResync();
+      publisher.off('ready', onPublisherReady);
       listeners.clear();
-      await Promise.allSettled([quit(subscriber), quit(publisher)]);
+      for (const stop of channels.values()) stop();
+      channels.clear();
+      if (owned) await connection.close();
     },
   };
-}
-
-async function quit(connection: Redis | Cluster): Promise<void> {
-  if (connection.status === 'ready') await connection.quit().catch(() => undefined);
-  connection.disconnect();
 }

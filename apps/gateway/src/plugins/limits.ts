@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { EnvConfig, TenantConfig } from '@mcpgw/config';
+import type { RedisConnection } from '@mcpgw/cache';
 import type { Logger } from '@mcpgw/core';
 import { errorResponse, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse } from '@mcpgw/protocol';
@@ -41,6 +42,8 @@ export interface LimitsOptions {
   env: EnvConfig;
   logger: Logger;
   observe?: LimitsObserver;
+  /** The process's Redis connection, shared by the rate-limit counters (see RateLimitOptions.redis). */
+  redis?: RedisConnection | undefined;
   /** Redis key prefix for the rate-limit counters (tests use their own namespace). */
   redisPrefix?: string;
   /** Deadline of one Redis count (tests on a busy machine raise it). */
@@ -61,6 +64,7 @@ export async function installLimits(app: FastifyInstance, options: LimitsOptions
     rateLimits: await installRateLimits(app, {
       env,
       logger,
+      redis: options.redis,
       ...(observe === undefined ? {} : { onRefused: (scope: RateLimitScope) => observe.rateLimited(scope) }),
       ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
       ...(options.redisCommandTimeoutMs === undefined ? {} : { redisCommandTimeoutMs: options.redisCommandTimeoutMs }),

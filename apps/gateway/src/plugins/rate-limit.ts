@@ -1,6 +1,6 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RateCounter } from '@mcpgw/cache';
+import type { RateCounter, RedisConnection } from '@mcpgw/cache';
 import { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from '@mcpgw/cache';
 import type { EnvConfig, TenantConfig } from '@mcpgw/config';
 import { isLoopbackHost } from '@mcpgw/config';
@@ -55,6 +55,8 @@ export interface RateLimitOptions {
     | 'TRUSTED_PROXIES'
   >;
   logger: Logger;
+  /** The process's Redis connection (app.ts opens it with REDIS_URL and waits for it once); else one of its own. */
+  redis?: RedisConnection | undefined;
   /** Called for each refused request (metrics). */
   onRefused?: (scope: RateLimitScope) => void;
   /** Redis key prefix; tests pass their own namespace. Default `mcpgw:rl:`. */
@@ -91,17 +93,22 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
   const { env, logger } = options;
   const local = createMemoryRateCounter();
   let warned = false;
+  const prefix = options.redisPrefix ?? 'mcpgw:rl:';
   const shared =
-    env.REDIS_URL === undefined
-      ? undefined
-      : createRedisRateCounter({
-          url: env.REDIS_URL,
-          prefix: options.redisPrefix ?? 'mcpgw:rl:',
-          ...(options.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.redisCommandTimeoutMs }),
-          logger,
-        });
-  // Like the cache: wait briefly at start, so the first requests count where the rest will.
-  if (shared !== undefined && !(await shared.ready(2000))) {
+    options.redis !== undefined
+      ? createRedisRateCounter({ redis: options.redis, prefix })
+      : env.REDIS_URL === undefined
+        ? undefined
+        : createRedisRateCounter({
+            redis: {
+              url: env.REDIS_URL,
+              logger,
+              ...(options.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.redisCommandTimeoutMs }),
+            },
+            prefix,
+          });
+  // Like the cache: wait briefly at start on a connection of its own, so the first requests count where the rest will.
+  if (options.redis === undefined && shared !== undefined && !(await shared.ready(2000))) {
     logger.warn({}, 'Redis does not answer yet: rate limits count in process until it does');
   }
   const counter: RateCounter =
