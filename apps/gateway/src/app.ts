@@ -185,7 +185,10 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
           ...(redisTimeouts.length === 0 ? {} : { commandTimeoutMs: Math.max(...redisTimeouts) }),
         });
   if (redis !== undefined && !(await redis.ready(2000))) {
-    logger.warn({}, 'Redis does not answer yet: requests are served uncached and rate limits count in process until it does');
+    logger.warn(
+      {},
+      'Redis does not answer yet: requests are served uncached and rate limits count in process until it does',
+    );
   }
   // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
   const cache = createGatewayCache({ redis, secret, logger: logger.child({ component: 'cache' }) });

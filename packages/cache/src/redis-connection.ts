@@ -79,7 +79,9 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     retryStrategy: (times) => Math.min(times * 100, 1000),
   };
   const connect = (extra: RedisOptions): Redis | Cluster =>
-    cluster ? createCluster(options.url, { ...common, ...extra }, false) : new (ioredis().Redis)(options.url, { ...common, ...extra });
+    cluster
+      ? createCluster(options.url, { ...common, ...extra }, false)
+      : new (ioredis().Redis)(options.url, { ...common, ...extra });
   const client = connect({
     commandTimeout: options.commandTimeoutMs ?? 50,
     connectionName: clientName,

@@ -1,6 +1,7 @@
 import type { Logger } from '@mcpgw/core';
 import type { RedisConnection } from '@mcpgw/cache';
 import { openRedisConnection } from '@mcpgw/cache';
+import { createRedisLeases } from './leases.js';
 import { RecentSourceEvents } from './recent-source-events.js';
 import { TenantListeners } from './tenant-listeners.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
@@ -25,6 +26,8 @@ export type RedisTenantEventBusOptions = (
   readonly maxListenersPerTenant?: number;
   /** See RecentSourceEvents: identical `source` events from two replicas within this window reach listeners once. Default 2,000 ms. */
   readonly duplicateWindowMs?: number;
+  /** See RedisLeasesOptions.ttlMs. Default 5,000 ms. */
+  readonly leaseTtlMs?: number;
   /** Tenants remembered as owed a `stale` after failed publishes; beyond it, the oldest is forgotten (logged). Default 10,000. */
   readonly maxOwedTenants?: number;
 };
@@ -158,6 +161,11 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
   }
 
   return {
+    leases: createRedisLeases({
+      redis: connection,
+      prefix: `${options.namespace ?? 'mcpgw'}:lease:`,
+      ...(options.leaseTtlMs === undefined ? {} : { ttlMs: options.leaseTtlMs }),
+    }),
     replicaId,
     subscriberName: connection.subscriberName,
     publisherName: connection.clientName,

@@ -103,7 +103,9 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
             redis: {
               url: env.REDIS_URL,
               logger,
-              ...(options.redisCommandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.redisCommandTimeoutMs }),
+              ...(options.redisCommandTimeoutMs === undefined
+                ? {}
+                : { commandTimeoutMs: options.redisCommandTimeoutMs }),
             },
             prefix,
           });
