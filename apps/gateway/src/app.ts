@@ -256,7 +256,16 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
       // Another replica started applying a newer revision (the cache's revision floor shows it): apply it here
       // too, even if this replica's own change signal was lost.
       const sync = tenantSync;
-      stopWatchingRevisions = cache.onNewerRevision((tenantId) => sync.request(tenantId));
+      const stopRevisions = cache.onNewerRevision((tenantId) => sync.request(tenantId));
+      // The one resync rule: after a gap in the Redis subscription, every tenant is compared with the control plane.
+      const stopResync =
+        redis?.onResync((gap) => {
+          if (gap) sync.resync();
+        }) ?? (() => undefined);
+      stopWatchingRevisions = () => {
+        stopRevisions();
+        stopResync();
+      };
     }
   } catch (error) {
     await tenantSync?.stop();

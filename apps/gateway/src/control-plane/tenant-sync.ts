@@ -47,6 +47,13 @@ export interface TenantSyncOptions {
 export interface TenantSync {
   /** Reads the tenant from the control plane again and applies it if it changed (a newer revision seen elsewhere). */
   request(tenantId: string): void;
+  /**
+   * The resync after a gap (docs/adr/0008-one-replica-bus.md): compares every
+   * tenant's revision with the control plane once and reads those that differ.
+   * Run when the change signal's connection comes back, and when the
+   * replica bus's subscriber does (a message it carried may be lost).
+   */
+  resync(): void;
   /** Resolves once every refresh requested so far is done (tests, shutdown). */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -156,23 +163,27 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     for (const tenantId of registry.serving.keys()) if (!revisions.has(tenantId)) request(tenantId);
   };
 
+  const resync = (): void => {
+    if (stopped) return;
+    reconcile().catch((error: unknown) =>
+      logger.warn({ err: errorSummary(error) }, 'control-plane reconciliation failed; retrying'),
+    );
+  };
+
   const stopListening = await options.db.listen(CONTROL_PLANE_CHANNEL, {
     onNotify: (tenantId) => request(tenantId),
-    onResubscribed: () => void reconcile().catch(() => undefined),
+    onResubscribed: resync,
     onLost: (error) => logger.warn({ err: errorSummary(error) }, 'control-plane change signal lost; reconnecting'),
   });
   await reconcile();
   await Promise.all([...pending]);
 
-  const timer = setInterval(() => {
-    reconcile().catch((error: unknown) =>
-      logger.warn({ err: errorSummary(error) }, 'control-plane reconciliation failed; retrying'),
-    );
-  }, options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS);
+  const timer = setInterval(resync, options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS);
   timer.unref();
 
   return {
     request,
+    resync,
     async settled() {
       while (pending.size > 0) await Promise.all([...pending]);
     },

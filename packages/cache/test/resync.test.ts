@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { deleteNamespace, inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
+import { createCachingSource } from '../src/caching-source.js';
+import type { GatewayCache } from '../src/gateway-cache.js';
+import { createGatewayCache } from '../src/gateway-cache.js';
+import type { RedisConnection } from '../src/redis-connection.js';
+import { openRedisConnection } from '../src/redis-connection.js';
+import { countingSource } from './counting-source.js';
+
+// The one resync rule (docs/adr/0008-one-replica-bus.md): a replica whose
+// subscriber connection dropped re-reads what it holds from the source of
+// truth once the subscription holds again, so an invalidation published
+// while it was away is not missed. Two caches with the same secret on the
+// same Redis stand for two replicas; B would re-read a generation on its own
+// only after a minute, so only the resync can tell it.
+
+const secret = randomBytes(32);
+const namespace = testNamespace('resync');
+const closers: (() => Promise<unknown>)[] = [];
+let redis: Redis;
+
+beforeAll(async () => {
+  await requireRedis();
+  redis = inspector();
+  await redis.connect();
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+afterAll(async () => {
+  redis?.disconnect();
+  await deleteNamespace(namespace);
+});
+
+async function replica(connection?: RedisConnection): Promise<GatewayCache> {
+  const cache = createGatewayCache({
+    secret,
+    namespace,
+    generationRefreshMs: 60_000,
+    ...(connection === undefined ? { redisUrl: redisUrl(), commandTimeoutMs: 1000 } : { redis: connection }),
+  });
+  closers.push(() => cache.close());
+  expect(await cache.ready(3000)).toBe(true);
+  return cache;
+}
+
+/** The id of the one connection named `name` (CLIENT LIST), to kill it alone. */
+async function clientId(name: string): Promise<string> {
+  const lines = String(await redis.client('LIST')).split('\n');
+  const ids = lines.filter((line) => line.includes(` name=${name} `)).map((line) => /^id=(\d+) /.exec(line)?.[1]);
+  expect(ids).toHaveLength(1);
+  return ids[0]!;
+}
+
+describe('the resync after a gap', () => {
+  it('re-reads the generation after its subscriber connection dropped, so an invalidation sent meanwhile is not missed', async () => {
+    const connection = openRedisConnection({ url: redisUrl(), commandTimeoutMs: 1000 });
+    closers.push(() => connection.close());
+    const resyncs: boolean[] = [];
+    connection.onResync((gap) => resyncs.push(gap));
+    const [a, b] = [await replica(), await replica(connection)];
+    const backend = countingSource('docs');
+    const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
+    const onB = createCachingSource({ ...backend, watch: undefined }, { tenantId: 'acme', cache: b });
+    await onA.listTemplates();
+    expect((await onB.listTemplates())[0]?.name).toBe('docs v1');
+    const channel = `${namespace}:invalidate`;
+    await vi.waitFor(async () => expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 2]));
+
+    await redis.client('KILL', 'ID', await clientId(connection.subscriberName));
+    backend.version = 2;
+    // Sent while B's subscription is gone: only A (its own echo) hears it.
+    const [, listening] = (await redis.pubsub('NUMSUB', channel)) as [string, number];
+    await a.invalidateTenant('acme');
+    const [, stillListening] = (await redis.pubsub('NUMSUB', channel)) as [string, number];
+    expect([listening, stillListening]).toEqual([1, 1]);
+
+    await vi.waitFor(() => expect(resyncs).toContain(true), { timeout: 5000 });
+    expect((await onB.listTemplates())[0]?.name).toBe('docs v2');
+  });
+});
