@@ -2,7 +2,6 @@ import type { Logger } from '@mcpgw/core';
 import type { RedisConnection } from '@mcpgw/cache';
 import { openRedisConnection } from '@mcpgw/cache';
 import { createRedisLeases } from './leases.js';
-import { RecentSourceEvents } from './recent-source-events.js';
 import { TenantListeners } from './tenant-listeners.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
 import { decodeEnvelope, encodeEnvelope, tenantChannel } from './tenant-event-wire.js';
@@ -24,8 +23,6 @@ export type RedisTenantEventBusOptions = (
   readonly logger: Logger;
   /** A safety bound per tenant on this replica (stream limits sit far below it). Default 10,000. */
   readonly maxListenersPerTenant?: number;
-  /** See RecentSourceEvents: identical `source` events from two replicas within this window reach listeners once. Default 2,000 ms. */
-  readonly duplicateWindowMs?: number;
   /** See RedisLeasesOptions.ttlMs. Default 5,000 ms. */
   readonly leaseTtlMs?: number;
   /** Tenants remembered as owed a `stale` after failed publishes; beyond it, the oldest is forgotten (logged). Default 10,000. */
@@ -41,8 +38,6 @@ export interface RedisTenantEventBusStats {
   readonly received: number;
   /** Malformed, oversized or foreign messages, dropped unread. */
   readonly dropped: number;
-  /** Identical `source` events from another replica within the window, not delivered again. */
-  readonly duplicates: number;
 }
 
 export interface RedisTenantEventBus extends TenantEventBus {
@@ -79,8 +74,7 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
   const publisher = connection.client;
   const replicaId = connection.clientName.replace(/^mcpgw-/, '');
   const maxOwed = options.maxOwedTenants ?? 10_000;
-  const recent = new RecentSourceEvents(options.duplicateWindowMs ?? 2000);
-  const stats = { published: 0, publishFailed: 0, received: 0, dropped: 0, duplicates: 0 };
+  const stats = { published: 0, publishFailed: 0, received: 0, dropped: 0 };
   const owed = new Set<string>();
   const channels = new Map<string, () => void>();
   let closed = false;
@@ -114,10 +108,6 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
     const decoded = decodeEnvelope(channel.slice(prefix.length), message);
     if (!decoded.ok) return drop(decoded.reason);
     if (decoded.origin === replicaId) return;
-    if (!recent.admit(decoded.event, decoded.origin)) {
-      stats.duplicates += 1;
-      return;
-    }
     stats.received += 1;
     listeners.deliver(decoded.event);
   };
@@ -172,7 +162,7 @@ export function createRedisTenantEventBus(options: RedisTenantEventBusOptions): 
     publish(event) {
       if (closed) return;
       // This replica's listeners now, never from the echo.
-      if (recent.admit(event, replicaId)) listeners.deliver(event);
+      listeners.deliver(event);
       send(event);
     },
     subscribe(tenantId: string, listener: TenantEventListener) {
