@@ -40,7 +40,7 @@ import { createRequestTracing } from './observability/request-tracing.js';
 import { traceCache } from './observability/traced-cache.js';
 import { createRuntimeObservers } from './observability/runtime-observers.js';
 import { cacheOperations } from './observability/cache-operations.js';
-import { type EventsOption, type TenantEvents, openGatewayEvents } from './notifications/gateway-events.js';
+import { type EventsOption, type TenantEvents, openGatewayEvents } from '@mcpgw/events';
 import { installRequestMetrics, METRICS_ROUTE, registerMetricsRoute } from './plugins/metrics.js';
 import { installListen } from './notifications/install-listen.js';
 import { installAdminApi, type AdminApiOptions } from './admin/install-admin-api.js';

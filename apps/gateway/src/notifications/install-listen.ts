@@ -3,9 +3,8 @@ import type { EnvConfig } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
 import type { ListenContext } from '../routes/listen-stream.js';
 import type { TenantRuntime } from '../tenant-runtime.js';
-import { createListenStreams } from './listen-streams.js';
-import type { ListenStreams } from './listen-streams.js';
-import type { TenantEventBus } from './tenant-events.js';
+import { createListenStreams } from '@mcpgw/events';
+import type { ListenStreams, TenantEventBus } from '@mcpgw/events';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -4,10 +4,10 @@ import { ChangeHub, DEFAULT_SOURCE_TTL_MS, silentLogger } from '@mcpgw/core';
 import { openRedisConnection } from '@mcpgw/cache';
 import { inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
-import { createRedisLeases } from '../src/notifications/leases.js';
-import { createRedisTenantEventBus } from '../src/notifications/redis-tenant-event-bus.js';
-import { createTenantEventProducers } from '../src/notifications/tenant-event-producers.js';
-import type { TenantEvent } from '../src/notifications/tenant-events.js';
+import { createRedisLeases } from '../src/leases.js';
+import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
+import { createTenantEventProducers } from '../src/tenant-event-producers.js';
+import type { TenantEvent } from '../src/tenant-events.js';
 
 // A source's change detection runs on one replica of the deployment, the one
 // holding its lease (docs/adr/0008-one-replica-bus.md). Two buses on the

@@ -3,10 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcpgw/core';
 import { inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
-import type { RedisTenantEventBus } from '../src/notifications/redis-tenant-event-bus.js';
-import { createRedisTenantEventBus } from '../src/notifications/redis-tenant-event-bus.js';
-import type { TenantEvent } from '../src/notifications/tenant-events.js';
-import { encodeEnvelope } from '../src/notifications/tenant-event-wire.js';
+import type { RedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
+import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
+import type { TenantEvent } from '../src/tenant-events.js';
+import { encodeEnvelope } from '../src/tenant-event-wire.js';
 
 // Two buses on the shared Redis stand for two replicas (one namespace per
 // test, so other runs on the same server hear nothing of them). Redis itself

@@ -1,7 +1,6 @@
 import type { GatewayCache, RedisConnection } from '@mcpgw/cache';
 import type { Logger } from '@mcpgw/core';
-import type { TenantRegistry } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { ListenedTenant } from './listened-tenant.js';
 import { openTenantEventBus } from './open-tenant-events.js';
 import type { TenantEvents } from './tenant-event-producers.js';
 import { createTenantEventProducers } from './tenant-event-producers.js';
@@ -23,7 +22,8 @@ export interface EventsOption {
 export interface GatewayEventsOptions {
   /** The process's Redis connection; unset: the in-process bus. */
   readonly redis: RedisConnection | undefined;
-  readonly tenants: TenantRegistry<TenantRuntime>;
+  /** The tenants this replica serves now (the tenancy layer's registry). */
+  readonly tenants: { readonly serving: ReadonlyMap<string, ListenedTenant> };
   readonly cache: GatewayCache;
   readonly logger: Logger;
 }
