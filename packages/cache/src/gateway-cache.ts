@@ -36,8 +36,6 @@ export interface GatewayCacheOptions {
   lockWaitMs?: number;
   /** Values larger than this (characters of JSON) are served but not stored. Default 1 MiB. */
   maxValueBytes?: number;
-  /** See TenantGenerationsOptions.refreshMs. */
-  generationRefreshMs?: number;
   /** Clock; tests pass a fake one (it also drives the in-process store's expiry). */
   now?: () => number;
 }
@@ -139,7 +137,7 @@ export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
 export function createGatewayCacheOn(
   store: CacheStore,
   keys: CacheKeys,
-  options: Pick<GatewayCacheOptions, 'lockWaitMs' | 'maxValueBytes' | 'generationRefreshMs' | 'now' | 'logger'> = {},
+  options: Pick<GatewayCacheOptions, 'lockWaitMs' | 'maxValueBytes' | 'now' | 'logger'> = {},
 ): GatewayCache {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
@@ -147,10 +145,7 @@ export function createGatewayCacheOn(
   const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
   const metrics = new CacheMetrics();
   const flights = new SingleFlight();
-  const generations = new TenantGenerations(store, keys, {
-    now,
-    ...(options.generationRefreshMs === undefined ? {} : { refreshMs: options.generationRefreshMs }),
-  });
+  const generations = new TenantGenerations(store, keys);
   const failed = (tenantId: string, layer: EntryKeyParts['layer'], error: unknown) => {
     const event: CacheEvent = error instanceof CacheBypassError ? 'bypasses' : 'errors';
     metrics.count(tenantId, layer, event);

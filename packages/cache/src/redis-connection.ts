@@ -8,6 +8,9 @@ import { ioredis } from './ioredis-module.js';
 /** A first subscription within this long of opening the connection is a normal start, not a gap. */
 const FIRST_CONNECTION_GRACE_MS = 1000;
 
+/** Heartbeats published but not heard in a row before the subscription counts as silent. */
+const MISSED_HEARTBEATS = 3;
+
 export interface RedisConnectionOptions {
   /**
    * `redis://[user:password@]host:port[/db]` or `rediss://` for one node;
@@ -17,6 +20,13 @@ export interface RedisConnectionOptions {
   readonly url: string;
   /** Per-command deadline of the command client: a slow Redis must not slow requests. Default 50 ms. */
   readonly commandTimeoutMs?: number;
+  /**
+   * How often the connection publishes a heartbeat to its own subscriber. A
+   * subscription that stops hearing its heartbeats (three in a row) is
+   * silent without having dropped (a half-open connection), and is
+   * reconnected: a gap like any other. Default 1,000 ms.
+   */
+  readonly heartbeatMs?: number;
   readonly logger?: Logger;
 }
 
@@ -142,6 +152,34 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     });
   });
 
+  // The heartbeat: a message to this connection's own subscriber each period. What Redis accepted but the
+  // subscriber never delivered shows a subscription that went silent without an error (nothing else would).
+  const heartbeatChannel = `mcpgw:heartbeat:${id}`;
+  let [sent, heard, missed] = [0, 0, 0];
+  channels.set(heartbeatChannel, new Set([(message: string) => void (heard = Math.max(heard, Number(message) || 0))]));
+  const heartbeat = setInterval(() => {
+    if (closed) return;
+    if (client.status !== 'ready' || subscriber.status !== 'ready') {
+      missed = 0;
+      return;
+    }
+    missed = sent > heard ? missed + 1 : 0;
+    if (missed >= MISSED_HEARTBEATS) {
+      missed = 0;
+      heard = sent;
+      logger.warn({}, 'Redis subscription went silent; reconnecting it');
+      subscriber.disconnect(true);
+      return;
+    }
+    const seq = sent + 1;
+    client.publish(heartbeatChannel, String(seq)).then(
+      () => void (sent = Math.max(sent, seq)),
+      // Not accepted: nothing to expect back (the command client's own trouble shows elsewhere).
+      () => undefined,
+    );
+  }, options.heartbeatMs ?? 1000);
+  heartbeat.unref();
+
   return {
     cluster,
     client,
@@ -174,6 +212,7 @@ export function openRedisConnection(options: RedisConnectionOptions): RedisConne
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(heartbeat);
       channels.clear();
       resyncs.clear();
       await Promise.allSettled([quit(subscriber), quit(client)]);

@@ -26,7 +26,6 @@ async function replica(): Promise<GatewayCache> {
   const cache = createGatewayCache({
     secret,
     redisUrl: cluster.url,
-    generationRefreshMs: 60_000,
     commandTimeoutMs: 1000,
   });
   opened.push(cache);

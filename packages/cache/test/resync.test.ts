@@ -1,20 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { deleteNamespace, inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { createCachingSource } from '../src/caching-source.js';
 import type { GatewayCache } from '../src/gateway-cache.js';
 import { createGatewayCache } from '../src/gateway-cache.js';
+import { createCacheKeys } from '../src/cache-keys.js';
+import { createMemoryStore } from '../src/memory-store.js';
 import type { RedisConnection } from '../src/redis-connection.js';
 import { openRedisConnection } from '../src/redis-connection.js';
 import { countingSource } from './counting-source.js';
+import { TenantGenerations } from '../src/tenant-generations.js';
 
 // The one resync rule (docs/adr/0008-one-replica-bus.md): a replica whose
 // subscriber connection dropped re-reads what it holds from the source of
 // truth once the subscription holds again, so an invalidation published
 // while it was away is not missed. Two caches with the same secret on the
-// same Redis stand for two replicas; B would re-read a generation on its own
-// only after a minute, so only the resync can tell it.
+// same Redis stand for two replicas; B never re-reads a generation on its
+// own, so only the resync can tell it.
 
 const secret = randomBytes(32);
 const namespace = testNamespace('resync');
@@ -38,7 +43,6 @@ async function replica(connection?: RedisConnection): Promise<GatewayCache> {
   const cache = createGatewayCache({
     secret,
     namespace,
-    generationRefreshMs: 60_000,
     ...(connection === undefined ? { redisUrl: redisUrl(), commandTimeoutMs: 1000 } : { redis: connection }),
   });
   closers.push(() => cache.close());
@@ -80,4 +84,97 @@ describe('the resync after a gap', () => {
     await vi.waitFor(() => expect(resyncs).toContain(true), { timeout: 5000 });
     expect((await onB.listTemplates())[0]?.name).toBe('docs v2');
   });
+
+  it('notices a subscription gone silent without dropping (its heartbeats stop arriving), reconnects it and re-reads', async () => {
+    const proxy = await startFreezingProxy(redisUrl());
+    closers.push(() => proxy.close());
+    const connection = openRedisConnection({ url: proxy.url, commandTimeoutMs: 1000, heartbeatMs: 100 });
+    closers.push(() => connection.close());
+    const resyncs: boolean[] = [];
+    connection.onResync((gap) => resyncs.push(gap));
+    const [a, b] = [await replica(), await replica(connection)];
+    const backend = countingSource('docs');
+    const onA = createCachingSource(backend, { tenantId: 'globex', cache: a });
+    const onB = createCachingSource({ ...backend, watch: undefined }, { tenantId: 'globex', cache: b });
+    await onA.listTemplates();
+    expect((await onB.listTemplates())[0]?.name).toBe('docs v1');
+    const channel = `${namespace}:invalidate`;
+    await vi.waitFor(async () => expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 2]));
+
+    // B's subscriber connection stays open, but nothing Redis sends on it arrives any more (half-open).
+    proxy.freezeSubscribers();
+    backend.version = 2;
+    await a.invalidateTenant('globex');
+    expect((await onB.listTemplates())[0]?.name).toBe('docs v1');
+
+    await vi.waitFor(() => expect(resyncs).toContain(true), { timeout: 5000 });
+    expect((await onB.listTemplates())[0]?.name).toBe('docs v2');
+  });
 });
+
+describe('an announcement that could not be published', () => {
+  it('is owed and published again until it goes out', async () => {
+    const store = createMemoryStore();
+    const keys = createCacheKeys({ secret });
+    let failures = 1;
+    const publish = store.publish.bind(store);
+    const flaky = {
+      ...store,
+      publish: async (channel: string, message: string) => {
+        if (failures-- > 0) throw new Error('Redis did not answer');
+        await publish(channel, message);
+      },
+    };
+    const heard: string[] = [];
+    store.subscribe(keys.invalidationChannel, (tag) => heard.push(tag));
+    const generations = new TenantGenerations(flaky, keys, { retryMs: 10 });
+    closers.push(async () => generations.close());
+    await expect(generations.invalidate('acme')).rejects.toThrow('Redis did not answer');
+    expect(heard).toEqual([]);
+    await vi.waitFor(() => expect(heard).toEqual([keys.tenantTag('acme')]), { timeout: 5000 });
+  });
+});
+
+/**
+ * A TCP proxy to Redis that can freeze the connections that subscribed:
+ * from then on what Redis sends on them is dropped, while the sockets stay
+ * open (a half-open connection, which raises no error on either side).
+ */
+async function startFreezingProxy(target: string) {
+  const upstream = new URL(target);
+  const subscribers = new Set<Socket>();
+  const frozen = new WeakSet<Socket>();
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const server = connect(Number(upstream.port || 6379), upstream.hostname);
+    sockets.add(client).add(server);
+    client.on('data', (chunk: Buffer) => {
+      if (/subscribe/i.test(chunk.toString('latin1'))) subscribers.add(client);
+      server.write(chunk);
+    });
+    server.on('data', (chunk: Buffer) => {
+      if (!frozen.has(client)) client.write(chunk);
+    });
+    const end = () => {
+      client.destroy();
+      server.destroy();
+    };
+    client.on('error', end).on('close', end);
+    server.on('error', end).on('close', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+  return {
+    url: url.toString(),
+    freezeSubscribers() {
+      for (const socket of subscribers) frozen.add(socket);
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
