@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readAdminToken, readEnv } from '@mcpgw/config';
 import type { PreviewResponse } from './admin/preview-schema.js';
-import { publicBaseUrl } from './public-url.js';
+import { publicBaseUrl } from '@mcpgw/tenancy';
 
 export const ADMIN_USAGE = `usage: npm run admin -- preview --tenant ID (--claims JSON | --token TOKEN) [options]
 

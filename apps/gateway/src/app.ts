@@ -13,25 +13,32 @@ import type { LimitsOptions } from './plugins/limits.js';
 import { installLimits } from './plugins/limits.js';
 import { requestGuardPlugin } from './plugins/request-guard.js';
 import { requestLogPlugin } from './plugins/request-log.js';
-import { createPrincipalFingerprint, createTenantPrincipalFingerprint } from './principal-fingerprint.js';
+import type {
+  ControlPlane,
+  HealthMonitor,
+  StoredPlacement,
+  TenantRegistry,
+  TenantRuntime,
+  TenantSync,
+} from '@mcpgw/tenancy';
+import {
+  applyBootstrap,
+  createBaseUrlResolver,
+  createHealthMonitor,
+  createPrincipalFingerprint,
+  createTenantPrincipalFingerprint,
+  createTenantRegistry,
+  createTenantRuntime,
+  openControlPlane,
+  publicBaseUrls,
+  startTenantSync,
+} from '@mcpgw/tenancy';
 import { PROBE_ROUTES, registerHealthRoutes } from './routes/health.js';
 import { registerMcpRoutes } from './routes/mcp.js';
 import { createSourceRegistry } from './source-registry.js';
-import { createBaseUrlResolver, publicBaseUrls } from './public-url.js';
 import { registerDevAuthorizationServerRoutes } from './routes/dev-authorization-server.js';
 import { registerWellKnownRoutes } from './routes/well-known.js';
 import { startDevAuthorizationServer } from './dev-authorization-server.js';
-import { applyBootstrap } from './control-plane/apply-bootstrap.js';
-import type { ControlPlane } from './control-plane/open-control-plane.js';
-import { openControlPlane } from './control-plane/open-control-plane.js';
-import type { TenantSync } from './control-plane/tenant-sync.js';
-import { startTenantSync } from './control-plane/tenant-sync.js';
-import type { TenantRegistry } from './tenant-registry.js';
-import { createTenantRegistry } from './tenant-registry.js';
-import type { StoredPlacement, TenantRuntime } from './tenant-runtime.js';
-import { createTenantRuntime } from './tenant-runtime.js';
-import type { HealthMonitor } from './health-monitor.js';
-import { createHealthMonitor } from './health-monitor.js';
 import { isLoopbackHost } from '@mcpgw/config';
 import type { TracerProvider } from '@opentelemetry/api';
 import type { GatewayMetrics } from './observability/gateway-metrics.js';

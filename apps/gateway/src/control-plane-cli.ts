@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ArchiveError, createSecretBox, exportControlPlane, importControlPlane, resealing } from '@mcpgw/control-plane';
 import { ConfigError, readEnv, type EnvConfig } from '@mcpgw/config';
-import { openControlPlaneDatabase, readLocalSealingKey, sealingKeys } from './control-plane/open-control-plane.js';
+import { openControlPlaneDatabase, readLocalSealingKey, sealingKeys } from '@mcpgw/tenancy';
 
 export const CONTROL_PLANE_USAGE = `usage: npm run --silent control-plane -- export [--out FILE]
        npm run control-plane -- import FILE [--key-file PATH]

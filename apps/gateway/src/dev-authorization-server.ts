@@ -5,7 +5,7 @@ import type { Logger } from '@mcpgw/core';
 import type { DevAuthorizationServer, DevClient, DevResource } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
 import { operatorResource, tenantAdminResource } from './admin/admin-resources.js';
-import { publicBaseUrls, tenantResourceUri } from './public-url.js';
+import { publicBaseUrls, tenantResourceUri } from '@mcpgw/tenancy';
 
 /**
  * Where the built-in development authorization server lives and keeps its

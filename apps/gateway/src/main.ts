@@ -2,16 +2,14 @@ import { ConfigError, loadConfig, silencePinnedDependencyNotices } from '@mcpgw/
 import type { FastifyInstance } from 'fastify';
 import type { SourceFactory } from '@mcpgw/core';
 import { buildApp } from './app.js';
-import { applyBootstrap } from './control-plane/apply-bootstrap.js';
+import { applyBootstrap, listenFailure, publicBaseUrl, StartupFailure, tenantResourceUri } from '@mcpgw/tenancy';
 import { demoBootstrap } from './demo.js';
 import { devTokenTarget } from './dev-authorization-server.js';
 import { startOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
 import { tuneGarbageCollection } from './process-tuning.js';
-import { publicBaseUrl, tenantResourceUri } from './public-url.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';
-import { listenFailure, StartupFailure } from './startup-failure.js';
 
 /** Whether LOG_LEVEL asks for detail: a start that fails unexpectedly then prints its stack. */
 let verbose = false;

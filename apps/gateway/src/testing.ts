@@ -24,4 +24,4 @@ export { adminRouteTable } from './admin/admin-routes.js';
 export { defineAdminRoute, type AdminRoute } from './admin/admin-route.js';
 export type { AdminAuthenticator, AdminPrincipal } from './admin/admin-principal.js';
 /** The registry tenants are served from (bench/tenant-registry.ts times its lease against a map lookup). */
-export { createTenantRegistry } from './tenant-registry.js';
+export { createTenantRegistry } from '@mcpgw/tenancy';

@@ -26,7 +26,7 @@ import { ACCESS_TOKEN_TTL_SECONDS, mintDevAccessToken } from '@mcpgw/dev-authori
 import type { DevTokenTarget } from './dev-authorization-server.js';
 import { devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
 import { demoBootstrap } from './demo.js';
-import { publicBaseUrl } from './public-url.js';
+import { publicBaseUrl } from '@mcpgw/tenancy';
 import type { RunningGateway } from './running-gateway.js';
 import { findRunningGateways } from './running-gateway.js';
 import { createSourceRegistry } from './source-registry.js';

@@ -6,8 +6,7 @@ import type { SqlDatabase } from '@mcpgw/control-plane';
 import { loadConfig } from '@mcpgw/config';
 import { silentLogger } from '@mcpgw/core';
 import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
-import { applyBootstrap } from '../src/control-plane/apply-bootstrap.js';
-import { openControlPlane } from '../src/control-plane/open-control-plane.js';
+import { applyBootstrap, openControlPlane } from '@mcpgw/tenancy';
 import { demoBootstrap } from '../src/demo.js';
 import { createSourceRegistry } from '../src/source-registry.js';
 

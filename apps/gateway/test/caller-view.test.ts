@@ -3,8 +3,8 @@ import type { Principal } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
 import type { TenantConfig } from '@mcpgw/config';
 import { resolveCallerView, viewDigest } from '@mcpgw/events';
-import { createTenantAuthenticator } from '../src/tenant-auth.js';
-import type { TenantRuntime } from '../src/tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
+import { createTenantAuthenticator } from '@mcpgw/tenancy';
 
 // What a listen stream re-resolves per event: the caller's view under the
 // serving configuration, built with the real authenticator (no token is

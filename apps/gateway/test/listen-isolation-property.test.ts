@@ -10,7 +10,7 @@ import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
 import type { TenantEvent } from '@mcpgw/events';
 import { createListenStreams, createLocalTenantEventBus, startCallerSubscription } from '@mcpgw/events';
 import { acceptListen } from '../src/routes/listen-stream.js';
-import type { TenantRuntime } from '../src/tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 
 // Property: for random grants, a random caller, random subscriptions and a
 // random sequence of tenant events (of this tenant and another one with the

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayCache } from '@mcpgw/cache';
 import type { Logger, Source, SourceFactory, SourceHealth } from '@mcpgw/core';
-import { createHealthMonitor } from '../src/health-monitor.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
+import { createHealthMonitor } from '@mcpgw/tenancy';
 import { createSourceRegistry } from '../src/source-registry.js';
-import type { TenantRuntime } from '../src/tenant-runtime.js';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 
 // Readiness is about this process, answered from what a background prober

@@ -6,10 +6,8 @@ import { AuthError, bearerChallenge, createTokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
 import { decodeJwt } from 'jose';
 import { devOperator } from '../dev-authorization-server.js';
-import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
-import { toIssuerSettings } from '../tenant-auth.js';
-import type { TenantRegistry } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { PinnedDevAuthorizationServer, TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
+import { toIssuerSettings } from '@mcpgw/tenancy';
 import type { AdminCredential, AdminPrincipal } from './admin-principal.js';
 import {
   adminResourceMetadataUrl,

@@ -1,8 +1,6 @@
 import { protectedResourceMetadata } from '@mcpgw/auth';
 import type { FastifyInstance } from 'fastify';
-import type { PinnedDevAuthorizationServer } from '../tenant-auth.js';
-import type { TenantRegistry } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { PinnedDevAuthorizationServer, TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
 import { ADMIN_PREFIX, operatorResource, tenantAdminResource } from './admin-resources.js';
 
 export interface AdminMetadataOptions {

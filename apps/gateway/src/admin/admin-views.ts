@@ -1,7 +1,7 @@
 import type { Document, StoredEntity, StoredTenant, WriteOptions } from '@mcpgw/control-plane';
 import { StoreError } from '@mcpgw/control-plane';
 import { valueAtPath, type SourceFactory } from '@mcpgw/core';
-import { credentialsOf, setPath } from '../control-plane/tenant-entries.js';
+import { credentialsOf, setPath } from '@mcpgw/tenancy';
 import type { AdminDeps } from './admin-route.js';
 import type { WritePreconditions } from './etag.js';
 import { AdminProblem, tenantNotFound } from './problem.js';

@@ -3,7 +3,7 @@ import { unrestrictedScope } from '@mcpgw/core';
 import { AuthError } from '@mcpgw/auth';
 import { matchingGrants } from '@mcpgw/policy';
 import { MCP_ROUTE } from '../mcp-route.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 import type { PreviewRequest, PreviewResponse } from './preview-schema.js';
 import { findUnmatchedPatterns, type PatternCheckBudget } from './preview-pattern-check.js';
 

@@ -1,6 +1,5 @@
 import type { Principal } from '@mcpgw/core';
-import type { RuntimeLease } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { RuntimeLease, TenantRuntime } from '@mcpgw/tenancy';
 import { PreviewInputError, previewAs } from './preview-as.js';
 import type { PatternCheckBudget } from './preview-pattern-check.js';
 import type { PreviewRequest, PreviewResponse } from './preview-schema.js';

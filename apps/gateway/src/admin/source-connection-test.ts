@@ -1,7 +1,7 @@
 import type { StoredEntity } from '@mcpgw/control-plane';
 import type { Source, SourceFailureReason } from '@mcpgw/core';
 import { sourceFailureReason } from '@mcpgw/core';
-import { servedSourceEntry } from '../control-plane/tenant-entries.js';
+import { servedSourceEntry } from '@mcpgw/tenancy';
 import type { AdminDeps } from './admin-route.js';
 
 /** Opening, probing and closing a source under test take at most this long together. */

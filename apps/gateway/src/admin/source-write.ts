@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Document, StoredEntity } from '@mcpgw/control-plane';
 import { valueAtPath, type SourceModel } from '@mcpgw/core';
-import { credentialsOf, servedSourceEntry } from '../control-plane/tenant-entries.js';
+import { credentialsOf, servedSourceEntry } from '@mcpgw/tenancy';
 import type { AdminDeps } from './admin-route.js';
 import type { AdminPrincipal } from './admin-principal.js';
 import type { ProblemFieldError } from './problem.js';

@@ -1,7 +1,7 @@
 import type { ControlPlaneReads, Document, StoredEntity, TenantEntityKind } from '@mcpgw/control-plane';
 import type { ConfigIssue } from '@mcpgw/config';
 import { ConfigError } from '@mcpgw/config';
-import { servedSourceEntry } from '../control-plane/tenant-entries.js';
+import { servedSourceEntry } from '@mcpgw/tenancy';
 import type { AdminDeps } from './admin-route.js';
 import type { ProblemFieldError } from './problem.js';
 import { AdminProblem, jsonPointer } from './problem.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { EnvConfig } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
 import type { ListenContext } from '../routes/listen-stream.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 import { createListenStreams } from '@mcpgw/events';
 import type { ListenStreams, TenantEventBus } from '@mcpgw/events';
 

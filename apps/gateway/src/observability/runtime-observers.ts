@@ -1,4 +1,4 @@
-import type { RuntimeObservers } from '../tenant-runtime.js';
+import type { RuntimeObservers } from '@mcpgw/tenancy';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import { observeSource } from './observed-source.js';
 import type { RequestTracing } from './request-tracing.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { HealthMonitor } from '../health-monitor.js';
+import type { HealthMonitor } from '@mcpgw/tenancy';
 
 /**
  * `/healthz`: the process serves requests (liveness). `/readyz`: this process

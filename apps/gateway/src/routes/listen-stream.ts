@@ -4,7 +4,7 @@ import type { ListenRequest, RequestId, ServerIdentity, SubscriptionFilter } fro
 import { acknowledgedNotification, listenCompletion, SSE_KEEPALIVE, sseEvent } from '@mcpgw/protocol';
 import type { CompletionReason, ListenStreams, StreamSlot, TenantEventBus } from '@mcpgw/events';
 import { readDigests, startCallerSubscription, viewDigest, visibleSourceOf } from '@mcpgw/events';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 
 /** What the MCP route serves listen streams with (built once per app). */
 export interface ListenContext {

@@ -17,8 +17,7 @@ import { rateLimitedResponse } from '../plugins/rate-limit.js';
 import { noteForLog, noteRpcResponse } from '../request-log-fields.js';
 import type { ListenContext, PendingListen } from './listen-stream.js';
 import { acceptListen, streamListen } from './listen-stream.js';
-import type { TenantRegistry } from '../tenant-registry.js';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
 
 /** How long a client may cache `server/discover` (it changes only with configuration). */
 const DISCOVER_TTL_MS = 300_000;

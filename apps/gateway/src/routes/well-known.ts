@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { TenantRuntime } from '../tenant-runtime.js';
+import type { TenantRuntime } from '@mcpgw/tenancy';
 
 /**
  * RFC 9728 protected resource metadata, one document per tenant at

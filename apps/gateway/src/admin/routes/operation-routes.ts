@@ -7,7 +7,7 @@ import { requireTenant, tenantView } from '../admin-views.js';
 import { AdminProblem } from '../problem.js';
 import { scrub, testSourceConnection } from '../source-connection-test.js';
 import type { StoredEntity } from '@mcpgw/control-plane';
-import type { TenantStatus } from '../../tenant-registry.js';
+import type { TenantStatus } from '@mcpgw/tenancy';
 import type { AdminDeps } from '../admin-route.js';
 
 /** Every source credential value of the tenant, each replaced wherever it appears in `message`. */

@@ -1,0 +1,66 @@
+/** One tenant as this replica serves it: catalog, authenticator, cache, admin writes. */
+export type { RuntimeObservers, RuntimeOptions, StoredPlacement, TenantRuntime } from './tenant-runtime.js';
+/** Builds a tenant's runtime from its served configuration; how long a source may take to open. */
+export { createTenantRuntime, SOURCE_OPEN_TIMEOUT_MS } from './tenant-runtime.js';
+/** The tenants this replica serves, each a runtime swapped in one step while requests are in flight. */
+export type { ApplyOutcome, ClosableRuntime, RuntimeLease, TenantRegistry, TenantStatus } from './tenant-registry.js';
+/** Creates the registry tenants are served from. */
+export { createTenantRegistry } from './tenant-registry.js';
+/** A tenant's bearer-token check and protected resource metadata (RFC 9728), composed from its issuers and grants. */
+export type {
+  Admission,
+  AuthOutcome,
+  AuthRefusalReason,
+  AuthRequest,
+  PinnedDevAuthorizationServer,
+  TenantAuthenticator,
+} from './tenant-auth.js';
+/** Creates a tenant's authenticator; turns a configured issuer into the verifier's settings. */
+export { createTenantAuthenticator, toIssuerSettings } from './tenant-auth.js';
+/** The bulkhead between tenants: a cap on each tenant's MCP requests in flight. */
+export type { TenantInFlight } from './tenant-in-flight.js';
+/** Creates the per-tenant in-flight counter. */
+export { createTenantInFlight } from './tenant-in-flight.js';
+/** Readiness: the sources' and the cache's health, probed on an interval. */
+export type { CacheReachability, HealthMonitor, HealthMonitorOptions } from './health-monitor.js';
+/** Creates the health monitor and its probe interval and timeout. */
+export { createHealthMonitor, PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from './health-monitor.js';
+/** The gateway's MCP `serverInfo` for one tenant. */
+export { serverIdentity } from './server-identity.js';
+/** The gateway's public base URLs, a tenant's resource URI and its protected resource metadata URL. */
+export {
+  createBaseUrlResolver,
+  protectedResourceMetadataUrl,
+  publicBaseUrl,
+  publicBaseUrls,
+  tenantResourceUri,
+} from './public-url.js';
+/** The keyed fingerprints of a principal (cache keys, logs) that never reveal the principal. */
+export { createPrincipalFingerprint, createTenantPrincipalFingerprint } from './principal-fingerprint.js';
+/** A start that failed for a reason the operator fixes by changing one setting, and its causes. */
+export { databaseFailure, listenFailure, redactedUrl, StartupFailure } from './startup-failure.js';
+/** The control-plane store, opened from the environment (Postgres or embedded PGlite), and its sealing keys. */
+export type { ControlPlane } from './control-plane/open-control-plane.js';
+/** Opens the store, its database alone, the sealing keys, or a local sealing key file. */
+export {
+  openControlPlane,
+  openControlPlaneDatabase,
+  readLocalSealingKey,
+  sealingKeys,
+} from './control-plane/open-control-plane.js';
+/** Writes the bootstrap file's tenants into the control plane. */
+export { applyBootstrap } from './control-plane/apply-bootstrap.js';
+/** Stored tenants as the served configuration: declared entries, credentials, a source as served. */
+export type { StoredTenantEntry, TenantAdminWrites } from './control-plane/tenant-entries.js';
+/** Reads a stored tenant, turns a declared entry into stored form, and fills credentials into a source. */
+export {
+  credentialsOf,
+  declaredTenantFromEntry,
+  loadTenantEntry,
+  servedSourceEntry,
+  setPath,
+} from './control-plane/tenant-entries.js';
+/** Keeps this replica's tenant runtimes in step with the control plane. */
+export type { TenantSync, TenantSyncOptions } from './control-plane/tenant-sync.js';
+/** Starts the sync and its reconcile interval. */
+export { RECONCILE_INTERVAL_MS, startTenantSync } from './control-plane/tenant-sync.js';
