@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { connect, createServer } from 'node:net';
-import type { AddressInfo, Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startFreezingProxy } from '@mcpgw/test-helpers/freezing-proxy';
 import { deleteNamespace, inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { createCachingSource } from '../src/caching-source.js';
 import type { GatewayCache } from '../src/gateway-cache.js';
@@ -86,7 +85,7 @@ describe('the resync after a gap', () => {
   });
 
   it('notices a subscription gone silent without dropping (its heartbeats stop arriving), reconnects it and re-reads', async () => {
-    const proxy = await startFreezingProxy(redisUrl());
+    const proxy = await startFreezingProxy(redisUrl(), 6379);
     closers.push(() => proxy.close());
     const connection = openRedisConnection({ url: proxy.url, commandTimeoutMs: 1000, heartbeatMs: 100 });
     closers.push(() => connection.close());
@@ -102,7 +101,7 @@ describe('the resync after a gap', () => {
     await vi.waitFor(async () => expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 2]));
 
     // B's subscriber connection stays open, but nothing Redis sends on it arrives any more (half-open).
-    proxy.freezeSubscribers();
+    proxy.freeze(/subscribe/i);
     backend.version = 2;
     await a.invalidateTenant('globex');
     expect((await onB.listTemplates())[0]?.name).toBe('docs v1');
@@ -134,47 +133,3 @@ describe('an announcement that could not be published', () => {
     await vi.waitFor(() => expect(heard).toEqual([keys.tenantTag('acme')]), { timeout: 5000 });
   });
 });
-
-/**
- * A TCP proxy to Redis that can freeze the connections that subscribed:
- * from then on what Redis sends on them is dropped, while the sockets stay
- * open (a half-open connection, which raises no error on either side).
- */
-async function startFreezingProxy(target: string) {
-  const upstream = new URL(target);
-  const subscribers = new Set<Socket>();
-  const frozen = new WeakSet<Socket>();
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const server = connect(Number(upstream.port || 6379), upstream.hostname);
-    sockets.add(client).add(server);
-    client.on('data', (chunk: Buffer) => {
-      if (/subscribe/i.test(chunk.toString('latin1'))) subscribers.add(client);
-      server.write(chunk);
-    });
-    server.on('data', (chunk: Buffer) => {
-      if (!frozen.has(client)) client.write(chunk);
-    });
-    const end = () => {
-      client.destroy();
-      server.destroy();
-    };
-    client.on('error', end).on('close', end);
-    server.on('error', end).on('close', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
-  return {
-    url: url.toString(),
-    freezeSubscribers() {
-      for (const socket of subscribers) frozen.add(socket);
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}

@@ -7,9 +7,6 @@ import type { TenantRegistry } from '../tenant-registry.js';
 import type { StoredPlacement, TenantRuntime } from '../tenant-runtime.js';
 import { loadTenantEntry } from './tenant-entries.js';
 
-/** A missed signal (a dropped LISTEN connection, a replica that was paused) is caught within this long. */
-export const RECONCILE_INTERVAL_MS = 10_000;
-
 export interface TenantSyncOptions {
   readonly db: SqlDatabase;
   readonly store: ControlPlaneStore;
@@ -41,7 +38,6 @@ export interface TenantSyncOptions {
    */
   readonly changed?: (tenantId: string) => void;
   readonly logger: Logger;
-  readonly reconcileIntervalMs?: number;
 }
 
 export interface TenantSync {
@@ -62,8 +58,10 @@ export interface TenantSync {
 /**
  * Keeps this replica's tenant registry equal to the control plane: every
  * tenant at start, then each tenant a committed change names (Postgres
- * LISTEN/NOTIFY, delivered at commit), plus a periodic comparison of
- * revisions that catches what a lost signal missed. A tenant whose new
+ * LISTEN/NOTIFY, delivered at commit), plus a comparison of every revision
+ * after any gap in a change signal, which catches what a lost signal missed
+ * (`resync`: the LISTEN connection came back, or was found silent by its
+ * heartbeat and reopened; or the replica bus resynced; docs/adr/0008-one-replica-bus.md). A tenant whose new
  * configuration does not validate or cannot be built is no longer served
  * (never by its previous runtime, which holds what the change revoked); a
  * source that fails to open serves as unavailable inside the new runtime.
@@ -178,9 +176,6 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   await reconcile();
   await Promise.all([...pending]);
 
-  const timer = setInterval(resync, options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS);
-  timer.unref();
-
   return {
     request,
     resync,
@@ -189,7 +184,6 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     },
     async stop() {
       stopped = true;
-      clearInterval(timer);
       await stopListening();
       await Promise.all([...pending]);
     },
