@@ -10,6 +10,7 @@ import type { TestDatabase } from '@mcpgw/test-helpers/postgres';
 import { inspector } from '@mcpgw/test-helpers/redis';
 import type { S3rverHandle } from '@mcpgw/test-helpers/s3rver';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
+import { within } from '@mcpgw/test-helpers/within';
 
 // Two gateway replicas sharing the test Redis (their own channel namespace)
 // and one control plane on the real Postgres. Replica 2 has a listener, so it
@@ -35,6 +36,9 @@ const updatedUri = (event: TenantEvent) =>
 
 /** Resolves once the change detection of the replica's `acme` sources has a baseline and nothing in flight. */
 async function sourcesSettled(app: FastifyInstance): Promise<void> {
+  // Detection runs once the replica holds each watched source's lease (docs/adr/0008-one-replica-bus.md).
+  const watched = JSON.stringify(app.events.watchedSources('acme'));
+  await within(5000, async () => JSON.stringify(app.events.detectingSources('acme')) === watched);
   await Promise.all(app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
 }
 
