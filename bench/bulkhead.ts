@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 14, bulkheads): does one tenant's hung backend raise
+ * Benchmark: does one tenant's hung backend raise
  * another tenant's p99? Tenant `b` (a static source, uncached) is measured
  * at concurrency 10 over loopback HTTP, twice per round: alone, and while
  * tenant `a`, whose every listing hangs as a dead bucket or a Postgres at its

@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 4): `resources/list` (one page of 100 descriptors) four
+ * Benchmark: `resources/list` (one page of 100 descriptors) four
  * ways, side by side in one run, over loopback HTTP with a keep-alive client
  * at concurrency 10:
  *
@@ -29,6 +29,7 @@ import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/red
 import type * as BuiltGatewayModule from './support/built-gateway.js';
 import type * as PostListModule from './support/post-resources-list.js';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
+import { createServerKeys } from '@mcpgw/core';
 
 const requestsArg = process.argv.indexOf('--requests');
 const perVariant = requestsArg === -1 ? 4000 : Number(process.argv[requestsArg + 1]);
@@ -199,7 +200,7 @@ console.log('cache counters (in-process gateway):', JSON.stringify(inProcess.app
 
 agent.destroy();
 await Promise.all([withRedis.app.close(), inProcess.app.close(), raw.close()]);
-const keys = createCacheKeys({ secret: Buffer.from(SECRETS_KEY, 'utf8') });
+const keys = createCacheKeys({ key: createServerKeys({ secretsKey: SECRETS_KEY }).cacheKey });
 await db.drop();
 for (const id of ['cached', 'uncached', 'pg-cached', 'pg-uncached'])
   await deleteNamespace(`mcpgw:{${keys.tenantTag(id)}}`);

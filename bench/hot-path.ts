@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 13): the hot path, a cached and authenticated
+ * Benchmark: the hot path, a cached and authenticated
  * `resources/list` (first page of 100 of a 150-resource static catalog),
  * side by side in one run with alternating rounds, 10 keep-alive connections
  * (autocannon) against each server in a child process of its own:
@@ -36,6 +36,7 @@ import type * as ServerChildModule from './support/server-child.js';
 import type { ServerChild } from './support/server-child.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
+import { createServerKeys } from '@mcpgw/core';
 
 const { positiveIntegerFlag: arg } = (await import(
   new URL('./support/integer-flag.ts', import.meta.url).href
@@ -213,7 +214,7 @@ await manyMemory.stop();
 
 const redis = inspector();
 await redis.connect();
-const keys = createCacheKeys({ secret: Buffer.from(baseEnv.SECRETS_KEY!, 'utf8') });
+const keys = createCacheKeys({ key: createServerKeys({ secretsKey: baseEnv.SECRETS_KEY! }).cacheKey });
 const tenantPrefix = `mcpgw:{${keys.tenantTag('many')}}`;
 const redisBytes = async () => {
   let total = 0;

@@ -1,6 +1,6 @@
 /**
  * Benchmark: what a `resources/list` page costs as the backend grows, with
- * the listing narrowed to the caller's grants (issue 15), side by side in one
+ * the listing narrowed to the caller's grants, side by side in one
  * run. Each variant is the catalog's first page for one caller (policy,
  * catalog and source, as the gateway runs them, without the HTTP hop or the
  * caches), small backend next to large:
@@ -61,7 +61,7 @@ const { createTestDatabase } = (await import(
   new URL('../test/helpers/postgres.ts', import.meta.url).href
 )) as typeof PostgresHelper;
 
-const cursors = createCursorCodec({ secret: Buffer.alloc(32, 7) });
+const cursors = createCursorCodec({ key: Buffer.alloc(32, 7) });
 const caller: Principal = { issuer: 'https://idp', subject: 'bench', scopes: [], groups: [], expiresAt: 0 };
 const signal = new AbortController().signal;
 

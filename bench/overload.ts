@@ -1,5 +1,5 @@
 /**
- * Benchmark (issue 14, overload): the gateway far past its capacity. A
+ * Benchmark: the gateway far past its capacity. A
  * load generator keeps `--connections` (default 1000) requests in flight on
  * one tenant, each a `resources/list` that costs real CPU (500 descriptors,
  * uncached), for `--seconds` (default 10). Reports what was admitted (200)

@@ -1,7 +1,7 @@
 /**
  * Benchmark: the first page of `resources/list` from the postgres source for a
- * database with 50 tables and one with 5,000, side by side in one run (issue 5,
- * "Scale": the first page's latency must not grow with the table count).
+ * database with 50 tables and one with 5,000, side by side in one run
+ * (the first page's latency must not grow with the table count).
  * Also times a page from the middle of the 5,000 (a keyset position) to show
  * later pages cost the same. Prints a Markdown table with the median and p90
  * of N runs per variant and the ratio to the 50-table median, and writes it

@@ -23,6 +23,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { createControlPlaneStore, createPostgresDatabase, createSecretBox } from '@mcpgw/control-plane';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
@@ -105,7 +106,10 @@ for (const [index, port] of replicaPorts.entries()) {
 }
 
 const db = createPostgresDatabase({ url: database.url });
-const store = createControlPlaneStore({ db, secrets: createSecretBox([Buffer.from(SECRETS_KEY, 'utf8')]) });
+const store = createControlPlaneStore({
+  db,
+  secrets: createSecretBox(sealedCredentialKeys([Buffer.from(SECRETS_KEY, 'utf8')])),
+});
 const writer = { actor: { kind: 'operator', subject: 'bench' } } as const;
 const token = await issuer.token({ sub: 'bench', aud: `${PUBLIC_URL}/t/live/mcp`, scope: 'staff' });
 

@@ -1,6 +1,6 @@
 /**
  * Benchmark: reading 10 KiB and 1 MiB binary objects from S3, interleaved in
- * one run against the same s3rver (issue 6, issue 13):
+ * one run against the same s3rver:
  *
  *   direct GetObject    the AWS SDK in this process, straight to s3rver (the baseline)
  *   source.read()       the S3 source's read() in this process, straight to s3rver

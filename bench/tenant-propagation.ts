@@ -19,6 +19,7 @@ import { Agent } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { createControlPlaneStore, createPostgresDatabase, createSecretBox } from '@mcpgw/control-plane';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
@@ -89,7 +90,10 @@ for (const [index, port] of replicaPorts.entries()) {
 }
 
 const db = createPostgresDatabase({ url: database.url });
-const store = createControlPlaneStore({ db, secrets: createSecretBox([Buffer.from(SECRETS_KEY, 'utf8')]) });
+const store = createControlPlaneStore({
+  db,
+  secrets: createSecretBox(sealedCredentialKeys([Buffer.from(SECRETS_KEY, 'utf8')])),
+});
 const writer = { actor: { kind: 'operator', subject: 'bench' } } as const;
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
 

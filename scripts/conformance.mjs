@@ -2,15 +2,14 @@
 /**
  * Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
  * pinned in package.json) against one gateway tenant endpoint, on both wires,
- * and judges the result against test/conformance/expected-failures.yaml
- * (issue 2, "Tests in npm test").
+ * and judges the result against test/conformance/expected-failures.yaml.
  *
  *   GATEWAY_CONFIG=test/conformance/gateway.config.json npm start
  *   node scripts/conformance.mjs --url http://127.0.0.1:8080/t/conformance/mcp \
  *     --bearer "$(GATEWAY_CONFIG=test/conformance/gateway.config.json npm run --silent token -- --tenant conformance)" \
  *     [--output-dir DIR]
  *
- * Tenant `conformance` trusts the development issuer (issue 3), but the suite can
+ * Tenant `conformance` trusts the development issuer, but the suite can
  * send no Authorization header. With `--bearer TOKEN` (or CONFORMANCE_BEARER in the
  * environment, which keeps the token out of `ps`) this script puts a small reverse
  * proxy on 127.0.0.1 in front of the gateway that adds `Authorization: Bearer` to
@@ -48,7 +47,7 @@ const suiteCli = join(repoRoot, 'node_modules/@modelcontextprotocol/conformance/
 const expectedFailuresFile = join(repoRoot, 'test/conformance/expected-failures.yaml');
 
 /**
- * The scenarios of issue 2, per wire. The suite must be told the wire: without
+ * The resource and transport scenarios the gateway must pass, per wire. The suite must be told the wire: without
  * `--spec-version` a scenario that exists on both runs on 2025-11-25 only.
  */
 const SCENARIOS = [

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * ESLint rules that keep the workspace boundaries (STYLE.md, "Boundaries"):
+ * ESLint rules that keep the workspace boundaries:
  *
  * - `workspace/declared-dependencies`: a workspace (packages/*, apps/*,
  *   test/helpers) imports only packages its package.json declares. Its src/

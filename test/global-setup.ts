@@ -3,7 +3,7 @@ import type { StartedTestContainer } from 'testcontainers';
 import { GenericContainer, Wait, getContainerRuntimeClient } from 'testcontainers';
 
 /**
- * Finds the services the tests need, in the order DESIGN.md gives: a URL in
+ * Finds the services the tests need, in this order: a URL in
  * the environment (DATABASE_URL, REDIS_URL), else the service on its loopback
  * port, else a container through testcontainers when a Docker engine answers.
  * When none of these is there nothing is started here, and the tests that

@@ -1,7 +1,7 @@
 /**
- * The official MCP conformance suite against the gateway, on both wires
- * (issue 2, "Tests in npm test"). The gateway serves gateway.config.json: tenant
- * `conformance`, which trusts the development issuer (issue 3). The token comes
+ * The official MCP conformance suite against the gateway, on both wires, as
+ * part of `npm test`. The gateway serves gateway.config.json: tenant
+ * `conformance`, which trusts the development issuer. The token comes
  * from `mintTenantToken`, exactly what `npm run token -- --tenant conformance`
  * prints; scripts/conformance.mjs puts its bearer-adding proxy in front of the
  * gateway (the suite cannot send Authorization), runs the scenarios with the

@@ -1,5 +1,5 @@
 /**
- * How the official client meets the gateway in each era (issue 2): the
+ * How the official client meets the gateway in each era: the
  * modern `server/discover` probe pinned to 2026-07-28, and the stateless
  * legacy `initialize` handshake plus `ping`. Every response the client
  * received, including those it handles silently, is checked against the

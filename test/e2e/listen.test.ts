@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '@mcpgw/test-helpers/within';
 import { docsUri, startE2eGateway, TENANT } from './e2e-gateway.js';
 import type { E2eGateway } from './e2e-gateway.js';
 
@@ -33,14 +34,6 @@ async function connect(): Promise<Client> {
   return client;
 }
 
-async function eventually(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within 5 s`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 beforeAll(async () => {
   e2e = await startE2eGateway();
 });
@@ -56,11 +49,8 @@ describe('official client listen()', () => {
     expect(client.getServerCapabilities()?.resources).toEqual({ listChanged: true, subscribe: true });
     const readme = docsUri('readme.md');
     const updates: string[] = [];
-    let notify: () => void = () => undefined;
-    const updated = new Promise<void>((resolve) => (notify = resolve));
     client.setNotificationHandler('notifications/resources/updated', (notification) => {
       updates.push(notification.params.uri);
-      notify();
     });
     const subscription = await client.listen({
       resourcesListChanged: true,
@@ -69,17 +59,15 @@ describe('official client listen()', () => {
     });
     expect(subscription.honoredFilter).toEqual({ resourcesListChanged: true, resourceSubscriptions: [readme] });
     expect(e2e.gateway.app.listenStreams.count(TENANT)).toBe(1);
-    // The watcher reports changes from its first scan on: until that is done, write again.
-    const deadline = Date.now() + 15_000;
-    for (let attempt = 0; updates.length === 0; attempt += 1) {
-      if (Date.now() > deadline) throw new Error('no update within 15 s');
-      await writeFile(join(e2e.dir, 'docs', 'readme.md'), `# Read me, change ${attempt}\n`);
-      await Promise.race([updated, new Promise((resolve) => setTimeout(resolve, 1000))]);
-    }
+    // The watcher reports changes from its first scan on: wait for that scan, then change the file.
+    const sources = e2e.gateway.app.tenants.serving.get(TENANT)!.catalog.sources;
+    await Promise.all(sources.map((source) => source.settled?.()));
+    await writeFile(join(e2e.dir, 'docs', 'readme.md'), '# Read me, changed\n');
+    await within(15_000, () => expect(updates.length).toBeGreaterThan(0), 'an update of the changed file');
     expect(updates[0]).toBe(readme);
     await subscription.close();
     expect(await subscription.closed).toBe('local');
-    await eventually(() => e2e.gateway.app.listenStreams.count(TENANT) === 0, 'the closed stream freed');
+    await within(10_000, () => expect(e2e.gateway.app.listenStreams.count(TENANT)).toBe(0), 'the closed stream freed');
     await client.close();
   });
 

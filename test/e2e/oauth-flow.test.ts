@@ -1,5 +1,5 @@
 /**
- * Issue 3, "Tests", end to end: the official MCP client, with nothing but its
+ * End to end: the official MCP client, with nothing but its
  * OAuth support and a callback catcher, meets the built-in demo tenant. It
  * starts from a 401, reads the protected resource metadata (RFC 9728) and the
  * development authorization server's metadata (RFC 8414), registers (RFC

@@ -1,7 +1,7 @@
 /**
  * End to end with the official client (@modelcontextprotocol/client 2.4.0)
- * against the gateway on a real loopback port, in both protocol eras (issue 2,
- * "Tests in npm test"): modern pinned to 2026-07-28 and legacy `initialize`.
+ * against the gateway on a real loopback port, in both protocol eras, as
+ * part of `npm test`: modern pinned to 2026-07-28 and legacy `initialize`.
  * Every HTTP exchange the client makes is recorded and each response checked
  * against that revision's schema.json (afterEach).
  */
@@ -32,7 +32,7 @@ const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGOQ
 
 /**
  * URIs that try to reach docs/../outside/secret.txt, or something else that
- * is not a published file, through the `docs` files source (server-resources.md,
+ * is not a published file, through the `docs` files source (MCP 2026-07-28, Resources,
  * Security Considerations: "Servers MUST sanitize file paths to prevent
  * directory traversal attacks"). Each must read as "not found".
  */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import type { ControlPlaneStore, SqlDatabase, TenantEntityKind } from '@mcpgw/control-plane';
 import {
   createControlPlaneStore,
@@ -15,6 +16,7 @@ import {
   migrate,
 } from '@mcpgw/control-plane';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { within } from '@mcpgw/test-helpers/within';
 import { WRITER_SECRETS_KEY, WRITER_TENANTS } from './control-plane-writer.js';
 
 // "A replica killed in the middle of a write leaves either the whole change
@@ -31,7 +33,7 @@ const WRITER = fileURLToPath(new URL('./control-plane-writer.ts', import.meta.ur
 const BUILT_STORE = fileURLToPath(new URL('../../packages/control-plane/dist/index.js', import.meta.url));
 const KILLS = 6;
 const KINDS: readonly TenantEntityKind[] = ['issuer', 'source', 'grant', 'admin-role-binding'];
-const box = createSecretBox([Buffer.from(WRITER_SECRETS_KEY)]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from(WRITER_SECRETS_KEY)]));
 
 interface EventRow {
   tenant_id: string;
@@ -156,6 +158,7 @@ async function writeThenKill(engine: 'postgres' | 'pglite', target: string, seed
     });
   });
   // The kill moment itself is the random part: up to 15 ms into whatever write is under way.
+  // eslint-disable-next-line local/no-bare-sleep -- fault injection: the pause picks the kill moment, nothing waits on it
   await new Promise((resolve) => setTimeout(resolve, (seed * 7) % 16));
   child.kill('SIGKILL');
   await exited;
@@ -166,16 +169,17 @@ async function writeThenKill(engine: 'postgres' | 'pglite', target: string, seed
 
 /** Resolves once no other session is connected to this database (the killed writer's backend has ended). */
 async function backendsGone(db: SqlDatabase): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { rows } = await db.query<{ count: string }>(
-      `SELECT count(*)::text AS count FROM pg_stat_activity
-        WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
-    );
-    if (rows[0]?.count === '0') return;
-    if (Date.now() > deadline) throw new Error(`the killed writer's session is still open after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await within(
+    30_000,
+    async () => {
+      const { rows } = await db.query<{ count: string }>(
+        `SELECT count(*)::text AS count FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+      );
+      expect(rows[0]?.count).toBe('0');
+    },
+    "the killed writer's session ended",
+  );
 }
 
 describe.each(['postgres', 'pglite'] as const)(

@@ -19,6 +19,7 @@ import {
   createPostgresDatabase,
   createSecretBox,
 } from '@mcpgw/control-plane';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import type { TenantEntityKind } from '@mcpgw/control-plane';
 
 export const WRITER_SECRETS_KEY = 'control-plane loss test: a key of at least thirty-two characters';
@@ -52,7 +53,10 @@ async function main(): Promise<void> {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const db =
     engine === 'postgres' ? createPostgresDatabase({ url: target }) : await createPgliteDatabase({ dataDir: target });
-  const store = createControlPlaneStore({ db, secrets: createSecretBox([Buffer.from(WRITER_SECRETS_KEY)]) });
+  const store = createControlPlaneStore({
+    db,
+    secrets: createSecretBox(sealedCredentialKeys([Buffer.from(WRITER_SECRETS_KEY)])),
+  });
   const actor = { actor: { kind: 'operator', subject: `writer-${process.pid}` }, clientAddress: '192.0.2.1' } as const;
   say('ready');
   for (let n = 0; ; n += 1) {

@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { within } from '@mcpgw/test-helpers/within';
 import { type OwnPostgresServer, startOwnPostgres } from './own-postgres.js';
 
-// Issue 14, fault tests: "Postgres source stopped: that source answers -32603
-// fast; other sources and tenants unaffected." Tenant acme's warehouse lives on
+// Postgres source stopped: that source answers -32603 fast; other sources
+// and tenants are unaffected. Tenant acme's warehouse lives on
 // a Postgres server this test owns (initdb on a spare port), which is stopped
 // while the gateway runs with connections pooled to it, and started again.
 // Tenant globex reads from the shared test server, and acme has a static
@@ -44,6 +45,9 @@ beforeAll(async () => {
     connection: { url: { $env: variable } },
     schemas: ['public'],
     rows: { enabled: true },
+    // A wait no connection timeout could end within the test: a read that fails fast failed on the
+    // refusal itself, whatever the machine's speed.
+    pool: { connectionTimeoutMs: 60_000 },
   });
   dir = await mkdtemp(join(tmpdir(), 'gw-pg-stopped-'));
   await writeFile(
@@ -83,18 +87,16 @@ interface ReadBody {
 /** A rows read with a limit never asked before (up to the source's maxLimit, 100), so never a cached answer. */
 async function readRows(tenant: string, source: string, table: string) {
   limit += 1;
-  const started = Date.now();
-  const response = await mcpPost<ReadBody>(`${gateway.baseUrl}/t/${tenant}/mcp`, 'resources/read', {
+  return mcpPost<ReadBody>(`${gateway.baseUrl}/t/${tenant}/mcp`, 'resources/read', {
     uri: `db+postgres:///${source}/public/${table}/rows?limit=${limit}`,
   });
-  return { ...response, ms: Date.now() - started };
 }
 
 const readWarehouse = () => readRows('acme', 'warehouse', 'orders');
 const readLedger = () => readRows('globex', 'ledger', 'invoices');
 
 describe('a Postgres source whose server is stopped while the gateway runs', () => {
-  it('answers -32603 within 2 s, while the tenant’s other source and the other tenant keep answering', async () => {
+  it('answers -32603 at once (refused, not timed out), while the tenant’s other source and the other tenant keep answering', async () => {
     const before = await readWarehouse();
     expect(before.body.error).toBeUndefined();
     expect(before.body.result?.contents[0]?.text).toContain('item 1');
@@ -107,7 +109,6 @@ describe('a Postgres source whose server is stopped while the gateway runs', () 
       expect(down.body.error?.code).toBe(-32603);
       expect(down.body.error?.message).toContain('warehouse');
       expect(down.text).not.toContain(own.url);
-      expect(down.ms).toBeLessThan(2_000);
     }
 
     const others = [];
@@ -119,13 +120,14 @@ describe('a Postgres source whose server is stopped while the gateway runs', () 
 
   it('reads the source again once its server is back, without a gateway restart', async () => {
     await own.start();
-    const deadline = Date.now() + 10_000;
-    let answer = await readWarehouse();
-    while (answer.body.error !== undefined && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      answer = await readWarehouse();
-    }
-    expect(answer.body.error).toBeUndefined();
-    expect(answer.body.result?.contents[0]?.text).toContain('item 1');
+    await within(
+      20_000,
+      async () => {
+        const answer = await readWarehouse();
+        expect(answer.body.error).toBeUndefined();
+        expect(answer.body.result?.contents[0]?.text).toContain('item 1');
+      },
+      'the warehouse read again',
+    );
   });
 });

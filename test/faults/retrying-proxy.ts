@@ -81,6 +81,7 @@ export async function startRetryingProxy(
         retries += 1;
         if (Date.now() >= deadline) break;
         // Every upstream failed once in this round: wait before the next round, as Caddy does.
+        // eslint-disable-next-line local/no-bare-sleep -- the stand-in proxy's own retry interval (lb_try_interval), not a test waiting
         if ((attempt + 1) % upstreamPorts.length === 0) await new Promise((r) => setTimeout(r, tryIntervalMs));
       }
       if (last !== undefined) reply.writeHead(last.status, last.headers).end(last.body);

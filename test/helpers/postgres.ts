@@ -1,6 +1,6 @@
 /**
- * Real Postgres for tests and benchmarks (DESIGN.md: tests use real services
- * and fail loudly when one is missing, never skip).
+ * Real Postgres for tests and benchmarks (tests use real services and fail
+ * loudly when one is missing, never skip).
  *
  * The server is `DATABASE_URL`, or postgres://postgres@127.0.0.1:5432/postgres
  * (trust auth on this kind of machine). `createTestDatabase()` makes a fresh

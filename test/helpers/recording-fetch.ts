@@ -1,8 +1,7 @@
 /**
  * A `fetch` for the official client's transport that records every HTTP
  * exchange it makes, so an end-to-end test can check each response the
- * gateway sent against the revision's schema (issue 2, "Every response in the
- * end-to-end tests validated against the revision's schema.json"), including
+ * gateway sent against the revision's schema.json, including
  * exchanges the client handles silently (the `notifications/initialized`
  * POST, a GET for a server stream).
  */

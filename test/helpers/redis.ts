@@ -1,6 +1,6 @@
 /**
- * Real Redis for tests and benchmarks (DESIGN.md: real services, a missing
- * one fails loudly, never skips).
+ * Real Redis for tests and benchmarks (a missing one fails loudly, never
+ * skips: a test that does not run proves nothing).
  *
  * The shared server is `REDIS_URL`, or redis://127.0.0.1:6379. Each test run
  * uses its own key namespace (`testNamespace`) and removes its keys after
@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 // By package name, not './free-port.js': benchmarks load this file on Node's type stripping.
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { within } from '@mcpgw/test-helpers/within';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const START_REDIS_HINT =
@@ -136,17 +137,14 @@ export async function startRedisServer(): Promise<OwnRedisServer> {
     );
     started.once('error', () => undefined);
     child = started;
-    const deadline = Date.now() + 5000;
-    while (Date.now() < deadline) {
-      if (started.exitCode !== null) break;
-      try {
+    await within(
+      10_000,
+      async () => {
+        if (started.exitCode !== null) throw new Error(`redis-server exited with ${started.exitCode}`);
         await requireRedis(url);
-        return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }
-    throw new Error(`redis-server did not start on port ${port} within 5 s (is redis-server on PATH?)`);
+      },
+      `redis-server answering on port ${port} (is redis-server on PATH?)`,
+    );
   };
   const stop = async () => {
     const running = child;
@@ -226,16 +224,7 @@ export async function startRedisCluster(): Promise<OwnRedisCluster> {
       children.push(child);
     }
     for (const port of ports) {
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        try {
-          await requireRedis(`redis://127.0.0.1:${port}`);
-          break;
-        } catch (error) {
-          if (Date.now() > deadline) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      }
+      await within(10_000, () => requireRedis(`redis://127.0.0.1:${port}`), `the cluster node on port ${port}`);
     }
     await new Promise<void>((resolve, reject) =>
       execFile(
@@ -257,11 +246,14 @@ export async function startRedisCluster(): Promise<OwnRedisCluster> {
     const client = inspector(`redis://127.0.0.1:${ports[0]}`);
     await client.connect();
     try {
-      const deadline = Date.now() + 10_000;
-      while (!(await client.cluster('INFO')).includes('cluster_state:ok')) {
-        if (Date.now() > deadline) throw new Error('the Redis Cluster did not reach cluster_state:ok within 10 s');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await within(
+        20_000,
+        async () => {
+          const info = String(await client.cluster('INFO'));
+          if (!info.includes('cluster_state:ok')) throw new Error(info.split('\n')[0]);
+        },
+        'the Redis Cluster in cluster_state:ok',
+      );
     } finally {
       client.disconnect();
     }

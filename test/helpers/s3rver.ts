@@ -3,7 +3,7 @@
  *
  * s3rver runs as a CHILD PROCESS under `node --openssl-legacy-provider`: its
  * ListObjectsV2 continuation tokens use a cipher OpenSSL 3 refuses
- * (ERR_OSSL_EVP_UNSUPPORTED, HTTP 500 on the second page; shared/FACTS.md), and
+ * (ERR_OSSL_EVP_UNSUPPORTED, HTTP 500 on the second page), and
  * the flag cannot be turned on inside the test runner's own process.
  *
  * It listens on a random loopback port with a fresh temporary directory that
@@ -15,6 +15,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+// By package name: benchmarks load this file on Node's type stripping.
+import { within } from '@mcpgw/test-helpers/within';
 
 /** s3rver's built-in account; it refuses signatures made with other keys. */
 export const S3RVER_CREDENTIALS = Object.freeze({ accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
@@ -115,17 +117,12 @@ export async function startS3rver(options: { buckets?: string[] } = {}): Promise
 
 /** Polls until the server answers an HTTP request (any status), for at most START_TIMEOUT_MS. */
 async function waitUntilAnswering(endpoint: string): Promise<void> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
+  await within(
+    START_TIMEOUT_MS,
+    async () => {
       const response = await fetch(endpoint, { signal: AbortSignal.timeout(1_000) });
       await response.arrayBuffer();
-      return;
-    } catch (error) {
-      lastError = error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  throw new Error(`s3rver at ${endpoint} did not answer within ${START_TIMEOUT_MS} ms`, { cause: lastError });
+    },
+    `s3rver answering at ${endpoint}`,
+  );
 }

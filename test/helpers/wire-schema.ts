@@ -1,7 +1,7 @@
 /**
  * Checks JSON-RPC response bodies against the published MCP schema of a
- * revision (issue 2, "Every response in the end-to-end tests validated
- * against the revision's schema.json"). The schemas are copies of the spec's
+ * revision, so that every response the end-to-end tests see is validated
+ * against the revision's schema.json. The schemas are copies of the spec's
  * schema.json kept in test/fixtures/spec, so the repo is self-contained.
  * Both files declare JSON Schema draft 2020-12, hence ajv/dist/2020.
  */

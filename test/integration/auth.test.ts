@@ -3,12 +3,13 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
+import { within } from '@mcpgw/test-helpers/within';
 
-// Issue 3 end to end over real HTTP: two tenants, each trusting its own real
+// End to end over real HTTP: two tenants, each trusting its own real
 // issuer (real ES256 keys, JWKS and RFC 8414 metadata served on loopback), a
 // gateway on a real port, every failure mode checked for status, challenge
 // and JSON-RPC body, and the logs read back for any trace of a token.
@@ -378,7 +379,7 @@ describe('logs', () => {
       headers: { 'content-type': 'application/json' },
       body: '{}',
     });
-    await vi.waitFor(() => expect(accessLines()).toBeGreaterThanOrEqual(before + 4), { timeout: 5_000, interval: 10 });
+    await within(10_000, () => expect(accessLines()).toBeGreaterThanOrEqual(before + 4), 'four access lines');
     expect(logLines.length).toBeGreaterThan(5);
     for (const token of tokens) {
       const signature = token.split('.')[2]!;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, readEnv } from '@mcpgw/config';
 import { createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
 
-// Issue 4 configuration: REDIS_URL forms, and a source entry's `ttlMs`
+// Cache configuration: REDIS_URL forms, and a source entry's `ttlMs`
 // (taken out before the source type's strict schema sees the entry).
 
 async function load(source: Record<string, unknown>) {

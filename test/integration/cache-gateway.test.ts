@@ -8,8 +8,9 @@ import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { deleteNamespace, dumpNamespace, inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
+import { createServerKeys } from '@mcpgw/core';
 
-// Issue 4 through the real gateway with REDIS_URL set: real tokens from two
+// Caching through the real gateway with REDIS_URL set: real tokens from two
 // real issuers, real grants, real Redis. A second identical request is served
 // from the cache (the metrics say so and the backend-shaped answer is
 // identical), principals and tenants stay apart, an MRTR retry bypasses the
@@ -88,7 +89,7 @@ afterAll(async () => {
 });
 
 function tag(tenantId: string): string {
-  return createCacheKeys({ secret: Buffer.from(SECRETS_KEY, 'utf8') }).tenantTag(tenantId);
+  return createCacheKeys({ key: createServerKeys({ secretsKey: SECRETS_KEY }).cacheKey }).tenantTag(tenantId);
 }
 
 async function token(idp: LocalIssuer, tenant: string, claims: Record<string, unknown>): Promise<string> {

@@ -10,8 +10,9 @@ import { startGateway } from '../helpers/gateway.js';
 import type { LocalIssuer } from '../helpers/local-issuer.js';
 import { startLocalIssuer } from '../helpers/local-issuer.js';
 import { deleteNamespace, redisUrl, requireRedis } from '../helpers/redis.js';
+import { createServerKeys } from '@mcpgw/core';
 
-// Issue 13, many principals, one role: principals with the same effective
+// Many principals, one role: principals with the same effective
 // grants share one stored result body, so a principal's first listing is a
 // hit when another of the same role listed within the ttl; what is bound to
 // a principal (its cursor) is sealed for that principal on the way out; and
@@ -70,7 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await idp?.close();
-  const keys = createCacheKeys({ secret: Buffer.from(SECRETS_KEY, 'utf8') });
+  const keys = createCacheKeys({ key: createServerKeys({ secretsKey: SECRETS_KEY }).cacheKey });
   await deleteNamespace(`mcpgw:{${keys.tenantTag(TENANT)}}`);
 });
 

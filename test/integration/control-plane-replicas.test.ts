@@ -12,13 +12,16 @@ import { within } from '@mcpgw/test-helpers/within';
 
 // Two gateway replicas serving from one control plane on the real Postgres:
 // a change committed through one replica's store is served by the other
-// within a second (LISTEN/NOTIFY), a grant removed takes its resources with
+// (LISTEN/NOTIFY; how soon is measured by bench/tenant-propagation.ts), a grant removed takes its resources with
 // it, and a change with a source that cannot start is applied all the same
 // (the source serves as unavailable).
 
 const PUBLIC_URL = 'http://127.0.0.1:1';
 const ENDPOINT_AUD = `${PUBLIC_URL}/t/acme/mcp`;
 const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '127.0.0.1' };
+
+/** How long a change may take to reach the other replica: generous, and still half the 10 s reconcile, so it is the notification that told it. */
+const BOUND_MS = 5000;
 
 let database: TestDatabase;
 let issuer: LocalIssuer;
@@ -82,18 +85,19 @@ describe('replicas following one control plane', () => {
     expect((await replicas[0]!.app.controlPlane!.store.getTenant('acme'))?.managedBy).toBe('bootstrap');
   });
 
-  it('serves a source and grant added through one replica on the other within 1 s', async () => {
+  it('serves a source and grant added through one replica on the other', async () => {
     const token = await issuer.token({ sub: 'bob', aud: ENDPOINT_AUD, scope: 'staff' });
     const store = replicas[0]!.app.controlPlane!.store;
     await store.putEntity(admin, 'acme', 'source', 'more', {
       type: 'static',
       resources: [{ uri: 'note://b', name: 'b', text: 'B' }],
     });
-    const committed = performance.now();
     await store.putEntity(admin, 'acme', 'grant', 'more-readers', { match: {}, allow: [{ source: 'more' }] });
-    const elapsed = await within(1000, async () => (await listNames(replicas[1]!.endpoint, token)).names.includes('b'));
-    expect(elapsed).toBeLessThan(1000);
-    expect(performance.now() - committed).toBeLessThan(1500);
+    await within(
+      BOUND_MS,
+      async () => expect((await listNames(replicas[1]!.endpoint, token)).names).toContain('b'),
+      "'b' on replica 2",
+    );
     expect((await listNames(replicas[1]!.endpoint, token)).names).toEqual(['a', 'b']);
   });
 
@@ -101,7 +105,11 @@ describe('replicas following one control plane', () => {
     const token = await issuer.token({ sub: 'carol', aud: ENDPOINT_AUD, scope: 'other' });
     expect((await listNames(replicas[1]!.endpoint, token)).names).toEqual(['b']);
     await replicas[0]!.app.controlPlane!.store.deleteEntity(admin, 'acme', 'grant', 'more-readers');
-    await within(1000, async () => (await listNames(replicas[1]!.endpoint, token)).names.length === 0);
+    await within(
+      BOUND_MS,
+      async () => expect((await listNames(replicas[1]!.endpoint, token)).names).toEqual([]),
+      'no names on replica 2',
+    );
   });
 
   it('applies a change whose source cannot start, serving that source as unavailable, and says why on the status', async () => {
@@ -111,22 +119,38 @@ describe('replicas following one control plane', () => {
       root: '/no/such/folder/anywhere',
     });
     const revision = (await replicas[0]!.app.controlPlane!.store.getTenant('acme'))!.revision;
-    await within(2000, async () => replicas[1]!.app.tenants.status('acme')?.appliedRevision === revision);
+    await within(
+      BOUND_MS,
+      () => expect(replicas[1]!.app.tenants.status('acme')?.appliedRevision).toBe(revision),
+      'the revision applied on replica 2',
+    );
     expect(replicas[1]!.app.tenants.status('acme')).toMatchObject({ servingRevision: revision });
     expect(replicas[1]!.app.tenants.status('acme')?.lastError).toBeUndefined();
     expect(replicas[1]!.app.tenants.serving.get('acme')?.failedSources.get('broken')).toContain("source 'broken'");
     expect(await listNames(replicas[1]!.endpoint, token)).toEqual({ status: 200, names: ['a'] });
     await replicas[0]!.app.controlPlane!.store.deleteEntity(admin, 'acme', 'source', 'broken');
-    await within(2000, async () => replicas[1]!.app.tenants.serving.get('acme')?.failedSources.size === 0);
+    await within(
+      BOUND_MS,
+      () => expect(replicas[1]!.app.tenants.serving.get('acme')?.failedSources.size).toBe(0),
+      'no failed source on replica 2',
+    );
   });
 
   it('stops serving a suspended tenant on every replica (404, like a tenant that does not exist)', async () => {
     const token = await issuer.token({ sub: 'bob', aud: ENDPOINT_AUD, scope: 'staff' });
     await replicas[0]!.app.controlPlane!.store.updateTenant(admin, 'acme', { status: 'suspended' });
     for (const replica of replicas)
-      await within(1000, async () => (await listNames(replica.endpoint, token)).status === 404);
+      await within(
+        BOUND_MS,
+        async () => expect((await listNames(replica.endpoint, token)).status).toBe(404),
+        'suspended: 404',
+      );
     await replicas[0]!.app.controlPlane!.store.updateTenant(admin, 'acme', { status: 'active' });
     for (const replica of replicas)
-      await within(1000, async () => (await listNames(replica.endpoint, token)).status === 200);
+      await within(
+        BOUND_MS,
+        async () => expect((await listNames(replica.endpoint, token)).status).toBe(200),
+        'active again: 200',
+      );
   });
 });

@@ -47,7 +47,7 @@ beforeAll(async () => {
           {
             name: 'shared-only',
             match: {},
-            // The second pattern has no literal start at all (issue 15), so the
+            // The second pattern has no literal start at all, so the
             // listing scans the whole folder and pages end inside the hidden one;
             // `shared/**` alone, or `file:///handbook/*/rules.txt` (one level
             // below the root, walked in one page that passes over what the

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 
-// The repository's ESLint configuration keeps file names kebab-case (STYLE.md, habit 7).
+// The repository's ESLint configuration keeps file names kebab-case (one naming scheme, so a name says where a concept lives).
 const eslint = new ESLint({ cwd: fileURLToPath(new URL('../..', import.meta.url)) });
 
 async function ruleIdsFor(filePath: string): Promise<Array<string | null>> {

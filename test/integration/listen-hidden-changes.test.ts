@@ -8,6 +8,7 @@ import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-is
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { validateStreamMessage } from '@mcpgw/test-helpers/wire-schema';
+import { within } from '@mcpgw/test-helpers/within';
 
 // subscriptions/listen (MCP 2026-07-28, basic/patterns/subscriptions) against
 // a real gateway whose sources really change: a files source whose watcher
@@ -100,11 +101,11 @@ async function settled(tenant = 'acme'): Promise<void> {
 async function putNotes(resources: { uri: string; name: string; text: string }[]): Promise<void> {
   const before = gateway.app.tenants.status('acme')?.servingRevision;
   await gateway.app.controlPlane!.store.putEntity(admin, 'acme', 'source', 'notes', { type: 'static', resources });
-  const deadline = Date.now() + 10_000;
-  while (gateway.app.tenants.status('acme')?.servingRevision === before) {
-    if (Date.now() > deadline) throw new Error('the source change was not applied within 10 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await within(
+    10_000,
+    () => expect(gateway.app.tenants.status('acme')?.servingRevision).not.toBe(before),
+    'the source change applied',
+  );
 }
 
 beforeAll(async () => {

@@ -8,6 +8,7 @@ import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-is
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { validateStreamMessage } from '@mcpgw/test-helpers/wire-schema';
+import { within } from '@mcpgw/test-helpers/within';
 
 // Per-caller filtering of subscriptions/listen (MCP 2026-07-28,
 // basic/patterns/subscriptions) against a real gateway: two tenants whose
@@ -257,11 +258,11 @@ describe('subscriptions/listen, per caller', () => {
       match: { subjects: ['alice'] },
       allow: [{ source: 'notes' }],
     });
-    const deadline = Date.now() + 10_000;
-    while (gateway.app.tenants.status('acme')?.servingRevision === before) {
-      if (Date.now() > deadline) throw new Error('the grant change was not applied within 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await within(
+      10_000,
+      () => expect(gateway.app.tenants.status('acme')?.servingRevision).not.toBe(before),
+      'the grant change applied',
+    );
     gateway.app.events.publish({ type: 'configuration', tenantId: 'acme' });
     gateway.app.events.publish({ type: 'configuration', tenantId: 'beta' });
     gateway.app.events.publish({
@@ -315,11 +316,11 @@ describe('subscriptions/listen, per caller', () => {
       type: 'static',
       resources: [{ uri: NOTE, name: 'n', text: 'N, revised' }],
     });
-    const deadline = Date.now() + 10_000;
-    while (gateway.app.tenants.status('acme')?.servingRevision === before) {
-      if (Date.now() > deadline) throw new Error('the source change was not applied within 10 s');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await within(
+      10_000,
+      () => expect(gateway.app.tenants.status('acme')?.servingRevision).not.toBe(before),
+      'the source change applied',
+    );
     gateway.app.events.publish({ type: 'configuration', tenantId: 'acme' });
     gateway.app.events.publish({ type: 'configuration', tenantId: 'beta' });
     for (const tenantId of ['acme', 'beta']) {

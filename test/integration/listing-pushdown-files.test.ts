@@ -10,14 +10,14 @@ import { resolveAccess } from '@mcpgw/policy';
 import { createCursorCodec } from '@mcpgw/protocol';
 import { filesSourceFactory } from '@mcpgw/source-files';
 
-// Issue 15: a files source pages through a tree of any size (a resumable
+// A files source pages through a tree of any size (a resumable
 // sorted walk, no cut at 10,000 entries), and a caller granted one subfolder
 // of a large tree gets it in one request.
 
 const FOLDERS = 50;
 const PER_FOLDER = 1_000;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('f'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('f'.repeat(32)) });
 const caller: Principal = { issuer: 'https://idp', subject: 'ann', scopes: [], groups: [], expiresAt: 0 };
 const folderName = (i: number) => `f${String(i).padStart(2, '0')}`;
 const fileName = (i: number) => `n${String(i).padStart(4, '0')}.txt`;

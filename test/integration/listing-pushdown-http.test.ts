@@ -10,7 +10,7 @@ import { startGateway, type StartedGateway } from '@mcpgw/test-helpers/gateway';
 import { startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { startS3rver, type S3rverHandle } from '@mcpgw/test-helpers/s3rver';
 
-// Issue 15 through the running gateway: the official MCP client, holding a
+// Through the running gateway: the official MCP client, holding a
 // real token granted one level of one folder and one object of an S3 bucket,
 // lists over HTTP; the S3 backend (behind a counting proxy) is asked for
 // those two prefixes only, never for the rest of the bucket.

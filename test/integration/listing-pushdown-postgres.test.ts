@@ -8,14 +8,14 @@ import { createCursorCodec } from '@mcpgw/protocol';
 import { createPostgresSource, postgresSourceOptionsSchema } from '@mcpgw/source-postgres';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
-// Issue 15: an analyst granted one schema of a warehouse lists it in one
+// An analyst granted one schema of a warehouse lists it in one
 // request, and no catalog query the listing makes names or scans another
 // schema (recorded at the driver: every statement and its parameters).
 
 const SCHEMAS = Array.from({ length: 30 }, (_, i) => `s${String(i).padStart(2, '0')}`);
 const TABLES = 20;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('q'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('q'.repeat(32)) });
 const caller: Principal = { issuer: 'https://idp', subject: 'ann', scopes: [], groups: [], expiresAt: 0 };
 
 let db: TestDatabase;

@@ -10,7 +10,7 @@ import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
 import { startCountingProxy, type CountingProxy } from '../helpers/counting-proxy.js';
 import { startS3rver, type S3rverHandle } from '../helpers/s3rver.js';
 
-// Issue 15: a listing narrowed to the caller's grants lists the same
+// A listing narrowed to the caller's grants lists the same
 // resources, in the same order, as the full scan filtered afterwards, with at
 // most one ListObjectsV2 per granted prefix per page whatever the grants'
 // shape (`**`, one level, a suffix within a level, one key); where the
@@ -19,7 +19,7 @@ import { startS3rver, type S3rverHandle } from '../helpers/s3rver.js';
 const BUCKET = 'lake';
 const PAGE_SIZE = 100;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('p'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('p'.repeat(32)) });
 const caller: Principal = { issuer: 'https://idp', subject: 'ann', scopes: [], groups: [], expiresAt: 0 };
 
 /**

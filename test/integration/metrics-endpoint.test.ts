@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '@mcpgw/test-helpers/within';
 import { loadConfig } from '@mcpgw/config';
 import { buildApp, createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
 import type { StartedGateway } from '../helpers/gateway.js';
@@ -11,7 +12,7 @@ import { startLocalIssuer } from '../helpers/local-issuer.js';
 import { mcpPost } from '../helpers/mcp-http.js';
 import { parseExposition } from '../helpers/prometheus-text.js';
 
-// Issue 14, "Observability": a gateway on a real port, a few requests of every kind, then a
+// A gateway on a real port, a few requests of every kind, then a
 // scrape of /metrics that must hold every metric of the contract in docs/operations.md with the
 // values those requests imply; and who may scrape.
 
@@ -102,15 +103,17 @@ describe('GET /metrics after real traffic', () => {
     expect((await mcpPost(endpoint('initech'), 'resources/list', {}, opaque('opaque-inactive'))).status).toBe(401);
 
     // The health monitor probes once at listen; wait for its first round to reach the gauge.
-    const text = await vi.waitFor(
+    let text = { body: '', type: null as string | null };
+    await within(
+      10_000,
       async () => {
         const response = await scrape();
         expect(response.status).toBe(200);
         const body = await response.text();
         expect(body).toMatch(/mcpgw_source_up\{tenant="initech",source="payroll"\} 1/);
-        return { body, type: response.headers.get('content-type') };
+        text = { body, type: response.headers.get('content-type') };
       },
-      { timeout: 5000, interval: 50 },
+      "the health monitor's first round on the gauge",
     );
     expect(text.type).toMatch(/^text\/plain; version=0\.0\.4/);
     const metrics = parseExposition(text.body);

@@ -9,7 +9,7 @@ import { createCursorCodec } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
 import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
 
-// Property (issue 3, Policy): for random tenants, principals, grants and URIs,
+// Property: for random tenants, principals, grants and URIs,
 // nothing outside a caller's set is ever listed or readable, and a cursor
 // minted for one principal is refused for another. Real catalog, real static
 // sources, real policy; the oracle below re-states the grant semantics
@@ -18,7 +18,7 @@ import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
 const SOURCES = ['alpha', 'beta', 'gamma'] as const;
 const DIRS = ['pub', 'priv', 'x'] as const;
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('p'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('p'.repeat(32)) });
 
 function universe(source: string): string[] {
   return DIRS.flatMap((dir) => Array.from({ length: 4 }, (_, i) => `test://${source}/${dir}/${i}`));

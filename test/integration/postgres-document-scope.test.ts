@@ -71,7 +71,7 @@ function serviceFor(uris: string[] | undefined): ResourceService {
   const catalog = createCatalog({
     tenantId: 'acme',
     sources: [fx.source],
-    cursors: createCursorCodec({ secret: Buffer.from('s'.repeat(32)) }),
+    cursors: createCursorCodec({ key: Buffer.from('s'.repeat(32)) }),
   });
   return catalog.forScope(resolveAccess('acme', principal, grants));
 }

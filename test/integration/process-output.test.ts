@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
+import { within } from '@mcpgw/test-helpers/within';
 
 // What an operator's log shipper sees: the built gateway (`node
 // apps/gateway/dist/main.js`, as `npm start` and the container run it), with
@@ -115,7 +116,7 @@ describe('the gateway process output', () => {
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       try {
-        await vi.waitFor(() => expect(stdout).toContain('gateway listening'), { timeout: 90_000, interval: 50 });
+        await within(90_000, () => expect(stdout).toContain('gateway listening'), 'the gateway listening');
         const read = await mcpPost<{ result: { contents: Array<{ text?: string }> } }>(
           `http://127.0.0.1:${port}/t/acme/mcp`,
           'resources/read',
@@ -123,10 +124,7 @@ describe('the gateway process output', () => {
         );
         expect(read.body.result.contents[0]?.text).toBe('hello');
         // Its access line is out while the process runs on: lines are batched per event-loop turn, never held.
-        await vi.waitFor(() => expect(stdout).toContain('"mcpMethod":"resources/read"'), {
-          timeout: 5_000,
-          interval: 20,
-        });
+        await within(10_000, () => expect(stdout).toContain('"mcpMethod":"resources/read"'), 'the access line');
       } finally {
         child.kill('SIGTERM');
       }

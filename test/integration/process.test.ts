@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { within } from '@mcpgw/test-helpers/within';
 
 // The process as an operator runs it (`node apps/gateway/dist/main.js`, what
 // `npm start` does after building): it starts on its embedded defaults,
@@ -37,20 +38,12 @@ function startProcess(env: Record<string, string>) {
   return { child, exited, output };
 }
 
-async function waitFor(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting for the gateway');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe('the gateway process', () => {
   it('starts on its embedded defaults, serves the demo tenant, and exits 0 on SIGTERM', async () => {
     const port = await freePort();
     const dataDir = await mkdtemp(join(tmpdir(), 'gw-process-'));
     const run = startProcess({ PORT: String(port), DATA_DIR: dataDir });
-    await waitFor(() => run.output().includes('gateway listening'), 90_000);
+    await within(90_000, () => expect(run.output()).toContain('gateway listening'), 'the gateway listening');
     expect(run.output()).toContain(`http://127.0.0.1:${port}/t/demo/mcp`);
     const metadata = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/t/demo/mcp`);
     expect(await metadata.json()).toMatchObject({ resource: `http://127.0.0.1:${port}/t/demo/mcp` });

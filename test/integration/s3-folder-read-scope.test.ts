@@ -81,7 +81,7 @@ function readAs(uris: string[] | undefined, uri: string): Promise<{ contents: Re
   const catalog = createCatalog({
     tenantId: 'acme',
     sources: [source],
-    cursors: createCursorCodec({ secret: Buffer.from('s'.repeat(32)) }),
+    cursors: createCursorCodec({ key: Buffer.from('s'.repeat(32)) }),
   });
   return catalog.forScope(resolveAccess('acme', principal, grants)).read(uri, signal);
 }

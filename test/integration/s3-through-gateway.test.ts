@@ -8,7 +8,7 @@ import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type S3rverHandle, startS3rver } from '@mcpgw/test-helpers/s3rver';
 
-// Issue 6 through the whole gateway: an S3 source on s3rver (a real S3 HTTP
+// Through the whole gateway: an S3 source on s3rver (a real S3 HTTP
 // API on loopback), credentials from the environment via $env, reached over
 // real HTTP on the tenant endpoint, listed and read on the 2026-07-28 wire.
 

@@ -15,7 +15,7 @@ import { startLocalIssuer } from '../helpers/local-issuer.js';
 import { NO_SHEDDING_ENV } from '../helpers/gateway.js';
 import { MODERN_META } from '../helpers/mcp-http.js';
 
-// Issue 14, "Observability": a span per MCP request (tenant, method) with children for
+// A span per MCP request (tenant, method) with children for
 // authentication, each cache lookup and each backend call, continuing a W3C traceparent from
 // the HTTP header or from the message's _meta (2026-07-28 basic, "_meta": traceparent is
 // reserved for OpenTelemetry trace context). Spans go to an in-memory exporter, then, through

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayCache, RedisConnection } from '@mcpgw/cache';
 import { createGatewayCache, openRedisConnection } from '@mcpgw/cache';
 import type { Logger, SourceFactory } from '@mcpgw/core';
-import { createEgressGuard, errorSummary } from '@mcpgw/core';
+import { createEgressGuard, createServerKeys, errorSummary } from '@mcpgw/core';
 import type { GatewayConfig, TenantConfig } from '@mcpgw/config';
 import { createCursorCodec, reuseSealedCursors } from '@mcpgw/protocol';
 import { stdoutLogDestination } from './observability/log-destination.js';
@@ -167,14 +166,17 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
   // MCP bodies are JSON only (2026-07-28 transports); anything else is 415.
   app.removeContentTypeParser(['text/plain']);
 
-  const secret = config.env.SECRETS_KEY === undefined ? randomBytes(32) : Buffer.from(config.env.SECRETS_KEY, 'utf8');
-  if (config.env.SECRETS_KEY === undefined) {
+  const keys = createServerKeys({
+    secretsKey: config.env.SECRETS_KEY,
+    previousSecretsKey: config.env.SECRETS_KEY_PREVIOUS,
+  });
+  if (keys.ephemeral) {
     logger.warn(
       {},
       'SECRETS_KEY is unset: cursors and cache keys use a random per-process key, so they do not survive a restart or work across replicas',
     );
   }
-  const cursors = reuseSealedCursors(createCursorCodec({ secret }));
+  const cursors = reuseSealedCursors(createCursorCodec({ key: keys.cursor }));
   const registry = options.registry ?? createSourceRegistry();
   const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
   const devAuthorizationServer = await startDevAuthorizationServer(config, logger);
@@ -197,8 +199,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
       'Redis does not answer yet: requests are served uncached and rate limits count in process until it does',
     );
   }
-  // Redis when REDIS_URL is set, else in-process; the cache key is derived from the same secret as the cursor key.
-  const cache = createGatewayCache({ redis, secret, logger: logger.child({ component: 'cache' }) });
+  // Redis when REDIS_URL is set, else in-process.
+  const cache = createGatewayCache({ redis, key: keys.cacheKey, logger: logger.child({ component: 'cache' }) });
   built.cache = cache;
   // What tenant admins configure connects only where EGRESS_ALLOW lets it (docs/configuration.md, "Egress policy").
   const egress = createEgressGuard({ allow: config.env.EGRESS_ALLOW });
@@ -346,8 +348,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
     opened: () => metrics.listenStreamOpened(),
     acknowledged: requestMetrics.listenAcknowledged,
   });
-  const principalFingerprint = createPrincipalFingerprint(secret);
-  const tenantFingerprint = createTenantPrincipalFingerprint(secret);
+  const principalFingerprint = createPrincipalFingerprint(keys.requestLogFingerprint);
+  const tenantFingerprint = createTenantPrincipalFingerprint(keys.tenantPrincipalFingerprint);
   registerMcpRoutes(app, { tenants, baseUrlOf, principalFingerprint, tenantFingerprint, limits, listen });
   if (options.admin !== undefined && controlPlane !== undefined) {
     const context = {
@@ -362,7 +364,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions =
       baseUrlOf,
     };
     const baseUrls: [string, ...string[]] = [baseUrl, ...aliasBaseUrls];
-    await installAdminApi(app, { ...context, tenantFingerprint, processSecret: secret, baseUrls }, options.admin);
+    await installAdminApi(app, { ...context, tenantFingerprint, keys, baseUrls }, options.admin);
   } else app.decorate('adminAccess', undefined);
   return app;
 }

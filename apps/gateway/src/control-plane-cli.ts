@@ -17,6 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ArchiveError, createSecretBox, exportControlPlane, importControlPlane, resealing } from '@mcpgw/control-plane';
 import { ConfigError, readEnv, type EnvConfig } from '@mcpgw/config';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { openControlPlaneDatabase, readLocalSealingKey, sealingKeys } from '@mcpgw/tenancy';
 
 export const CONTROL_PLANE_USAGE = `usage: npm run --silent control-plane -- export [--out FILE]
@@ -92,9 +93,11 @@ export async function runControlPlaneCli(argv: readonly string[], io: ControlPla
       return 0;
     }
     const archive: unknown = JSON.parse(await readFile(file as string, 'utf8'));
-    const target = createSecretBox(await sealingKeys(io.env));
+    const target = createSecretBox(sealedCredentialKeys(await sealingKeys(io.env)));
     const previous =
-      values['key-file'] === undefined ? [] : [createSecretBox([await readLocalSealingKey(values['key-file'])])];
+      values['key-file'] === undefined
+        ? []
+        : [createSecretBox(sealedCredentialKeys([await readLocalSealingKey(values['key-file'])]))];
     const report = await importControlPlane(opened.db, archive, { reseal: resealing(target, previous) });
     const counts = Object.entries(report.rows).map(([table, rows]) => `${table} ${rows}`);
     io.err(`# imported into ${where}: ${counts.join(', ')}; ${report.resealed} sources' credentials checked\n`);

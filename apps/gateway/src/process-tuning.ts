@@ -14,7 +14,7 @@ import { setFlagsFromString } from 'node:v8';
  * collection until the next full one. Measured on a cached `resources/list`
  * at 10 connections: about 1.7 MB promoted per young collection (every
  * request's garbage, 2.3 ms pauses every 40 ms) with it, a fifth of that
- * without, and 10 to 15 % less CPU per request (docs/performance.md, "Third
+ * without, and 10 to 15 % less CPU per request (docs/performance-history.md, "Third
  * round"). It only changes where objects are first allocated, never what
  * the program does. An unknown flag is ignored by V8, so a Node version
  * without it starts all the same.

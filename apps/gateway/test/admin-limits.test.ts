@@ -8,7 +8,7 @@
  * address, and a real port for a body that never arrives.
  */
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { BODY_LIMIT_BYTES } from '../src/app.js';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
@@ -17,6 +17,7 @@ import type { LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import type { TestDatabase } from '@mcpgw/test-helpers/postgres';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { within } from '@mcpgw/test-helpers/within';
 
 const BASE = 'http://127.0.0.1:8080';
 const HOST = '127.0.0.1:8080';
@@ -303,7 +304,7 @@ describe('admin API load shedding', () => {
     const alice = await token('alice');
     // Once the turns after the start are on time.
     const calm = async () => expect((await admin(gateway, { token: alice })).statusCode).toBe(200);
-    await vi.waitFor(calm, { timeout: 5000, interval: 20 });
+    await within(10_000, calm, 'an admitted request');
     const shed = gateway.built.app.limits.shedding.shed;
     // This turn runs 120 ms before the request is read, as the tail of a turn crowded with requests does.
     const until = performance.now() + 120;
@@ -313,6 +314,6 @@ describe('admin API load shedding', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(gateway.built.app.limits.shedding.shed).toBe(shed + 1);
     // Turns on time again: admitted.
-    await vi.waitFor(calm, { timeout: 5000, interval: 20 });
+    await within(10_000, calm, 'an admitted request');
   });
 });

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
 import { createSecretBox } from '@mcpgw/control-plane';
+import { createServerKeys } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
@@ -187,7 +188,7 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
   });
 
   it('refuses an expired cookie and a tampered one (401), and changes nothing', async () => {
-    const sealer = createSessionSealer([Buffer.from(SECRET, 'utf8')]);
+    const sealer = createSessionSealer(createServerKeys({ secretsKey: SECRET }).adminSession);
     // A session as the callback seals it: an admin of acme by the admin scope, signed in with `issuer`.
     const sealed = (issuer: string, expiresAt: number) =>
       sealer.seal({
@@ -203,7 +204,7 @@ describe('admin sign-in through a second OpenID Connect issuer', () => {
     const expired = sealed(idp.issuer, Date.now() - 1000);
     // A cookie of the earlier format, sealed under the same key and purpose, without the scopes and groups
     // a request is re-checked with: refused (sign in again), never trusted as it stands.
-    const legacy = createSecretBox([Buffer.from(SECRET, 'utf8')], 'admin session').seal(
+    const legacy = createSecretBox(createServerKeys({ secretsKey: SECRET }).adminSession).seal(
       JSON.stringify({ t: 'acme', i: idp.issuer, s: 'demo-user', x: Date.now() + 600_000, c: csrfToken }),
       'mcpgw admin session cookie',
     );

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { readEnv } from '@mcpgw/config';
 import {
   createControlPlaneStore,
@@ -51,7 +52,10 @@ describe('npm run control-plane', () => {
     await writeFile(join(dataDir, 'control-plane.key'), localKey.toString('base64url'));
     const embedded = await createPgliteDatabase({ dataDir: join(dataDir, 'control-plane') });
     await migrate(embedded);
-    const before = createControlPlaneStore({ db: embedded, secrets: createSecretBox([localKey]) });
+    const before = createControlPlaneStore({
+      db: embedded,
+      secrets: createSecretBox(sealedCredentialKeys([localKey])),
+    });
     await before.createTenant(admin, 'acme', { document: { name: 'Acme' } });
     await before.putEntity(
       admin,
@@ -81,7 +85,10 @@ describe('npm run control-plane', () => {
 
     const db = createPostgresDatabase({ url: database.url });
     try {
-      const after = createControlPlaneStore({ db, secrets: createSecretBox([Buffer.from(SECRETS_KEY, 'utf8')]) });
+      const after = createControlPlaneStore({
+        db,
+        secrets: createSecretBox(sealedCredentialKeys([Buffer.from(SECRETS_KEY, 'utf8')])),
+      });
       expect((await after.getTenant('acme'))?.document).toEqual({ name: 'Acme' });
       expect(await after.openSourceSecrets('acme', 'warehouse')).toEqual({ 'connection.password': 'canary-password' });
       // A second import into the now populated store is refused.

@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '@mcpgw/config';
@@ -15,6 +15,7 @@ import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import type { TestDatabase } from '@mcpgw/test-helpers/postgres';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import type { OwnRedisServer } from '@mcpgw/test-helpers/redis';
+import { within } from '@mcpgw/test-helpers/within';
 import {
   deleteNamespace,
   dumpNamespace,
@@ -24,7 +25,7 @@ import {
   testNamespace,
 } from '@mcpgw/test-helpers/redis';
 
-// Issue 14, "Limits and overload": per-address, per-tenant and per-caller rate
+// Per-address, per-tenant and per-caller rate
 // limits (429, Retry-After, a JSON-RPC body), counted in real Redis and in
 // process while Redis is down; load shedding (503); the per-tenant in-flight cap.
 
@@ -236,7 +237,7 @@ describe('load shedding', () => {
       while (Date.now() < until);
     }, 1);
     try {
-      await vi.waitFor(() => expect(app.isUnderPressure()).toBe(true), { timeout: 5000, interval: 20 });
+      await within(10_000, () => expect(app.isUnderPressure()).toBe(true), 'under pressure');
       expectRefusal(await post(app, 'calm'), 503, /^The gateway is overloaded \(event loop delayed\)/);
       expect(
         (await app.inject({ method: 'GET', url: '/healthz', headers: { host: '127.0.0.1:8080' } })).statusCode,
@@ -246,7 +247,7 @@ describe('load shedding', () => {
     }
     expect(app.limits.shedding.shed).toBeGreaterThan(0);
     expect(observe.seen.shed).toBe(app.limits.shedding.shed);
-    await vi.waitFor(() => expect(app.isUnderPressure()).toBe(false), { timeout: 5000, interval: 20 });
+    await within(10_000, () => expect(app.isUnderPressure()).toBe(false), 'no longer under pressure');
     expect((await post(app, 'calm')).statusCode).toBe(200);
   });
 });
@@ -265,7 +266,7 @@ describe('load shedding on a stalled loop turn (SHED_EVENT_LOOP_STALL_MS)', () =
   it('refuses a request read after the loop has been busy past the threshold, not the next calm one', async () => {
     const calm = async () => expect((await post(app, 'calm')).statusCode).toBe(200);
     // Once the turns after the app's start are on time.
-    await vi.waitFor(calm, { timeout: 2000, interval: 20 });
+    await within(10_000, calm, 'an admitted request');
     const shed = app.limits.shedding.shed;
     // This turn runs 120 ms before the request is read, as the tail of a turn crowded with requests does.
     const until = performance.now() + 120;
@@ -273,7 +274,7 @@ describe('load shedding on a stalled loop turn (SHED_EVENT_LOOP_STALL_MS)', () =
     expectRefusal(await post(app, 'calm'), 503, /^The gateway is overloaded \(event loop stalled\)/);
     expect(app.limits.shedding.shed).toBe(shed + 1);
     // Turns on time again: admitted, with no sampling period to wait out.
-    await vi.waitFor(calm, { timeout: 2000, interval: 20 });
+    await within(10_000, calm, 'an admitted request');
   });
 });
 
@@ -317,7 +318,7 @@ describe('per-tenant in-flight cap (bulkhead)', () => {
 
   it("refuses a tenant's requests past its cap at once, while another tenant's never wait on its slots", async () => {
     const held = [post(app, 'slow'), post(app, 'slow')];
-    await vi.waitFor(() => expect(app.limits.inFlight.count('slow')).toBe(2));
+    await within(10_000, () => expect(app.limits.inFlight.count('slow')).toBe(2), 'two slow requests in flight');
     // The slow tenant's backend hangs: its third request is refused, not queued.
     expectRefusal(await post(app, 'slow'), 503, /too many requests of this tenant in flight/);
     // The other tenant is served in full, several at a time, while the slow one holds its slots.
@@ -328,7 +329,7 @@ describe('per-tenant in-flight cap (bulkhead)', () => {
     open = true;
     while (gates.length > 0) gates.shift()?.();
     expect((await Promise.all(held)).map((response) => response.statusCode)).toEqual([200, 200]);
-    await vi.waitFor(() => expect(app.limits.inFlight.count('slow')).toBe(0));
+    await within(10_000, () => expect(app.limits.inFlight.count('slow')).toBe(0), 'the slow slots given back');
     expect((await post(app, 'slow')).statusCode).toBe(200);
   });
 });

@@ -6,6 +6,7 @@ import { freePort } from '@mcpgw/test-helpers/free-port';
 import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
 import { MAIN, runBuilt } from './gateway-process.js';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
+import { within } from '@mcpgw/test-helpers/within';
 
 // The built gateway, as `npm start` runs it: SIGHUP re-reads the bootstrap
 // file and applies what changed; a broken file changes nothing.
@@ -43,15 +44,6 @@ async function listedNames(port: number): Promise<string[]> {
   return body.result.resources.map((resource) => resource.name);
 }
 
-async function eventually(check: () => Promise<boolean>, limitMs: number): Promise<boolean> {
-  const deadline = Date.now() + limitMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return check();
-}
-
 describe('SIGHUP', () => {
   it('re-applies the bootstrap file, refuses a broken one without changing anything, and SIGTERM still stops cleanly', async () => {
     const port = await freePort();
@@ -69,7 +61,7 @@ describe('SIGHUP', () => {
       await writeFile(file, bootstrap(['alpha', 'beta']));
       gateway.child.kill('SIGHUP');
       await gateway.waitForOutput('bootstrap file reloaded');
-      expect(await eventually(async () => (await listedNames(port)).includes('beta'), 5000)).toBe(true);
+      await within(10_000, async () => expect(await listedNames(port)).toContain('beta'), 'beta listed');
 
       await writeFile(file, '{ "tenants": [ { "id": "Not A Slug" } ] }');
       gateway.child.kill('SIGHUP');

@@ -1,6 +1,6 @@
 import { findEgressRefusal } from '@mcpgw/core';
 
-/** Every request to an identity provider gives up after this long (issue 3). */
+/** Every request to an identity provider gives up after this long. */
 export const FETCH_TIMEOUT_MS = 5_000;
 
 /** Why a call to an identity provider failed; internal (logged, never public). */

@@ -12,7 +12,7 @@ export type IssuerKeysSource =
   /** Pinned public keys (air-gapped sites); never fetched. */
   | { readonly jwks: { readonly keys: readonly JWK[] } };
 
-/** One identity provider a tenant trusts (issue 3, "Tokens"). */
+/** One identity provider a tenant trusts. */
 export interface IssuerSettings {
   /** The exact `iss` of its tokens (compared as a plain string). */
   readonly issuer: string;

@@ -5,7 +5,7 @@ import type { VerifierObserver } from './verifier-observer.js';
 import { discoverJwksUri } from './discovery.js';
 import type { IssuerKeysSource } from './issuer-settings.js';
 
-/** An unknown `kid` refetches the JWKS at most this often per issuer (issue 3). */
+/** An unknown `kid` refetches the JWKS at most this often per issuer. */
 export const REFETCH_COOLDOWN_MS = 30_000;
 /** Known keys are refreshed in the background once they are this old. */
 export const REFRESH_INTERVAL_MS = 10 * 60_000;
@@ -37,8 +37,7 @@ export interface IssuerKeySetOptions {
  * One issuer's verification keys. Written here rather than taken from jose's
  * createRemoteJWKSet, which refetches on every unknown `kid` after a failure
  * (no cooldown) and stops verifying with known keys once its cache is older
- * than `cacheMaxAge` and the refetch fails (FACTS.md, "Library defaults that
- * bite"). Here:
+ * than `cacheMaxAge` and the refetch fails (10 minutes by default). Here:
  * - a token whose key is known never waits on the network; keys older than
  *   {@link REFRESH_INTERVAL_MS} are refreshed in the background;
  * - a failed refresh keeps the known keys (stale-if-error);

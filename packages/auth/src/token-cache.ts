@@ -7,7 +7,7 @@ export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
 
 /**
  * The cache key of a token: its SHA-256, so the raw token is never stored
- * (issue 3: "A verified token may be cached by a hash of it").
+ * and a leaked cache reveals no usable credential.
  */
 export function tokenHash(token: string): string {
   // The one-shot form: the same digest without a Hash object per request.

@@ -39,7 +39,7 @@ export interface TokenVerifierOptions {
 }
 
 /**
- * A verifier for one tenant (issue 3, "Tokens"). Tokens are remembered only
+ * A verifier for one tenant. Tokens are remembered only
  * by their SHA-256 and only by this verifier, so one tenant's verification
  * never answers for another's. Throws TypeError at creation for invalid
  * settings (fail at startup, not on the first request).

@@ -29,7 +29,7 @@ export function isCompactJws(token: string): boolean {
   return token.split('.').length === 3;
 }
 
-/** Verifies a JWT access token against the issuer its `iss` names (issue 3, "Tokens"). */
+/** Verifies a JWT access token against the issuer its `iss` names. */
 export async function verifyJwt(token: string, ctx: VerificationContext, signal?: AbortSignal): Promise<Verified> {
   let header: ProtectedHeaderParameters;
   let unverified: JWTPayload;
@@ -96,7 +96,7 @@ export async function verifyJwt(token: string, ctx: VerificationContext, signal?
       setting: `the tenant's resource URI ${issuer.audiences[0]} in aud (RFC 8707), or auth.issuers[issuer=${settings.issuer}].audiences (now ${settings.audiences.join(', ') || 'none'})`,
     });
   }
-  // jose checks `iat` only when maxTokenAge is set (FACTS.md); a token minted
+  // jose checks `iat` only when maxTokenAge is set; a token minted
   // in the future means a broken or hostile clock at the issuer.
   if (typeof payload.iat === 'number' && payload.iat > now / 1000 + settings.clockToleranceSeconds) {
     throw new AuthError('invalid_token', 'The token was issued in the future');

@@ -18,7 +18,7 @@ afterAll(async () => {
   await idp.close();
 });
 
-describe('the raw token never reaches the logs (issue 3)', () => {
+describe('the raw token never reaches the logs', () => {
   it('across successes, every failure path, JWKS outages and introspection outages', async () => {
     const logger = capturingLogger();
     const clock = fakeClock();

@@ -44,7 +44,7 @@ afterAll(async () => {
   await globexIdp.close();
 });
 
-describe('two tenants with two issuers (issue 3, "Tests")', () => {
+describe('two tenants with two issuers', () => {
   it("each accepts its own tokens and refuses the other's", async () => {
     const forAcme = await token(acmeIdp, ACME);
     const forGlobex = await token(globexIdp, GLOBEX);

@@ -111,7 +111,7 @@ describe('valid tokens', () => {
   });
 });
 
-describe('refused tokens (issue 3, "Tokens")', () => {
+describe('refused tokens', () => {
   it('bad signature: a byte of the signature changed', async () => {
     const token = await idp.sign(claims());
     const [h, p, s] = token.split('.') as [string, string, string];

@@ -1,8 +1,8 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 
 /**
- * Builds every Redis key and channel name the gateway uses (STYLE.md habit 4:
- * one helper puts the tenant in every key). Nothing in a key is readable:
+ * Builds every Redis key and channel name the gateway uses: one helper puts
+ * the tenant in every key, so no key can be built without it. Nothing in a key is readable:
  *
  *   {ns}:{<tag>}:e:<mac>    an entry (a cached MCP result or a backend page)
  *   {ns}:{<tag>}:e:<mac>:l  the single-flight lock of that entry
@@ -18,9 +18,9 @@ import { createHmac, hkdfSync } from 'node:crypto';
  *
  * `<mac>` = HMAC-SHA256(key, [layer, tenantId, generation, revision, who, method, params]),
  * where `who` is the principal fingerprint (per-credential results) or the
- * source id (the shared catalog layer). The MAC key is derived from the server
- * secret with HKDF (info "mcpgw cache key v1"), as the cursor key is (with its
- * own info string), so Redis contents reveal no principal, tenant or URI.
+ * source id (the shared catalog layer). The MAC key is `ServerKeys.cacheKey`
+ * (`@mcpgw/core`), derived from the server secret for this purpose alone, so
+ * Redis contents reveal no principal, tenant or URI.
  * A body's `<mac>` = HMAC-SHA256(key, ["body", tenantId, text]): content
  * addressed within the tenant, so identical bodies are one key and no body is
  * ever reachable from another tenant's keys.
@@ -65,8 +65,8 @@ export interface EntryKeyParts {
 }
 
 export interface CacheKeysOptions {
-  /** Server secret (SECRETS_KEY bytes, or random per process). */
-  secret: Uint8Array;
+  /** The MAC key: `ServerKeys.cacheKey` from `@mcpgw/core`. */
+  key: Uint8Array;
   /** Prefix of every key and channel; tests use a fresh one per run. Default `mcpgw`. */
   namespace?: string;
 }
@@ -75,7 +75,7 @@ export interface CacheKeysOptions {
 const MEMO_ENTRIES = 10_000;
 
 export function createCacheKeys(options: CacheKeysOptions): CacheKeys {
-  const key = Buffer.from(hkdfSync('sha256', options.secret, new Uint8Array(0), 'mcpgw cache key v1', 32));
+  const key = options.key;
   const ns = options.namespace ?? 'mcpgw';
   const mac = (input: string) => createHmac('sha256', key).update(input).digest('base64url');
   const tags = new Map<string, string>();

@@ -1,4 +1,4 @@
-/** Counters of one cache layer (issue 4, Metrics). */
+/** Counters of one cache layer. */
 export interface CacheCounters {
   /** Served from the cache. */
   hits: number;

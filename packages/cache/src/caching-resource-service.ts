@@ -28,7 +28,7 @@ export interface CallerCacheContext {
 }
 
 /**
- * The per-credential result cache (issue 4): finished `resources/list`
+ * The per-credential result cache: finished `resources/list`
  * pages, `resources/templates/list` pages and `resources/read` results,
  * keyed by (tenant, principal fingerprint, method, cursor or uri) and kept
  * for exactly the `ttlMs` the result carries; `ttlMs: 0` is never stored.
@@ -37,7 +37,7 @@ export interface CallerCacheContext {
  * caller's effective access, so two callers share an entry only when the
  * policy gives them identical access as the same principal.
  *
- * Issue 13: a result is kept as the JSON text it is sent as (a hit neither
+ * A result is kept as the JSON text it is sent as (a hit neither
  * parses nor serializes it: the protocol layer splices the text into the
  * response), and identical texts are stored once for all callers with the
  * same view (see `createSharedResults`). A first page's cursor is kept as

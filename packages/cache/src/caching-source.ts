@@ -13,7 +13,7 @@ export interface SourceCacheContext {
 }
 
 /**
- * The per-source catalog cache (issue 4): what the backend returned for a
+ * The per-source catalog cache: what the backend returned for a
  * page (`listResources` at a position, limit and narrowing) and its templates, shared
  * by every caller of the tenant. The catalog filters by the caller's scope
  * after this, so an entry never depends on who asked. Concurrent identical
@@ -42,7 +42,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
       const stored = await cache.getOrFetch({
         tenantId,
         revision,
-        // Keyed by what the backend is asked, narrowing included (issue 15):
+        // Keyed by what the backend is asked, narrowing included:
         // callers with the same grants share pages, and a narrowed page is
         // never served to a caller who needs the full scan or other prefixes.
         key: key('listResources', {
@@ -50,7 +50,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
           limit: page.limit,
           ...(page.prefixes === undefined ? {} : { prefixes: page.prefixes }),
           ...(page.ranges === undefined ? {} : { ranges: page.ranges }),
-          // A page filtered by the caller's view (issue 15) is shared by that view only.
+          // A page filtered by the caller's view is shared by that view only.
           ...(page.visible === undefined ? {} : { view: page.view ?? null }),
         }),
         cacheable: ttlMs.list > 0 && (page.visible === undefined || page.view !== undefined),
@@ -60,7 +60,7 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
         fetch: (shared) => inner.listResources(page, shared),
       });
       // A cached page is only as fresh as the ttlMs it has left: the merged
-      // page's ttlMs must not restart the clock (issue 4, "honors ttlMs").
+      // page's ttlMs must not restart the clock.
       return stored.ttlMs === undefined ? stored.value : { ...stored.value, ttlMs: stored.ttlMs };
     },
     async listTemplates(signal) {

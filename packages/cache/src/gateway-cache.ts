@@ -22,8 +22,8 @@ export interface GatewayCacheOptions {
   redis?: RedisConnection | undefined;
   /** REDIS_URL, for a cache on a connection of its own; neither this nor `redis`: the in-process store (one replica). */
   redisUrl?: string | undefined;
-  /** Server secret keying cache keys (SECRETS_KEY bytes; random per process when unset). */
-  secret: Uint8Array;
+  /** The key naming cache entries: `ServerKeys.cacheKey` from `@mcpgw/core`. */
+  key: Uint8Array;
   logger?: Logger;
   /** Prefix of every Redis key and channel. Default `mcpgw`. */
   namespace?: string;
@@ -127,7 +127,7 @@ export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
       ? createMemoryStore({ ...options.memory, now })
       : withCircuitBreaker(createRedisStore(redis), { ...options.breaker, logger });
   const keys = createCacheKeys({
-    secret: options.secret,
+    key: options.key,
     ...(options.namespace ? { namespace: options.namespace } : {}),
   });
   return createGatewayCacheOn(store, keys, { ...options, logger, now });

@@ -88,8 +88,9 @@ interface ScriptClient {
 /**
  * Counters shared by every replica through Redis. On the process's Redis
  * connection it fails fast instead of waiting (no offline queue, a command
- * deadline, no retries; FACTS.md): a rejected `increment` tells the caller
- * to count in process instead (see `withFallbackCounter`).
+ * deadline, no retries: ioredis would otherwise queue commands while Redis
+ * is down): a rejected `increment` tells the caller to count in process
+ * instead (see `withFallbackCounter`).
  */
 export function createRedisRateCounter(options: RedisRateCounterOptions): RedisRateCounter {
   const owned = !('client' in options.redis);

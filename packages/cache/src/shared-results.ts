@@ -58,8 +58,8 @@ export interface SharedResultsDeps {
 const BODY_MEMO_CHARS = 32 * 1024 * 1024;
 
 /**
- * The per-credential result cache with bodies stored once (issue 13, many
- * principals, one role). Three kinds of entry, all under the tenant's tag:
+ * The per-credential result cache with bodies stored once, so many
+ * principals of one role hold one copy of a result. Three kinds of entry, all under the tenant's tag:
  *
  *   own entry    (tenant, generation, caller fingerprint, method, params) →
  *                {at, ttl, b}: small, one per caller, each with its own ttl

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '@mcpgw/test-helpers/within';
 import type { GatewayCache, GatewayCacheOptions } from '../src/gateway-cache.js';
 import { createCachingSource } from '../src/caching-source.js';
 import { createGatewayCache } from '../src/gateway-cache.js';
@@ -9,7 +10,7 @@ import { createCatalog } from '@mcpgw/catalog';
 import { unrestrictedScope } from '@mcpgw/core';
 import { createCursorCodec } from '@mcpgw/protocol';
 
-// Issue 4, per-source catalog cache: shared by a tenant's callers, one
+// The per-source catalog cache: shared by a tenant's callers, one
 // backend call for concurrent identical misses within a replica and across
 // replicas, and invalidation that reaches every replica within 1 s. Two
 // "replicas" are two caches with the same secret against the same Redis.
@@ -21,8 +22,17 @@ const opened: GatewayCache[] = [];
 // A generous Redis command deadline: on a busy test machine the 50 ms default times
 // out commands on a live Redis (a late event loop runs the timer before it reads
 // the reply), and a timed-out lookup is a miss these counts would see.
+/** Backend pages a replica looked up and did not find, for one tenant. */
+const misses = (cache: GatewayCache, tenantId: string) => cache.metrics()[tenantId]?.source.misses ?? 0;
+
 async function replica(options: Partial<GatewayCacheOptions> = {}): Promise<GatewayCache> {
-  const cache = createGatewayCache({ secret, namespace, redisUrl: redisUrl(), commandTimeoutMs: 1000, ...options });
+  const cache = createGatewayCache({
+    key: secret,
+    namespace,
+    redisUrl: redisUrl(),
+    commandTimeoutMs: 1000,
+    ...options,
+  });
   opened.push(cache);
   expect(await cache.ready(3000)).toBe(true);
   return cache;
@@ -40,13 +50,19 @@ afterAll(async () => {
 
 describe('single flight', () => {
   it('collapses 20 concurrent identical misses on two replicas into one backend call', async () => {
-    const backend = countingSource('docs', 150);
-    const [a, b] = [await replica(), await replica()];
+    let answer!: () => void;
+    const backend = countingSource('docs', new Promise<void>((resolve) => (answer = resolve)));
+    // The replica without the lock waits for the other for as long as the test needs, not 500 ms.
+    const [a, b] = [await replica({ lockWaitMs: 10_000 }), await replica({ lockWaitMs: 10_000 })];
     const onA = createCachingSource(backend, { tenantId: 'acme', cache: a });
     const onB = createCachingSource(backend, { tenantId: 'acme', cache: b });
-    const pages = await Promise.all(
+    const asked = Promise.all(
       Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? onA : onB).listResources({ limit: 3 })),
     );
+    // The backend answers only once all 20 have missed: they are concurrent, whatever the machine's speed.
+    await within(10_000, () => expect(misses(a, 'acme') + misses(b, 'acme')).toBe(20), 'twenty misses');
+    answer();
+    const pages = await asked;
     expect(backend.calls.list).toBe(1);
     for (const page of pages) expect(page).toEqual(pages[0]);
     // A different page is a different call; templates likewise collapse.
@@ -90,12 +106,14 @@ describe('single flight', () => {
     const [a, b] = [await replica(), await replica()];
     let called!: () => void;
     const aHoldsLock = new Promise<void>((resolve) => (called = resolve));
+    let fail!: () => void;
+    const bAsked = new Promise<void>((resolve) => (fail = resolve));
     const failing = {
       ...backend,
-      // A slow backend that fails: B asks while A still holds the lock.
+      // A backend that fails once B has asked, while A still holds the lock.
       listResources: async () => {
         called();
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await bAsked;
         throw new Error('backend down');
       },
     };
@@ -104,6 +122,9 @@ describe('single flight', () => {
     const first = onA.listResources({ limit: 2 });
     await aHoldsLock; // A's backend is called only once A holds the lock
     const second = onB.listResources({ limit: 2 });
+    // B's miss is counted just before it tries the lock A holds.
+    await within(10_000, () => expect(misses(b, 'fallback')).toBe(1), "B's miss");
+    fail();
     await expect(first).rejects.toThrow('backend down');
     expect((await second).items.map((item) => item.uri)).toEqual(['test://docs/0', 'test://docs/1']);
     expect(backend.calls.list).toBe(1);
@@ -120,7 +141,7 @@ describe('single flight', () => {
 });
 
 describe('invalidation', () => {
-  it('invalidateTenant on one replica reaches the other within 1 s (pub/sub), and spares other tenants', async () => {
+  it('invalidateTenant on one replica reaches the other by its pub/sub message, and spares other tenants', async () => {
     const backend = countingSource('docs');
     const other = countingSource('docs');
     // B never re-reads a generation on its own (only after a gap): only the pub/sub message can tell it.
@@ -133,17 +154,13 @@ describe('invalidation', () => {
     await globexOnB.listResources({ limit: 1 });
     expect(backend.calls.list).toBe(1);
     backend.version = 2;
-    const started = Date.now();
     await a.invalidateTenant('invalidated');
-    let seen = '';
     // No gap happens here: only the message can have told B.
-    while (Date.now() - started < 10_000) {
-      seen = (await onB.listResources({ limit: 1 })).items[0]?.name ?? '';
-      if (seen.endsWith('v2')) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(seen).toBe('docs 0 v2');
-    expect(Date.now() - started).toBeLessThan(10_000);
+    await within(
+      10_000,
+      async () => expect((await onB.listResources({ limit: 1 })).items[0]?.name).toBe('docs 0 v2'),
+      'the new name on B',
+    );
     await globexOnB.listResources({ limit: 1 });
     expect(other.calls.list).toBe(1);
   });
@@ -156,13 +173,8 @@ describe('invalidation', () => {
     await onB.listTemplates();
     backend.version = 2;
     backend.emit({ type: 'list-changed', uris: ['test://docs/1'] });
-    const started = Date.now();
-    let name = '';
-    while (Date.now() - started < 1000 && !name.endsWith('v2')) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      name = (await onB.listTemplates())[0]?.name ?? '';
-    }
-    expect(name).toBe('docs v2');
+    // B never re-reads a generation on its own (only after a gap): only the invalidation message can have told it.
+    await within(10_000, async () => expect((await onB.listTemplates())[0]?.name).toBe('docs v2'), 'the new name on B');
     await onA.close();
   });
 });
@@ -205,7 +217,7 @@ describe('changes handed on', () => {
 describe('freshness', () => {
   it('a cached source page carries only the freshness it has left, and the merged page honours it', async () => {
     let clock = 1_000_000;
-    const cache = createGatewayCache({ secret, namespace, now: () => clock });
+    const cache = createGatewayCache({ key: secret, namespace, now: () => clock });
     opened.push(cache);
     const backend = countingSource('docs');
     const cached = createCachingSource(backend, { tenantId: 'fresh', cache, ttlMs: { list: 60_000 } });
@@ -219,7 +231,7 @@ describe('freshness', () => {
     const catalog = createCatalog({
       tenantId: 'fresh',
       sources: [cached],
-      cursors: createCursorCodec({ secret }),
+      cursors: createCursorCodec({ key: secret }),
       pageSize: 5,
     });
     const page = await catalog.forScope(unrestrictedScope).listResources(undefined, new AbortController().signal);

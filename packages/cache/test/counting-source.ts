@@ -1,7 +1,7 @@
 import type { Page, ResourceDescriptor, Source, SourceChange } from '@mcpgw/core';
 import { DEFAULT_SOURCE_TTL_MS } from '@mcpgw/core';
 
-/** A backend that counts its calls, answers after `delayMs`, and can announce a change like a watched source. */
+/** A backend that counts its calls, answers once `answer` resolves (at once without one), and can announce a change like a watched source. */
 export interface CountingSource extends Source {
   calls: { list: number; templates: number };
   /** Appended to every descriptor name so a test can tell old answers from new ones. */
@@ -9,7 +9,7 @@ export interface CountingSource extends Source {
   emit(change: SourceChange): void;
 }
 
-export function countingSource(id: string, delayMs = 0): CountingSource {
+export function countingSource(id: string, answer?: Promise<void>): CountingSource {
   const listeners = new Set<(change: SourceChange) => void>();
   const source: CountingSource = {
     id,
@@ -19,7 +19,7 @@ export function countingSource(id: string, delayMs = 0): CountingSource {
     version: 1,
     async listResources(page): Promise<Page<ResourceDescriptor>> {
       source.calls.list += 1;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await answer;
       const start = Number(page.position ?? 0);
       return {
         items: Array.from({ length: page.limit }, (_, i) => ({
@@ -31,7 +31,7 @@ export function countingSource(id: string, delayMs = 0): CountingSource {
     },
     async listTemplates() {
       source.calls.templates += 1;
-      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await answer;
       return [{ uriTemplate: `test://${id}/{n}`, name: `${id} v${source.version}` }];
     },
     owns: (uri) => uri.startsWith(`test://${id}/`),

@@ -3,7 +3,7 @@ import type { RateCounter } from '../src/index.js';
 import { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from '../src/index.js';
 import { deleteNamespace, dumpNamespace, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 
-// The counters behind the gateway's rate limits (issue 14): fixed windows in
+// The counters behind the gateway's rate limits: fixed windows in
 // process and in real Redis, and the fallback that keeps counting when Redis fails.
 
 describe('memory rate counter', () => {

@@ -4,10 +4,11 @@ import type { GatewayCache } from '../src/gateway-cache.js';
 import { type AccessScope, unrestrictedScope } from '@mcpgw/core';
 import { createCachingResourceService, withResultCache } from '../src/caching-resource-service.js';
 import { createGatewayCache } from '../src/gateway-cache.js';
-import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
+import { deleteNamespace, inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
+import { within } from '@mcpgw/test-helpers/within';
 import { fakeService } from './fake-service.js';
 
-// Issue 4, per-credential result cache, against both stores: the in-process
+// The per-credential result cache, against both stores: the in-process
 // LRU (REDIS_URL unset) and real Redis.
 
 const signal = new AbortController().signal;
@@ -30,7 +31,7 @@ describe.each(['memory', 'redis'] as const)('result cache (%s store)', (kind) =>
   let cache: GatewayCache;
   beforeAll(async () => {
     cache = createGatewayCache({
-      secret: randomBytes(32),
+      key: randomBytes(32),
       namespace,
       ...(kind === 'redis' ? { redisUrl: redisUrl(), commandTimeoutMs: COMMAND_TIMEOUT_MS } : { now: () => clock }),
     });
@@ -104,7 +105,7 @@ describe.each(['memory', 'redis'] as const)('result cache (%s store)', (kind) =>
 
 describe('expiry honours ttlMs', () => {
   it('in process: fresh until ttlMs (reporting the freshness left), then fetched again (fake clock, 60 s)', async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32), now: () => clock });
+    const cache = createGatewayCache({ key: randomBytes(32), now: () => clock });
     const inner = fakeService('clock');
     const service = createCachingResourceService(inner, { tenantId: 't', fingerprint: 'f', cache });
     await service.listResources(undefined, signal);
@@ -119,31 +120,53 @@ describe('expiry honours ttlMs', () => {
     await cache.close();
   });
 
-  it('in Redis: the entry lives exactly ttlMs (a real 1 s)', async () => {
+  it('in Redis: the entry is stored for ttlMs and goes when Redis expires it', async () => {
+    const own = testNamespace('results-ttl');
     const cache = createGatewayCache({
-      secret: randomBytes(32),
-      namespace,
+      key: randomBytes(32),
+      namespace: own,
       redisUrl: redisUrl(),
       commandTimeoutMs: COMMAND_TIMEOUT_MS,
     });
-    expect(await cache.ready(3000)).toBe(true);
-    // Long enough that the second read lands inside it on a busy machine too; Redis expires
-    // the entry on its own clock, so waiting out the time is the only way to see it go.
-    const inner = fakeService('short', 1_000);
-    const service = createCachingResourceService(inner, { tenantId: 't', fingerprint: 'f', cache });
-    await service.read('test://r', signal);
-    await service.read('test://r', signal);
-    expect(inner.calls.read).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
-    await service.read('test://r', signal);
-    expect(inner.calls.read).toBe(2);
-    await cache.close();
+    const redis = inspector();
+    await redis.connect();
+    try {
+      expect(await cache.ready(3000)).toBe(true);
+      // Redis expires the entry on its own clock: the test reads the expiry it was given, then
+      // waits for the entry to go (the next read misses), however long the machine takes.
+      const inner = fakeService('short', 2_000);
+      const service = createCachingResourceService(inner, { tenantId: 't', fingerprint: 'f', cache });
+      await service.read('test://r', signal);
+      // The entry and its body (the tenant's generation key, `:g`, lives on).
+      const stored = (await redis.keys(`${own}:*`)).filter((key) => !key.endsWith(':g'));
+      expect(stored).toHaveLength(2);
+      for (const key of stored) {
+        // At most ttlMs left (-1 would be no expiry, -2 an entry already gone).
+        const left = await redis.pttl(key);
+        expect(left).toBeGreaterThan(0);
+        expect(left).toBeLessThanOrEqual(2_000);
+      }
+      await service.read('test://r', signal);
+      expect(inner.calls.read).toBe(1);
+      await within(
+        10_000,
+        async () => {
+          await service.read('test://r', signal);
+          expect(inner.calls.read).toBe(2);
+        },
+        'a read after the entry expired',
+      );
+    } finally {
+      redis.disconnect();
+      await cache.close();
+      await deleteNamespace(own);
+    }
   });
 });
 
 describe('withResultCache', () => {
   it('does not even look up results no source of the tenant lets anyone cache', async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32) });
+    const cache = createGatewayCache({ key: randomBytes(32) });
     const inner = fakeService('zero', 0);
     const catalog = withResultCache(
       { tenantId: 'zero', sources: [{ ttlMs: { list: 0, read: 30_000 } }], forScope: (_scope: AccessScope) => inner },
@@ -160,7 +183,7 @@ describe('withResultCache', () => {
   });
 
   it("builds a caller's view once per scope, and never answers one scope from another's view", async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32) });
+    const cache = createGatewayCache({ key: randomBytes(32) });
     const inners = new Map<string, ReturnType<typeof fakeService>>();
     const catalog = withResultCache(
       {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFreezingProxy } from '@mcpgw/test-helpers/freezing-proxy';
 import { deleteNamespace, inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { createCachingSource } from '../src/caching-source.js';
@@ -12,6 +12,7 @@ import type { RedisConnection } from '../src/redis-connection.js';
 import { openRedisConnection } from '../src/redis-connection.js';
 import { countingSource } from './counting-source.js';
 import { TenantGenerations } from '../src/tenant-generations.js';
+import { within } from '@mcpgw/test-helpers/within';
 
 // The one resync rule (docs/adr/0008-one-replica-bus.md): a replica whose
 // subscriber connection dropped re-reads what it holds from the source of
@@ -40,7 +41,7 @@ afterAll(async () => {
 
 async function replica(connection?: RedisConnection): Promise<GatewayCache> {
   const cache = createGatewayCache({
-    secret,
+    key: secret,
     namespace,
     ...(connection === undefined ? { redisUrl: redisUrl(), commandTimeoutMs: 1000 } : { redis: connection }),
   });
@@ -70,7 +71,7 @@ describe('the resync after a gap', () => {
     await onA.listTemplates();
     expect((await onB.listTemplates())[0]?.name).toBe('docs v1');
     const channel = `${namespace}:invalidate`;
-    await vi.waitFor(async () => expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 2]));
+    await within(5000, async () => expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 2]));
 
     await redis.client('KILL', 'ID', await clientId(connection.subscriberName));
     backend.version = 2;
@@ -80,7 +81,7 @@ describe('the resync after a gap', () => {
     const [, stillListening] = (await redis.pubsub('NUMSUB', channel)) as [string, number];
     expect([listening, stillListening]).toEqual([1, 1]);
 
-    await vi.waitFor(() => expect(resyncs).toContain(true), { timeout: 5000 });
+    await within(5000, () => expect(resyncs).toContain(true), 'a resync after the gap');
     expect((await onB.listTemplates())[0]?.name).toBe('docs v2');
   });
 
@@ -98,7 +99,7 @@ describe('the resync after a gap', () => {
     await onA.listTemplates();
     expect((await onB.listTemplates())[0]?.name).toBe('docs v1');
     const channel = `${namespace}:invalidate`;
-    await vi.waitFor(async () => expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 2]));
+    await within(5000, async () => expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 2]));
 
     // B's subscriber connection stays open, but nothing Redis sends on it arrives any more (half-open).
     proxy.freeze(/subscribe/i);
@@ -106,7 +107,7 @@ describe('the resync after a gap', () => {
     await a.invalidateTenant('globex');
     expect((await onB.listTemplates())[0]?.name).toBe('docs v1');
 
-    await vi.waitFor(() => expect(resyncs).toContain(true), { timeout: 5000 });
+    await within(5000, () => expect(resyncs).toContain(true), 'a resync after the gap');
     expect((await onB.listTemplates())[0]?.name).toBe('docs v2');
   });
 });
@@ -114,7 +115,7 @@ describe('the resync after a gap', () => {
 describe('an announcement that could not be published', () => {
   it('is owed and published again until it goes out', async () => {
     const store = createMemoryStore();
-    const keys = createCacheKeys({ secret });
+    const keys = createCacheKeys({ key: secret });
     let failures = 1;
     const publish = store.publish.bind(store);
     const flaky = {
@@ -130,6 +131,6 @@ describe('an announcement that could not be published', () => {
     closers.push(async () => generations.close());
     await expect(generations.invalidate('acme')).rejects.toThrow('Redis did not answer');
     expect(heard).toEqual([]);
-    await vi.waitFor(() => expect(heard).toEqual([keys.tenantTag('acme')]), { timeout: 5000 });
+    await within(5000, () => expect(heard).toEqual([keys.tenantTag('acme')]));
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCacheKeys } from '../src/cache-keys.js';
 import { createCachingResourceService } from '../src/caching-resource-service.js';
 import type { CacheStore } from '../src/cache-store.js';
@@ -8,6 +8,7 @@ import { createGatewayCacheOn } from '../src/gateway-cache.js';
 import { createMemoryStore } from '../src/memory-store.js';
 import { createRedisStore } from '../src/redis-store.js';
 import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
+import { within } from '@mcpgw/test-helpers/within';
 import { fakeService } from './fake-service.js';
 
 // Cached results are bound to the configuration revision they were computed
@@ -28,7 +29,7 @@ afterAll(async () => {
 
 describe.each(['memory', 'redis'] as const)('revision floor (%s store)', (kind) => {
   const secret = randomBytes(32);
-  const keys = createCacheKeys({ secret, namespace });
+  const keys = createCacheKeys({ key: secret, namespace });
   const stores: CacheStore[] = [];
   let shared: CacheStore;
   let replicaA: GatewayCache;
@@ -68,12 +69,13 @@ describe.each(['memory', 'redis'] as const)('revision floor (%s store)', (kind) 
     await replicaA.noteRevision(tenant, 2);
     const newOnA = serviceOn(replicaA, tenant, 2, 'new');
     // B hears of it through the store (at once by pub/sub, or when its copy expires), and is told.
-    await vi.waitFor(
+    await within(
+      10_000,
       async () => {
         await oldOnB.service.listResources(undefined, signal);
         expect(told).toContainEqual([tenant, 2]);
       },
-      { timeout: 2000, interval: 20 },
+      'B told of revision 2',
     );
     const calls = oldOnB.inner.calls.list;
     const bypassed = replicaB.metrics()[tenant]?.result?.bypasses ?? 0;

@@ -21,7 +21,7 @@ function stream(bytes: Buffer): BlobByteStream {
 
 describe('a read whose blob is still arriving', () => {
   it('goes to its caller as it is, is never stored, and a concurrent identical read reads for itself', async () => {
-    const cache = createGatewayCache({ secret: randomBytes(32) });
+    const cache = createGatewayCache({ key: randomBytes(32) });
     const inner = fakeService('streamed');
     const bytes = randomBytes(1000);
     let release!: () => void;

@@ -15,7 +15,7 @@ export interface CatalogOptions {
    * Source calls one page may make before it returns what it has (with a
    * cursor), so a caller who can see little of a large source cannot make
    * one request walk the whole backend. Default 10. Sources are asked only
-   * for the ranges the caller's patterns reach (issue 15), once per page, so
+   * for the ranges the caller's patterns reach, once per page, so
    * only patterns without a literal start (a full scan) still make a page
    * use several calls of one source.
    */
@@ -37,7 +37,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
   const maxSourceCalls = options.maxSourceCallsPerPage ?? 10;
   const logger = options.logger ?? silentLogger;
   /**
-   * Issue 5: a backend that is down must not take the tenant's other sources
+   * A backend that is down must not take the tenant's other sources
    * with it. A listing skips an unavailable source, says so in the log and
    * names it to the client (`unavailableSources`, which the protocol layer
    * puts in `_meta`); the page then gets ttlMs 0 so no client or cache keeps
@@ -87,7 +87,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
           let position = state.position;
           while (index < sources.length && resources.length < pageSize && calls < maxSourceCalls) {
             const source = sources[index]!;
-            // Issue 15: the caller's grants narrow what the source is asked
+            // The caller's grants narrow what the source is asked
             // for; a source none of whose URIs can be visible costs no call.
             const prefixes = scope.allowsSource(source.id) ? scope.listingPrefixes?.(source.id) : [];
             if (prefixes?.length === 0) {

@@ -6,7 +6,7 @@ import { createStaticSource } from '@mcpgw/source-static';
 import { createCatalog } from '../src/catalog.js';
 
 const signal = new AbortController().signal;
-const cursors = createCursorCodec({ secret: Buffer.from('c'.repeat(32)) });
+const cursors = createCursorCodec({ key: Buffer.from('c'.repeat(32)) });
 
 function staticSource(id: string, count: number, ttlMs?: SourceTtlMs): Source {
   const source = createStaticSource(
@@ -185,7 +185,7 @@ describe('catalog', () => {
     ).toThrow(/two sources/);
   });
 
-  describe('narrowing by the caller grants (issue 15)', () => {
+  describe('narrowing by the caller grants', () => {
     /** A source that records what it was asked. */
     function recording(inner: Source, requests: PageRequest[]): Source {
       return new Proxy(inner, {

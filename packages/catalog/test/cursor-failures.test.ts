@@ -14,7 +14,7 @@ import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
  * tripped.
  */
 const secret = Buffer.from('u'.repeat(32));
-const cursors = createCursorCodec({ secret });
+const cursors = createCursorCodec({ key: secret });
 function staticSource(id: string, count: number): Source {
   return createStaticSource(
     {

@@ -14,7 +14,7 @@ export const slug = z
 const ttlMs = z.int('must be a whole number of milliseconds').min(0, 'must be 0 (no caching) or more');
 
 /**
- * Per-source freshness (issue 4): the `ttlMs` the gateway returns, and caches
+ * Per-source freshness: the `ttlMs` the gateway returns, and caches
  * for, on list pages this source shaped (`list`) and on its reads (`read`).
  * Omitted values keep the source type's defaults (60 s and 30 s); 0 disables
  * caching of that kind for the source everywhere.

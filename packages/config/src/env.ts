@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ADMIN_CLI_ENV_KEYS } from './admin-cli-env.js';
 import type { ConfigIssue } from './config-error.js';
 import { ConfigError, formatPath } from './config-error.js';
+import { envSettingDocs } from './env-setting-docs.js';
 import { strayEnvNameIssues } from './stray-env-names.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -39,16 +40,20 @@ const commaSeparated = (value: string): string[] =>
 const perMinute = z.coerce.number().int('must be a whole number of requests per minute').min(0);
 
 /**
- * The environment the gateway reads, validated once at start. Every key here
- * is listed in .env.example (a test keeps the two equal). Defaults are the
- * embedded development setup: loopback only.
+ * The environment the gateway reads, validated once at start. Each setting
+ * carries its documentation (`envSettingDocs`): docs/configuration.md's table
+ * and .env.example are generated from it (`npm run docs:env`), and a test keeps
+ * them equal. Defaults are the embedded development setup: loopback only.
  */
 export const envSchema = z.object({
-  /** Interface to bind. Anonymous tenants are refused unless this is a loopback address. */
-  HOST: z.string().min(1).default('127.0.0.1'),
-  /** TCP port; 0 picks a free one (tests). */
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  /** The externally visible base URL; tenant endpoints are `${PUBLIC_URL}/t/{tenant}/mcp`. Default http://HOST:PORT. */
+  HOST: z.string().min(1).default('127.0.0.1').register(envSettingDocs, {
+    group: 'Serving',
+    description: 'interface to bind. Anonymous tenants and the development issuer need a loopback address.',
+  }),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080).register(envSettingDocs, {
+    group: 'Serving',
+    description: 'TCP port; `0` picks a free one (then tenants that authenticate need `PUBLIC_URL`).',
+  }),
   PUBLIC_URL: z
     .url({ protocol: /^https?$/ })
     .refine((value) => {
@@ -58,19 +63,27 @@ export const envSchema = z.object({
       return url.search === '' && url.hash === '' && url.pathname === '/';
     }, 'must be an origin such as https://mcp.example.com (no path, query or fragment): tenant endpoints and their RFC 9728 metadata live at fixed paths under it')
     .transform((value) => value.replace(/\/+$/, ''))
-    .optional(),
-  /** Path of the bootstrap file (JSON or YAML). Unset: the built-in demo tenant. */
-  GATEWAY_CONFIG: z.string().min(1).optional(),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  /** Comma-separated browser origins allowed to call the MCP endpoints (besides PUBLIC_URL's own). */
-  ALLOWED_ORIGINS: z.string().transform(commaSeparated).pipe(z.array(origin)).default([]),
-  /**
-   * Destinations a tenant admin may configure although they are internal
-   * (loopback, private, link-local, ...): comma-separated CIDRs (`10.0.0.0/8`),
-   * addresses (`127.0.0.1`) and host names (`minio.internal`, trusted whatever
-   * they resolve to). What operators write (the bootstrap file, operator
-   * admin calls) is never restricted. Default none.
-   */
+    .optional()
+    .register(envSettingDocs, {
+      group: 'Serving',
+      description:
+        "the externally visible origin, no path (e.g. `https://mcp.example.com`). Required off loopback. Tenant endpoints are `${PUBLIC_URL}/t/{tenant}/mcp`, which is also each tenant's OAuth resource identifier. Unset on a loopback bind, the gateway answers as `127.0.0.1`, `localhost` and `[::1]` on `PORT` alike (the resource identifier follows the name the client used).",
+      unset: '`http://HOST:PORT`',
+    }),
+  GATEWAY_CONFIG: z.string().min(1).optional().register(envSettingDocs, {
+    group: 'Serving',
+    description: 'path of the bootstrap file (JSON, or YAML for `.yaml`/`.yml`)',
+    unset: 'the demo tenant',
+  }),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info').register(envSettingDocs, {
+    group: 'Serving',
+    description: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
+  }),
+  ALLOWED_ORIGINS: z.string().transform(commaSeparated).pipe(z.array(origin)).default([]).register(envSettingDocs, {
+    group: 'Serving',
+    description:
+      "comma-separated browser origins allowed to call MCP endpoints, besides `PUBLIC_URL`'s own (and loopback origins on a loopback bind)",
+  }),
   EGRESS_ALLOW: z
     .string()
     .transform(commaSeparated)
@@ -82,145 +95,203 @@ export const envSchema = z.object({
         }),
       ),
     )
-    .default([]),
-  /** Folder for local state: the development authorization server's signing keys. */
-  DATA_DIR: z.string().min(1).default('.data'),
-  /**
-   * Redis for the result and catalog caches, shared by every replica:
-   * `redis://` or `rediss://` for one node, `redis+cluster://h1:p1,h2:p2` (or
-   * `rediss+cluster://`) for Redis Cluster. Unset: an in-process cache.
-   */
+    .default([])
+    .register(envSettingDocs, {
+      group: 'Serving',
+      description:
+        'internal destinations tenant admins may still configure: comma-separated CIDRs (`10.0.0.0/8`), addresses (`127.0.0.1`) and host names (`minio.internal`, trusted whatever they resolve to). See [Egress policy](#egress-policy).',
+    }),
+  DATA_DIR: z.string().min(1).default('.data').register(envSettingDocs, {
+    group: 'State and secrets',
+    description:
+      "folder for local state: the embedded control-plane database (PGlite, in `DATA_DIR/control-plane`) while `DATABASE_URL` is unset; the key sealing source credentials (`control-plane.key`) while `SECRETS_KEY` is unset; and the development authorization server's signing keys, its registered clients (`clients.jsonl`, at most 100) and, while a gateway runs, a record `npm run token` reads to mint for that gateway",
+  }),
   REDIS_URL: z
     .string()
     .regex(
       /^rediss?(\+cluster)?:\/\/\S+$/i,
       'must start with redis://, rediss://, redis+cluster:// or rediss+cluster://',
     )
-    .optional(),
-  /**
-   * The control-plane store (tenants, issuers, sources, grants, audit log),
-   * shared by every replica: `postgres://…`. Unset: embedded PGlite under
-   * DATA_DIR (one replica; keeps what was written across restarts).
-   */
+    .optional()
+    .register(envSettingDocs, {
+      group: 'State and secrets',
+      description:
+        'Redis shared by all replicas for the result and catalog caches and live change events: `redis://[user:password@]host:6379[/db]`, `rediss://…`, or `redis+cluster://host1:6379,host2:6379` (`rediss+cluster://`) for Redis Cluster. Unset: an in-process LRU (one replica). See [Caching](#caching).',
+      unset: 'in-process',
+    }),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\/\S+$/i, 'must be a postgres:// or postgresql:// connection string')
-    .optional(),
-  /**
-   * `true`: this gateway runs as the only replica, on purpose, with the
-   * embedded control-plane store (PGlite under DATA_DIR). That store is this
-   * replica's own: what the admin API writes on it is invisible to any other
-   * replica and lasts only as long as DATA_DIR does. A non-loopback HOST
-   * without DATABASE_URL refuses to start unless this is set.
-   */
+    .optional()
+    .register(envSettingDocs, {
+      group: 'State and secrets',
+      description:
+        "the control-plane store shared by every replica: `postgres://user:password@host:5432/db`. Unset: embedded PGlite (PostgreSQL in WebAssembly) under `DATA_DIR/control-plane`, this replica's own, kept across restarts. Required when `HOST` is not a loopback address, unless `SINGLE_REPLICA=true`. See [Control plane](#control-plane).",
+      unset: 'PGlite under `DATA_DIR`',
+    }),
   SINGLE_REPLICA: z
     .enum(['true', 'false'], 'must be true or false')
     .transform((value) => value === 'true')
-    .default(false),
-  /** Server secret (at least 32 characters) keying cursor encryption and cache keys; must be equal on every replica. */
-  SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)').optional(),
-  /**
-   * Requests per minute from one client address, checked before the tenant
-   * or any token is looked at. 0 (the default) is off: behind a reverse proxy
-   * every request comes from the proxy's address. Loopback peers are exempt.
-   */
-  RATE_LIMIT_IP_PER_MINUTE: perMinute.default(0),
-  /** Default requests per minute to one tenant (all callers); a tenant's `limits.requestsPerMinute` overrides. 0 is off. */
-  RATE_LIMIT_TENANT_PER_MINUTE: perMinute.default(60_000),
-  /** Default requests per minute from one authenticated caller; a tenant's `limits.perPrincipalPerMinute` overrides. 0 is off. */
-  RATE_LIMIT_PRINCIPAL_PER_MINUTE: perMinute.default(6_000),
-  /**
-   * Requests per minute to the admin API (`/admin/v1`) from one client
-   * address, checked before any token is verified. 0 is off. Loopback peers
-   * are exempt while TRUSTED_PROXIES is empty.
-   */
-  RATE_LIMIT_ADMIN_IP_PER_MINUTE: perMinute.default(600),
-  /** Requests per minute to the admin API from one authenticated admin (operator or tenant admin). 0 is off. */
-  RATE_LIMIT_ADMIN_PER_MINUTE: perMinute.default(300),
-  /**
-   * Comma-separated addresses and CIDR blocks of the reverse proxies in front
-   * of the gateway. Only a request from one of them has its X-Forwarded-For
-   * read: the client address is the nearest hop, right to left, that is not a
-   * trusted proxy. Empty (the default): the connection's peer is the client,
-   * X-Forwarded-For is ignored, and loopback peers are exempt from the
-   * gateway-wide rate limits; once set, no address is exempt.
-   */
-  TRUSTED_PROXIES: z.string().transform(commaSeparated).pipe(z.array(addressOrBlock)).default([]),
-  /** Default cap on one tenant's requests in flight per replica; a tenant's `limits.maxInFlight` overrides. 0 is off. */
-  TENANT_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(256),
-  /**
-   * Load shedding: refuse new requests with 503 while the event loop is
-   * delayed by more than this many milliseconds (sampled every second). 0 is off.
-   */
-  SHED_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200),
-  /**
-   * Load shedding, per request: refuse a new request with 503 when the event
-   * loop is this many milliseconds behind at the moment it is read (the
-   * current turn so far, or the last one). Reacts within a turn where the
-   * delay above reacts within a second. 0 is off.
-   */
-  SHED_EVENT_LOOP_STALL_MS: z.coerce.number().int().min(0).default(0),
-  /**
-   * Load shedding: refuse new requests while event-loop utilization is above
-   * this fraction. 0 (the default) is off: a replica at full throughput is
-   * busy, not late; the delay above is what tracks queueing.
-   */
-  SHED_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0),
-  /** Open `subscriptions/listen` streams one caller (principal) may hold on one replica. 0 is no cap. */
-  LISTEN_MAX_STREAMS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(10),
-  /** Open listen streams of one tenant on one replica. 0 is no cap. */
-  LISTEN_MAX_STREAMS_PER_TENANT: z.coerce.number().int().min(0).default(1000),
-  /** Open listen streams on one replica, all tenants together; always bounded (at least 1). */
-  LISTEN_MAX_STREAMS: z.coerce.number().int().min(1).default(10_000),
-  /**
-   * A burst of changes gives a stream at most one `notifications/resources/list_changed`
-   * per this many milliseconds; the last change of a burst is always sent (trailing edge).
-   */
-  LISTEN_LIST_CHANGED_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
-  /** An SSE comment on every idle listen stream this often, so proxies and clients keep it open. */
-  LISTEN_KEEPALIVE_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
-  /**
-   * During a SECRETS_KEY rotation, the key before it: source credentials the
-   * control plane sealed with it still open. Remove once they are resealed.
-   */
-  SECRETS_KEY_PREVIOUS: z.string().min(32, 'must be at least 32 characters').optional(),
-  /**
-   * Bearer token Prometheus sends to scrape `/metrics`. Unset: `/metrics` is
-   * served without a token on a loopback HOST and not at all (404) otherwise.
-   * Empty counts as unset: what a compose file's `${METRICS_TOKEN:-}` gives
-   * when the operator has none.
-   */
-  METRICS_TOKEN: z.preprocess(
-    (value) => (value === '' ? undefined : value),
-    z
-      .string()
-      .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
-      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an Authorization header)')
-      .optional(),
-  ),
-  /**
-   * OTLP/HTTP collector base URL (`http://collector:4318`); spans go to
-   * `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`. Unset: no tracing.
-   */
+    .default(false)
+    .register(envSettingDocs, {
+      group: 'State and secrets',
+      description:
+        '`true`: this gateway is the only replica, on purpose, on the embedded store (DATABASE_URL unset). That store is its own: admin writes on it reach no other replica and last only as long as `DATA_DIR`. A non-loopback `HOST` without `DATABASE_URL` refuses to start unless this is `true`; on loopback, and with `DATABASE_URL`, it changes nothing.',
+    }),
+  SECRETS_KEY: z
+    .string()
+    .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
+    .optional()
+    .register(envSettingDocs, {
+      group: 'State and secrets',
+      description:
+        '32+ characters from which the gateway derives one key per purpose: cursor encryption, cache keys, admin session cookies, principal fingerprints, and the sealing of source credentials in the control plane. Set the same value on every replica. Unset: a random key per process, so cursors, cache keys and sessions survive neither a restart nor a trip to another replica, and source credentials are sealed with a key kept in `DATA_DIR/control-plane.key`. See [ADR 8](adr/0008-one-key-per-purpose.md)',
+      unset: 'random per process',
+    }),
+  RATE_LIMIT_IP_PER_MINUTE: perMinute.default(0).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      "requests per minute from one client address, checked before the tenant or any token is looked at. Off by default because behind a reverse proxy every request has the proxy's address; set it where clients reach the gateway directly. Loopback peers are exempt. See [docs/operations.md, Limits and overload](operations.md#limits-and-overload).",
+  }),
+  RATE_LIMIT_TENANT_PER_MINUTE: perMinute.default(60_000).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      "default requests per minute to one tenant, all its callers together; a tenant's `limits.requestsPerMinute` overrides. `0` is off. Not applied to loopback peers.",
+  }),
+  RATE_LIMIT_PRINCIPAL_PER_MINUTE: perMinute.default(6_000).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      "default requests per minute from one authenticated caller (issuer and subject); a tenant's `limits.perPrincipalPerMinute` overrides. `0` is off. Not applied to loopback peers.",
+  }),
+  RATE_LIMIT_ADMIN_IP_PER_MINUTE: perMinute.default(600).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      'requests per minute to the admin API (`/admin/v1`) from one client address, checked before any token is verified or any body is read; over it, 429 `too-many-requests` with `Retry-After`. `0` is off. Loopback peers are exempt while `TRUSTED_PROXIES` is empty. See [docs/admin-api.md, Limits](admin-api.md#limits).',
+  }),
+  RATE_LIMIT_ADMIN_PER_MINUTE: perMinute.default(300).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      'requests per minute to the admin API from one authenticated admin (an operator, or a tenant admin of one tenant), by token or browser session alike. `0` is off. Loopback peers are exempt while `TRUSTED_PROXIES` is empty.',
+  }),
+  TRUSTED_PROXIES: z
+    .string()
+    .transform(commaSeparated)
+    .pipe(z.array(addressOrBlock))
+    .default([])
+    .register(envSettingDocs, {
+      group: 'Limits and load shedding',
+      description:
+        'comma-separated IPs and CIDR blocks (`10.0.0.0/8`) of the reverse proxies in front of the gateway. Only from them is `X-Forwarded-For` read: the client is its nearest hop, right to left, not a trusted proxy. Empty: the peer is the client, and loopback peers skip the gateway-wide rate limits. See [operations.md](operations.md#limits-and-overload).',
+    }),
+  TENANT_MAX_IN_FLIGHT: z.coerce.number().int().min(0).default(256).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      "default cap on one tenant's requests in flight on one replica; more are refused with 503 and `Retry-After: 1` instead of queueing. A tenant's `limits.maxInFlight` overrides; `0` is no cap.",
+  }),
+  SHED_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      "load shedding: the MCP endpoint answers 503 with `Retry-After: 2` while the event loop's mean delay over the last second is above this. `0` is off.",
+  }),
+  SHED_EVENT_LOOP_STALL_MS: z.coerce.number().int().min(0).default(0).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      'load shedding per request: the MCP endpoint answers 503 with `Retry-After: 2` when the event loop is this many milliseconds behind as the request is read (the current turn so far, or the previous turn\'s overrun). Reacts within one turn; see docs/operations.md, "Limits and overload", for what it costs.',
+  }),
+  SHED_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0).max(1).default(0).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      'load shedding: also 503 while event-loop utilization over the last second is above this fraction (0 to 1). Off by default: a replica at full throughput is busy, not late.',
+  }),
+  LISTEN_MAX_STREAMS_PER_PRINCIPAL: z.coerce.number().int().min(0).default(10).register(envSettingDocs, {
+    group: 'Listen streams',
+    description:
+      'open `subscriptions/listen` streams one caller (issuer and subject, per tenant; the client address on an anonymous tenant) may hold on one replica; one more is refused with 429 and `MCPGW_LISTEN_LIMIT`. `0` is no cap. See docs/protocol.md, "Subscriptions".',
+  }),
+  LISTEN_MAX_STREAMS_PER_TENANT: z.coerce.number().int().min(0).default(1000).register(envSettingDocs, {
+    group: 'Listen streams',
+    description:
+      'open listen streams of one tenant on one replica, all its callers together; more are refused the same way. `0` is no cap.',
+  }),
+  LISTEN_MAX_STREAMS: z.coerce.number().int().min(1).default(10_000).register(envSettingDocs, {
+    group: 'Listen streams',
+    description:
+      'open listen streams on one replica, all tenants together (at least 1: always bounded). An idle stream costs a few KiB (docs/performance.md).',
+  }),
+  LISTEN_LIST_CHANGED_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000).register(envSettingDocs, {
+    group: 'Listen streams',
+    description:
+      'coalescing: a stream gets at most one `notifications/resources/list_changed` per this many milliseconds; the last change of a burst is sent once the interval has passed. `0` sends each at once.',
+  }),
+  LISTEN_KEEPALIVE_MS: z.coerce.number().int().min(100).max(300_000).default(15_000).register(envSettingDocs, {
+    group: 'Listen streams',
+    description:
+      'an SSE comment on every listen stream this often, so proxies and clients do not close a quiet stream (100 to 300000).',
+  }),
+  SECRETS_KEY_PREVIOUS: z.string().min(32, 'must be at least 32 characters').optional().register(envSettingDocs, {
+    group: 'State and secrets',
+    description:
+      'during a `SECRETS_KEY` rotation, the key before it: credentials the control plane sealed with it, and admin sessions sealed with it, still open (see [Control plane](#control-plane)). Ignored while `SECRETS_KEY` is unset',
+  }),
+  METRICS_TOKEN: z
+    .preprocess(
+      (value) => (value === '' ? undefined : value),
+      z
+        .string()
+        .min(32, 'must be at least 32 characters (e.g. `openssl rand -base64 32`)')
+        .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an Authorization header)')
+        .optional(),
+    )
+    .register(envSettingDocs, {
+      group: 'Metrics and traces',
+      description:
+        'bearer token (32+ printable characters) Prometheus sends to scrape `/metrics`. Unset (or empty): `/metrics` is open on a loopback `HOST` and absent (404) otherwise. See docs/operations.md, "Metrics and traces".',
+    }),
   OTEL_EXPORTER_OTLP_ENDPOINT: z
     .url({ protocol: /^https?$/ })
     .transform((value) => value.replace(/\/+$/, ''))
-    .optional(),
-  /** The `service.name` of exported spans. */
-  OTEL_SERVICE_NAME: z.string().min(1).default('mcp-resource-gateway'),
-  /**
-   * The platform operators' identity provider (the exact `iss` of their
-   * tokens). Unset: the admin API has no operators (docs/admin-api.md).
-   */
-  OPERATOR_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
-  /** Its JWKS; unset: from the issuer's RFC 8414 / OpenID Connect discovery metadata. */
-  OPERATOR_JWKS_URI: z.url({ protocol: /^https?$/ }).optional(),
-  /** The `aud` operator tokens must carry (RFC 8707); default `${PUBLIC_URL}/admin/v1`. */
-  OPERATOR_AUDIENCE: z.url().optional(),
-  /** The claim (a string or an array of strings) holding the operator's roles. */
-  OPERATOR_ROLE_CLAIM: z.string().min(1).default('roles'),
-  /** The role in that claim that makes the caller a platform operator. */
-  OPERATOR_ROLE: z.string().min(1).default('gateway-operator'),
+    .optional()
+    .register(envSettingDocs, {
+      group: 'Metrics and traces',
+      description:
+        'OTLP/HTTP collector base URL (`http://otel-collector:4318`); spans go to `${OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`.',
+      unset: 'no tracing',
+    }),
+  OTEL_SERVICE_NAME: z.string().min(1).default('mcp-resource-gateway').register(envSettingDocs, {
+    group: 'Metrics and traces',
+    description: 'the `service.name` resource attribute of exported spans',
+  }),
+  OPERATOR_ISSUER: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .register(envSettingDocs, {
+      group: 'Platform operators',
+      description:
+        "the platform operators' identity provider (the exact `iss` of their tokens) for the [admin API](admin-api.md). Unset: only tenant admins use it, except on a loopback `HOST` with the development authorization server running, whose issuer is then the local operator issuer (`npm run token -- --operator`).",
+      unset: 'no operators',
+    }),
+  OPERATOR_JWKS_URI: z
+    .url({ protocol: /^https?$/ })
+    .optional()
+    .register(envSettingDocs, {
+      group: 'Platform operators',
+      description: "the operators' issuer's JWKS; unset: from its RFC 8414 / OpenID Connect discovery metadata",
+      unset: 'from discovery',
+    }),
+  OPERATOR_AUDIENCE: z.url().optional().register(envSettingDocs, {
+    group: 'Platform operators',
+    description: 'the `aud` operator tokens must carry (an absolute URI, RFC 8707)',
+    unset: '`${PUBLIC_URL}/admin/v1`',
+  }),
+  OPERATOR_ROLE_CLAIM: z.string().min(1).default('roles').register(envSettingDocs, {
+    group: 'Platform operators',
+    description:
+      "the claim (a string or an array of strings) holding the operator's roles; a dotted path such as `realm_access.roles` reads a nested claim",
+  }),
+  OPERATOR_ROLE: z.string().min(1).default('gateway-operator').register(envSettingDocs, {
+    group: 'Platform operators',
+    description: 'the role in that claim that makes the caller a platform operator',
+  }),
 });
 
 export type EnvConfig = z.output<typeof envSchema>;

@@ -26,3 +26,6 @@ export { grantSchema, issuerSchema } from './auth-schema.js';
 export { readAdminToken } from './admin-cli-env.js';
 /** Silences dependencies' notices about their future releases (the installed ones are pinned). */
 export { silencePinnedDependencyNotices } from './pinned-dependency-notices.js';
+/** The documentation beside each environment setting, and the table and .env.example generated from it. */
+export { ENV_GROUPS, envSettingDocs, type EnvGroup, type EnvSettingDoc } from './env-setting-docs.js';
+export { renderEnvExample, renderEnvTable, withEnvTable } from './env-docs.js';

@@ -9,7 +9,7 @@ export { createPostgresDatabase } from './postgres-database.js';
 export { createPgliteDatabase } from './pglite-database.js';
 /** Brings the schema up to date at start; refuses a newer or edited schema. */
 export { migrate } from './migrate.js';
-/** Seals source credentials at rest, with key ids for SECRETS_KEY rotation. */
+/** Seals values (source credentials at rest, admin sessions) under keys derived per purpose, with key ids for SECRETS_KEY rotation. */
 export { createSecretBox } from './secret-box.js';
 /** Tenants and what they own, written transactionally with audit, versions and a change signal. */
 export { createControlPlaneStore, CONTROL_PLANE_CHANNEL } from './control-plane-store.js';

@@ -1,12 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
- * Seals source credentials at rest (AES-256-GCM). The key is derived from
- * SECRETS_KEY with HKDF (RFC 5869) under a label of its own, so the same
- * server secret keying cursors and cache keys never serves as this key
- * directly. Each sealed value names the key that sealed it (a key id), so
- * SECRETS_KEY can be rotated: new values seal with the current key, old ones
- * still open with a previous key until they are sealed again.
+ * Seals values with AES-256-GCM: source credentials at rest, and the admin
+ * session cookie. Its keys come derived for one purpose (`sealedCredentialKeys`
+ * or `ServerKeys.adminSession` in `@mcpgw/core`), so a value sealed for one
+ * never opens for another. Each sealed value names the key that sealed it (a
+ * key id), so SECRETS_KEY can be rotated: new values seal with the current
+ * key, old ones still open with a previous key until they are sealed again.
  *
  * A sealed value is bound to where it belongs (tenant and source) through
  * GCM's associated data: copied onto another source, it no longer opens.
@@ -26,34 +26,28 @@ export class SealedSecretError extends Error {
 }
 
 const FORMAT = 'v1';
-const HKDF_INFO = 'mcpgw control-plane sealed secrets v1';
 
-interface DerivedKey {
+interface IdentifiedKey {
   readonly id: string;
   readonly key: Buffer;
 }
 
-function derive(secret: Uint8Array, info: string): DerivedKey {
-  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32));
+function identified(key: Uint8Array): IdentifiedKey {
+  if (key.length !== 32) throw new TypeError('a secret box key is 32 bytes (AES-256-GCM)');
   // The id reveals nothing useful about the key: a truncated hash of it.
   const id = createHash('sha256').update(key).digest('base64url').slice(0, 8);
-  return { id, key };
+  return { id, key: Buffer.from(key) };
 }
 
 /**
- * `secrets[0]` seals; every listed secret opens (rotation: put the new
+ * `keys[0]` seals; every listed key opens (rotation: put the key of the new
  * SECRETS_KEY first and keep the previous one until every value is resealed).
- * `purpose` names another use of the same sealing (the admin session cookie):
- * it becomes the HKDF info label, so each purpose seals with a key of its own
- * and a value sealed for one never opens for another. Default: source
- * credentials at rest.
  */
-export function createSecretBox(secrets: readonly Uint8Array[], purpose?: string): SecretBox {
-  const info = purpose === undefined ? HKDF_INFO : `mcpgw sealed ${purpose} v1`;
-  const keys = secrets.map((secret) => derive(secret, info));
-  const current = keys[0];
-  if (current === undefined) throw new Error('createSecretBox needs at least one secret');
-  const byId = new Map(keys.map((entry) => [entry.id, entry.key]));
+export function createSecretBox(keys: readonly Uint8Array[]): SecretBox {
+  const identifiedKeys = keys.map(identified);
+  const current = identifiedKeys[0];
+  if (current === undefined) throw new Error('createSecretBox needs at least one key');
+  const byId = new Map(identifiedKeys.map((entry) => [entry.id, entry.key]));
   return {
     keyId: current.id,
     seal(plaintext, boundTo) {

@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AdminSessionRecord } from '../src/admin-session-rows.js';
 import { createAdminSessionRows } from '../src/admin-session-rows.js';
@@ -16,7 +17,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 vi.setConfig({ testTimeout: 60_000 });
 
 const operator: WriteContext = { actor: { kind: 'operator', subject: 'olga' } };
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const session = (id: string, overrides: Partial<AdminSessionRecord> = {}): AdminSessionRecord => ({
   id,
   tenantId: 'acme',

@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ControlPlaneStore } from '../src/control-plane-store.js';
 import type { DeclaredTenant } from '../src/apply-declared-state.js';
@@ -11,7 +12,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 // PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 60_000 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const file: WriteContext = { actor: { kind: 'bootstrap', subject: '/etc/gateway.yaml' } };
 const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '192.0.2.7' };
 

@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ControlPlaneStore } from '../src/control-plane-store.js';
 import type { WriteContext } from '../src/write-context.js';
@@ -10,7 +11,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 // PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 60_000 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '192.0.2.7' };
 
 // Past 9 → 10 and 99 → 100 is where ids stop sorting the same as text and as numbers.

@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ControlPlaneStore } from '../src/control-plane-store.js';
 import type { SqlDatabase } from '../src/sql-database.js';
@@ -11,8 +12,12 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 // PGlite starts a WebAssembly Postgres per store; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 90_000 });
 
-const OLD_KEY = createSecretBox([Buffer.from('the exporting store secret, thirty-two characters+')]);
-const NEW_KEY = createSecretBox([Buffer.from('the importing store secret, thirty-two characters+')]);
+const OLD_KEY = createSecretBox(
+  sealedCredentialKeys([Buffer.from('the exporting store secret, thirty-two characters+')]),
+);
+const NEW_KEY = createSecretBox(
+  sealedCredentialKeys([Buffer.from('the importing store secret, thirty-two characters+')]),
+);
 const admin: WriteContext = {
   actor: { kind: 'tenant-admin', subject: 'alice', issuer: 'https://idp.acme.example' },
   clientAddress: '192.0.2.7',

@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ControlPlaneStore } from '../src/control-plane-store.js';
@@ -12,7 +13,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 // PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 60_000 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const admin: WriteContext = {
   actor: { kind: 'tenant-admin', subject: 'alice', issuer: 'https://idp.acme.example' },
   clientAddress: '192.0.2.7',

@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { applyDeclaredState } from '../src/apply-declared-state.js';
 import { createControlPlaneStore } from '../src/control-plane-store.js';
@@ -13,7 +14,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 
 vi.setConfig({ testTimeout: 60_000 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const tenantAdmin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice', issuer: 'https://idp.example' } };
 const operator: WriteContext = { actor: { kind: 'operator', subject: 'olga', issuer: 'https://ops.example' } };
 const bootstrap: WriteContext = { actor: { kind: 'bootstrap', subject: '/etc/gateway.yaml' } };

@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createControlPlaneStore } from '../src/control-plane-store.js';
 import { MIGRATIONS } from '../src/migrations/index.js';
@@ -18,7 +19,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 // PGlite starts a WebAssembly Postgres per database; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 90_000 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const CANARY = { token: 'canary-upgrade-secret' };
 
 /** Rows written with plain SQL in the shape of schema `schemaVersion`, as a gateway of that version wrote them. */

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startFreezingProxy } from '@mcpgw/test-helpers/freezing-proxy';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { listenOnPostgres } from '../src/postgres-listener.js';
+import { within } from '@mcpgw/test-helpers/within';
 
 // The control plane's change signal on Postgres (LISTEN/NOTIFY): a listening
 // connection that goes silent without an error (half-open) would never
@@ -35,17 +36,17 @@ describe('the listening connection', () => {
     );
     closers.push(stop);
     await db.sql(`NOTIFY mcpgw_heartbeat_test, 'before'`);
-    await vi.waitFor(() => expect(notified).toEqual(['before']), { timeout: 5000 });
+    await within(5000, () => expect(notified).toEqual(['before']));
 
     // The connection stays open, but nothing Postgres sends on it arrives any more.
     proxy.freeze(/LISTEN/);
     await db.sql(`NOTIFY mcpgw_heartbeat_test, 'while-silent'`);
-    await vi.waitFor(() => expect(events).toContain('resubscribed'), { timeout: 10_000 });
+    await within(10_000, () => expect(events).toContain('resubscribed'));
     // What was sent while it was silent is gone: that is what the resync is for.
     expect(notified).toEqual(['before']);
     expect(events[0]).toBe('lost');
 
     await db.sql(`NOTIFY mcpgw_heartbeat_test, 'after'`);
-    await vi.waitFor(() => expect(notified).toEqual(['before', 'after']), { timeout: 5000 });
+    await within(5000, () => expect(notified).toEqual(['before', 'after']));
   });
 });

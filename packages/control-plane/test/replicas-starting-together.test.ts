@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeclaredTenant } from '../src/apply-declared-state.js';
 import type { WriteContext } from '../src/write-context.js';
@@ -14,7 +15,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 
 vi.setConfig({ testTimeout: 60_000 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const file: WriteContext = { actor: { kind: 'bootstrap', subject: '/etc/gateway.yaml' } };
 const REPLICAS = 3;
 const ROUNDS = 4;

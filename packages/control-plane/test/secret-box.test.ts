@@ -1,8 +1,10 @@
+import { createServerKeys, sealedCredentialKeys } from '@mcpgw/core';
 import { describe, expect, it } from 'vitest';
 import { createSecretBox, SealedSecretError } from '../src/secret-box.js';
 
-const OLD = Buffer.from('an old server secret of at least thirty-two characters');
-const NEW = Buffer.from('the new server secret of at least thirty-two characters');
+const OLD_SECRET = 'an old server secret of at least thirty-two characters';
+const NEW_SECRET = 'the new server secret of at least thirty-two characters';
+const [OLD, NEW] = sealedCredentialKeys([Buffer.from(OLD_SECRET), Buffer.from(NEW_SECRET)]) as [Buffer, Buffer];
 
 describe('secret box', () => {
   it('opens what it sealed, and the sealed text contains nothing of the plaintext', () => {
@@ -27,11 +29,36 @@ describe('secret box', () => {
 
   it('keeps purposes apart: a value sealed for one never opens for another, though the server secret is the same', () => {
     const credentials = createSecretBox([NEW]);
-    const sessions = createSecretBox([NEW], 'admin session');
+    const sessions = createSecretBox(createServerKeys({ secretsKey: NEW_SECRET }).adminSession);
     expect(sessions.keyId).not.toBe(credentials.keyId);
     expect(() => credentials.open(sessions.seal('x', 'a/b'), 'a/b')).toThrow(SealedSecretError);
     expect(() => sessions.open(credentials.seal('x', 'a/b'), 'a/b')).toThrow(SealedSecretError);
-    expect(createSecretBox([OLD, NEW], 'admin session').open(sessions.seal('x', 'a/b'), 'a/b')).toBe('x');
+    const rotated = createServerKeys({ secretsKey: OLD_SECRET, previousSecretsKey: NEW_SECRET });
+    expect(createSecretBox(rotated.adminSession).open(sessions.seal('x', 'a/b'), 'a/b')).toBe('x');
+  });
+
+  it('takes 32-byte keys only, never a server secret as it stands', () => {
+    expect(() => createSecretBox([Buffer.from(NEW_SECRET)])).toThrow(TypeError);
+  });
+
+  // Sealed before the keys were derived in @mcpgw/core, from these SECRETS_KEY values: what the
+  // control plane stores and what browsers hold as session cookies still opens, under the same key ids.
+  it('opens what was sealed before, with the same key ids', () => {
+    const secretsKey = 'a fixed SECRETS_KEY for key vectors, 32+ characters';
+    const previousSecretsKey = 'the previous SECRETS_KEY for key vectors, 32+ chars';
+    const credentials = createSecretBox(
+      sealedCredentialKeys([Buffer.from(secretsKey, 'utf8'), Buffer.from(previousSecretsKey, 'utf8')]),
+    );
+    expect(credentials.keyId).toBe('9uVx6DIC');
+    expect(credentials.open('v1.9uVx6DIC.pWNiWZIw-aIZkQcH.gOrb5GnEjJYzWsczzl361qw2', 'acme/src')).toBe('pw');
+    const previousSealed = 'v1.-AwwpuIP.aDQdop_9YoQHEnZI.bGxxAmXdWbxDllqQZu2mALPPvut2gA';
+    expect(credentials.open(previousSealed, 'acme/src')).toBe('old pw');
+    expect(credentials.needsResealing(previousSealed)).toBe(true);
+    const sessions = createSecretBox(createServerKeys({ secretsKey, previousSecretsKey }).adminSession);
+    expect(sessions.keyId).toBe('yaZvJAfX');
+    const cookie = 'mcpgw admin session cookie';
+    expect(sessions.open('v1.yaZvJAfX.UBnN4eqdlC0y-Uk7.ee0INVhY97yiJQdac2OeaarQT9WaOx8IgQ', cookie)).toBe('{"d":"x"}');
+    expect(sessions.open('v1.BrOGEwjM.VNqdpdJv-UcmhWjt.rh9jrggIVQp6NO1-XAA4x_8eHHkwWkPF0g', cookie)).toBe('{"d":"y"}');
   });
 
   it('refuses a tampered value', () => {

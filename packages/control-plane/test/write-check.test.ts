@@ -1,3 +1,4 @@
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ControlPlaneStore } from '../src/control-plane-store.js';
 import type { SqlDatabase } from '../src/sql-database.js';
@@ -16,7 +17,7 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 
 vi.setConfig({ testTimeout: 60_000 });
 
-const box = createSecretBox([Buffer.from('a server secret of at least thirty-two characters')]);
+const box = createSecretBox(sealedCredentialKeys([Buffer.from('a server secret of at least thirty-two characters')]));
 const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '192.0.2.7' };
 const ROUNDS = 15;
 

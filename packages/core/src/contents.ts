@@ -37,7 +37,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /**
  * One `contents` entry for bytes a source read: `text` when the type is
  * textual and the bytes are valid UTF-8, otherwise a base64 `blob`, so bytes
- * are never mangled by a lossy decode (server-resources.md, "Binary data MUST
+ * are never mangled by a lossy decode (MCP 2026-07-28, Resources, "Binary data MUST
  * be properly encoded").
  */
 export function bytesToContents(uri: string, mimeType: string, bytes: Uint8Array): ResourceContents {
@@ -55,7 +55,7 @@ export function bytesToContents(uri: string, mimeType: string, bytes: Uint8Array
  * The bytes behind a `blob` entry made by {@link bytesToContents}, kept on
  * the entry (not enumerable, so no copy, comparison or JSON sees it) for a
  * response writer that streams the base64 encoding in pieces instead of
- * building, scanning and copying one large string (issue 13).
+ * building, scanning and copying one large string.
  */
 export const BLOB_BYTES: unique symbol = Symbol('mcpgw.blobBytes');
 

@@ -82,3 +82,5 @@ export { formatIpAddress, parseIpAddress, type IpAddress } from './ip-address.js
 export { internalAddressKind, type InternalAddressKind } from './internal-addresses.js';
 /** The value at a dotted path of nested objects (own properties only): option paths, nested claims. */
 export { valueAtPath } from './value-at-path.js';
+/** SECRETS_KEY turned into one key per purpose (HKDF, RFC 5869), and the keys of sealed credentials. */
+export { createServerKeys, sealedCredentialKeys, type ServerKeys, type ServerKeysOptions } from './server-keys.js';

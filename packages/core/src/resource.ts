@@ -1,11 +1,11 @@
 /**
  * Resource shapes as the gateway holds them internally. They mirror the MCP
  * 2026-07-28 `Resource`, `ResourceTemplate` and `ResourceContents` types
- * (shared/spec/2026-07-28/server-resources.md#data-types) without any wire
+ * (Server features, Resources, "Data Types") without any wire
  * envelope: the protocol package adds `resultType`, `ttlMs` and friends.
  */
 
-/** Hints to the client (server-resources.md#annotations). */
+/** Hints to the client (MCP 2026-07-28, Resources, "Annotations"). */
 export interface Annotations {
   audience?: Array<'user' | 'assistant'>;
   /** 0.0 (least important) to 1.0 (most important). */

@@ -60,8 +60,8 @@ export const MAX_REGISTERED_CLIENTS = 100;
 type MountedRequest = IncomingMessage & { originalUrl?: string };
 
 /**
- * Starts the built-in development OAuth 2.1 / OpenID Connect server
- * (issue 3, "Embedded default and developer experience"): oidc-provider with
+ * Starts the built-in development OAuth 2.1 / OpenID Connect server, so
+ * that `npm start` works with no identity provider: oidc-provider with
  * a demo user signed in and consenting automatically, authorization code +
  * PKCE, resource indicators (RFC 8707) issuing JWT access tokens (RFC 9068)
  * whose `aud` is the tenant's MCP endpoint, dynamic client registration

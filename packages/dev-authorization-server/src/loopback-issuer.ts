@@ -1,6 +1,6 @@
 /**
  * The development authorization server logs anyone in as the demo user and
- * consents on their behalf (issue 3, "Embedded default"), so it must never be
+ * consents on their behalf, so it must never be
  * reachable from another machine: its issuer has to name a loopback host.
  */
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Source } from '@mcpgw/core';
 import { ChangeHub, DEFAULT_SOURCE_TTL_MS, silentLogger } from '@mcpgw/core';
 import { openRedisConnection } from '@mcpgw/cache';
@@ -8,6 +8,7 @@ import { createRedisLeases } from '../src/leases.js';
 import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import { createTenantEventProducers } from '../src/tenant-event-producers.js';
 import type { TenantEvent } from '../src/tenant-events.js';
+import { within } from '@mcpgw/test-helpers/within';
 
 // A source's change detection runs on one replica of the deployment, the one
 // holding its lease (docs/adr/0008-one-replica-bus.md). Two buses on the
@@ -70,9 +71,7 @@ describe('the change-detection lease', () => {
     // Both want the source watched; exactly one detects.
     expect(one.events.watchedSources('acme')).toEqual(['docs']);
     expect(two.events.watchedSources('acme')).toEqual(['docs']);
-    await vi.waitFor(() => expect([one.docs.hub.active, two.docs.hub.active].filter(Boolean)).toHaveLength(1), {
-      timeout: 5000,
-    });
+    await within(5000, () => expect([one.docs.hub.active, two.docs.hub.active].filter(Boolean)).toHaveLength(1));
     const [holder, follower] = one.docs.hub.active ? [one, two] : [two, one];
     expect(holder.events.detectingSources('acme')).toEqual(['docs']);
     expect(follower.events.detectingSources('acme')).toEqual([]);
@@ -97,12 +96,10 @@ describe('the change-detection lease', () => {
     const [onOne, onTwo] = [collectEvents<TenantEvent>(), collectEvents<TenantEvent>()];
     one.events.subscribe('acme', onOne.listener);
     two.events.subscribe('acme', onTwo.listener);
-    await vi.waitFor(() => expect([one.docs.hub.active, two.docs.hub.active].filter(Boolean)).toHaveLength(1), {
-      timeout: 5000,
-    });
+    await within(5000, () => expect([one.docs.hub.active, two.docs.hub.active].filter(Boolean)).toHaveLength(1));
     const [holder, follower, onFollower] = one.docs.hub.active ? [one, two, onTwo] : [two, one, onOne];
     await holder.close();
-    await vi.waitFor(() => expect(follower.docs.hub.active).toBe(true), { timeout: 5000 });
+    await within(5000, () => expect(follower.docs.hub.active).toBe(true));
     // Changes between the holder's end and the takeover went unnoticed: the listeners re-read.
     await onFollower.next((event) => event.type === 'stale', 5000);
     follower.docs.hub.publish({ sourceId: 'docs', kind: 'list_changed', uris: ['docs://b'] });
@@ -124,7 +121,7 @@ describe('the change-detection lease', () => {
       acquired: (takeover) => seen.a.push(takeover ? 'takeover' : 'acquired'),
       lost: () => seen.a.push('lost'),
     });
-    await vi.waitFor(() => expect(seen.a).toEqual(['acquired']), { timeout: 5000 });
+    await within(5000, () => expect(seen.a).toEqual(['acquired']));
     const stopB = createRedisLeases({ redis: b, prefix, ttlMs: 400 }).hold('acme/docs', {
       acquired: (takeover) => seen.b.push(takeover ? 'takeover' : 'acquired'),
       lost: () => seen.b.push('lost'),
@@ -138,18 +135,19 @@ describe('the change-detection lease', () => {
     await redis.connect();
     closers.push(async () => redis.disconnect());
     let [last, renewals] = [Number.POSITIVE_INFINITY, 0];
-    await vi.waitFor(
+    await within(
+      5000,
       async () => {
         const ttl = await redis.pttl(`${prefix}acme/docs`);
         if (ttl > last) renewals += 1;
         last = ttl;
         expect(renewals).toBeGreaterThanOrEqual(2);
       },
-      { timeout: 5000, interval: 20 },
+      'two renewals of the lease',
     );
     expect(seen.b).toEqual([]);
     // A's process stops without releasing (its Redis connection is gone, nothing renews).
     await a.close();
-    await vi.waitFor(() => expect(seen.b).toEqual(['takeover']), { timeout: 5000 });
+    await within(5000, () => expect(seen.b).toEqual(['takeover']));
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcpgw/core';
 import { type OwnRedisCluster, startRedisCluster } from '@mcpgw/test-helpers/redis';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
+import { within } from '@mcpgw/test-helpers/within';
 import type { RedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import type { TenantEvent } from '../src/tenant-events.js';
@@ -35,11 +36,15 @@ describe('the tenant event bus on Redis Cluster', () => {
     one.subscribe('acme', acme.listener);
     one.subscribe('beta', beta.listener);
     // Subscribing is asynchronous: publish until the first one arrives, then once more.
-    const deadline = Date.now() + 10_000;
-    while (acme.events.length === 0 && Date.now() < deadline) {
-      two.publish({ type: 'stale', tenantId: 'acme' });
-      await acme.next(() => true, 200).catch(() => undefined);
-    }
+    await within(
+      10_000,
+      async () => {
+        if (acme.events.length > 0) return;
+        two.publish({ type: 'stale', tenantId: 'acme' });
+        await acme.next(() => true, 200);
+      },
+      'a first event on acme',
+    );
     two.publish({ type: 'configuration', tenantId: 'acme' });
     await acme.next((event) => event.type === 'configuration');
     two.publish({ type: 'configuration', tenantId: 'beta' });

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcpgw/core';
 import { inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
+import { within } from '@mcpgw/test-helpers/within';
 import type { RedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import type { TenantEvent } from '../src/tenant-events.js';
@@ -27,14 +28,9 @@ const open = async (namespace: string, options: { maxListenersPerTenant?: number
 /** The channels of `namespace` Redis has subscribers for (any replica's). */
 const channels = async (namespace: string) => (await redis.pubsub('CHANNELS', `${namespace}:events:*`)).sort();
 
-/** Resolves once Redis lists exactly `expected` (subscribing is asynchronous); throws after 5 s. */
+/** Resolves once Redis lists exactly `expected` (subscribing is asynchronous). */
 async function channelsBecome(namespace: string, expected: string[]): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (JSON.stringify(await channels(namespace)) !== JSON.stringify(expected)) {
-    if (Date.now() > deadline)
-      throw new Error(`channels ${JSON.stringify(await channels(namespace))}, not ${JSON.stringify(expected)}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await within(10_000, async () => expect(await channels(namespace)).toEqual(expected), 'the subscribed channels');
 }
 
 /** The id of the one connection named `name` (CLIENT LIST), to kill it alone. */

@@ -28,7 +28,7 @@ export function listingRangeOf(pattern: string): ListingRange {
 
 /**
  * The ranges a caller's patterns for one source allow a listing to be
- * narrowed to (issue 15), normalized. `'all'` (the whole source granted) and
+ * narrowed to, normalized. `'all'` (the whole source granted) and
  * any pattern without a literal start give `undefined`, a full scan. An empty
  * result means no pattern, so nothing of the source is visible.
  */

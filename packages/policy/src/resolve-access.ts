@@ -12,7 +12,7 @@ import { listingRangesOf } from './listing-prefixes.js';
  * grants). The fingerprint hashes exactly those inputs as the policy used
  * them (tenant, issuer, subject and the grants that matched, in full), so it
  * changes whenever the caller's access could, and it keys every private cache
- * entry and binds every cursor (issue 3, Policy).
+ * entry and binds every cursor.
  *
  * The gateway passes the tenant's grants compiled once at load
  * ({@link compileGrants}); a plain list is compiled on the spot.

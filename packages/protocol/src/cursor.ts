@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { GatewayError } from '@mcpgw/core';
 import { isPlainObject } from './envelope.js';
 
@@ -43,8 +43,8 @@ export interface CursorCodec {
 }
 
 export interface CursorCodecOptions {
-  /** Secret input keying material; the AEAD key is derived from it with HKDF (RFC 5869). */
-  secret: Uint8Array;
+  /** The AES-256-GCM key, 32 bytes: `ServerKeys.cursor` from `@mcpgw/core`, which derives it from SECRETS_KEY. */
+  key: Uint8Array;
   /** How long a cursor stays valid. Default 24 h. */
   maxAgeMs?: number;
   now?: () => number;
@@ -58,8 +58,8 @@ const MAX_CURSOR_LENGTH = 4096;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 export function createCursorCodec(options: CursorCodecOptions): CursorCodec {
-  // Its own HKDF info label: this key is never the old HMAC key nor the cache-key MAC key.
-  const key = Buffer.from(hkdfSync('sha256', options.secret, new Uint8Array(0), 'mcpgw cursor v2 aes-256-gcm', 32));
+  if (options.key.length !== 32) throw new TypeError('a cursor key is 32 bytes (AES-256-GCM)');
+  const key = options.key;
   const maxAgeMs = options.maxAgeMs ?? 24 * 60 * 60 * 1000;
   const now = options.now ?? Date.now;
   const associatedData = (binding: CursorBinding) =>

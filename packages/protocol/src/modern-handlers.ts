@@ -97,11 +97,6 @@ const handlers: Record<string, Handler> = {
 };
 
 /**
- * "Results produced by retrying a request through the multi round-trip
- * requests mechanism, that is, requests carrying `inputResponses` or
- * `requestState`, MUST NOT be cached" (2026-07-28 server/utilities/caching).
- */
-/**
  * The result of one list page (resources or templates): its entries, then
  * the page's cursor and freshness, and `meta` (partial-result notes) in `_meta`.
  */
@@ -121,6 +116,12 @@ function listPageResult(
   });
 }
 
+/**
+ * "Results produced by retrying a request through the multi round-trip
+ * requests mechanism, that is, requests carrying `inputResponses` or
+ * `requestState`, MUST NOT be cached" (MCP 2026-07-28, Server utilities,
+ * Caching).
+ */
 function cacheOptions(request: JsonRpcRequest): ResourceRequestOptions {
   return { cacheable: !('inputResponses' in request.params) && !('requestState' in request.params) };
 }

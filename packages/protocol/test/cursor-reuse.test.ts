@@ -6,7 +6,7 @@ const binding = { tenantId: 'acme', fingerprint: 'fp-1', listing: 'resources' };
 const state = { source: 0, sourceId: 'docs', position: '100' };
 
 function codecAt(clock: { now: number }, maxEntries?: number) {
-  const inner = createCursorCodec({ secret: Buffer.from('k'.repeat(32)), now: () => clock.now });
+  const inner = createCursorCodec({ key: Buffer.from('k'.repeat(32)), now: () => clock.now });
   return reuseSealedCursors(inner, { reuseMs: 60_000, now: () => clock.now, ...(maxEntries ? { maxEntries } : {}) });
 }
 

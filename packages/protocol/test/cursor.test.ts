@@ -1,4 +1,5 @@
 import { createHmac, hkdfSync } from 'node:crypto';
+import { createServerKeys } from '@mcpgw/core';
 import { describe, expect, it } from 'vitest';
 import { createCursorCodec } from '../src/cursor.js';
 
@@ -10,7 +11,7 @@ const refused = expect.objectContaining({
 });
 
 describe('cursor codec', () => {
-  const codec = createCursorCodec({ secret });
+  const codec = createCursorCodec({ key: secret });
 
   it('round-trips state for the same binding', () => {
     const cursor = codec.encode(binding, { source: 1, position: 'abc' });
@@ -72,7 +73,7 @@ describe('cursor codec', () => {
   });
 
   it('refuses a cursor sealed under another key, garbage, and the old signed format', () => {
-    const foreign = createCursorCodec({ secret: Buffer.from('x'.repeat(32)) }).encode(binding, 1);
+    const foreign = createCursorCodec({ key: Buffer.from('x'.repeat(32)) }).encode(binding, 1);
     expect(() => codec.decode(binding, foreign)).toThrow(refused);
     for (const junk of ['', '.', 'abc', 'a.b', 'x'.repeat(10_000), 'AgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '////']) {
       expect(() => codec.decode(binding, junk)).toThrow(refused);
@@ -88,11 +89,28 @@ describe('cursor codec', () => {
 
   it('refuses an expired cursor and honours one until then', () => {
     let now = 1_000;
-    const clocked = createCursorCodec({ secret, maxAgeMs: 100, now: () => now });
+    const clocked = createCursorCodec({ key: secret, maxAgeMs: 100, now: () => now });
     const expiring = clocked.encode(binding, 1);
     now = 1_100;
     expect(clocked.decode(binding, expiring)).toBe(1);
     now = 1_101;
     expect(() => clocked.decode(binding, expiring)).toThrow(refused);
+  });
+
+  // Sealed before the cursor key was derived in @mcpgw/core, under this SECRETS_KEY: a cursor a
+  // client holds across the upgrade still continues its listing.
+  it('opens a cursor sealed before, under the same SECRETS_KEY', () => {
+    const keys = createServerKeys({ secretsKey: 'a fixed SECRETS_KEY for key vectors, 32+ characters' });
+    const earlier = createCursorCodec({ key: keys.cursor, now: () => 1_700_000_000_000 });
+    const cursor = 'AmbHNtROzkdchtJbz6mu5H9rNaEfUiTxZnFSPMo1B71BnCEcsheOyy26cpqFtiqze0Qma0rOq8w-ja2eUA';
+    expect(earlier.decode({ tenantId: 'acme', fingerprint: 'fp', listing: 'resources/list' }, cursor)).toEqual({
+      p: 1,
+    });
+  });
+
+  it('takes a 32-byte key only, never a server secret as it stands', () => {
+    expect(() => createCursorCodec({ key: Buffer.from('a server secret of at least thirty-two characters') })).toThrow(
+      TypeError,
+    );
   });
 });

@@ -27,7 +27,7 @@ export interface ParsedFileUri {
 
 /**
  * Parses a URI of this source, or returns `undefined` for anything that is
- * not exactly a URI `toFileUri` produces (server-resources.md, Security
+ * not exactly a URI `toFileUri` produces (MCP 2026-07-28, Resources, Security
  * Considerations: "Servers MUST sanitize file paths to prevent directory
  * traversal attacks"). Refused: `.` and `..` segments, encoded or not
  * (`%2e%2e`); backslashes and encoded slashes; NUL and control characters;

@@ -134,8 +134,8 @@ export async function createFilesSource(options: FilesSourceOptions, context: So
     ttlMs: DEFAULT_SOURCE_TTL_MS,
 
     /**
-     * One page of the sorted depth-first walk, resumed from the position
-     * (issue 15): the page reads the folders on its way, not the whole tree,
+     * One page of the sorted depth-first walk, resumed from the position:
+     * the page reads the folders on its way, not the whole tree,
      * so its cost does not grow with the tree. With `page.prefixes` only the
      * granted subfolders are walked, as deep as the grants reach (`page.ranges`),
      * passing over what the caller may not see (`page.visible`), at most

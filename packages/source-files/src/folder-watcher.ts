@@ -30,7 +30,7 @@ export interface FolderWatcherOptions {
 }
 
 /**
- * Change detection for a files source (issue 9, item 8). Node's recursive
+ * Change detection for a files source. Node's recursive
  * `fs.watch` on Linux re-reads and re-watches folders synchronously inside
  * every event, following symlinks, so a writer swapping a folder for a
  * symlink in a loop kept the event loop busy for seconds. Here each real

@@ -24,7 +24,7 @@ export interface WalkBlock {
   folder: string[];
   namePrefix: string;
   /**
-   * The shape of what a caller's grants reach in the block (issue 15, see
+   * The shape of what a caller's grants reach in the block (see
    * `ListingRange`): at most `depth` `/` in an entry's URI after the block's
    * prefix, or (`exact`) the entry the prefix names and nothing else. Absent:
    * everything in the block.
@@ -142,7 +142,7 @@ interface Level {
  * contents, siblings by `compareNames`) restricted to `blocks`, resuming
  * after the path `after`. It reads only the folders on the way from `after`
  * back up to its block's folder and those it emits, never the whole tree, so
- * a page costs about the same at any depth into a tree of any size (issue 15).
+ * a page costs about the same at any depth into a tree of any size.
  */
 export async function walkPage(
   read: ReadFolder,

@@ -4,7 +4,7 @@ import { isServableName } from './path-segment.js';
 import { normalizeBlocks, WHOLE_TREE, type WalkBlock } from './sorted-walk.js';
 
 /**
- * The parts of the tree a listing narrowed to URI prefixes (issue 15) walks:
+ * The parts of the tree a listing narrowed to URI prefixes walks:
  * a prefix's whole segments name a folder and its last, partial segment the
  * start of the names below it (`file:///docs/reports/` is the folder
  * `reports` with everything in it, `file:///docs/reports/q` its entries

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Source } from '@mcpgw/core';
 import { createSource, listAll, tempDir, textOf, writeTree } from './helpers.js';
 
-// server-resources.md, Security Considerations: "Servers MUST sanitize file
+// MCP 2026-07-28, Resources, Security Considerations: "Servers MUST sanitize file
 // paths to prevent directory traversal attacks when serving file://
 // resources". Every case reads as "not found" (undefined → -32602), never an
 // error, and never returns the secret.

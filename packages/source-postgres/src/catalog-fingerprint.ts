@@ -64,7 +64,7 @@ export async function catalogFingerprint(query: RunQuery, schemas: readonly stri
 }
 
 /**
- * The resources a fingerprint key stands for (issue 5, "Change feed"): a
+ * The resources a fingerprint key stands for: a
  * schema's key is its overview; a relation's key is its description, shown
  * in its schema's overview too, so a change to a relation updates both.
  */

@@ -54,7 +54,7 @@ export async function listRelations(
   if (namePrefixes === undefined) {
     return query<RelationSummaryRow>(relationKeysetSql(columns), [schemaOid, after, limit]);
   }
-  // A listing narrowed to the caller's grants (issue 15): only names that
+  // A listing narrowed to the caller's grants: only names that
   // start with one of the prefixes, compared as bytes like the ORDER BY, or
   // that equal one of the names.
   return query<RelationSummaryRow>(

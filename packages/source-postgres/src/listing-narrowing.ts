@@ -2,7 +2,7 @@ import { decodePercentPrefix, normalizePrefixes, type ListingRange } from '@mcpg
 import { uriPrefix } from './resource-uri.js';
 
 /**
- * What a listing narrowed to the caller's URI prefixes (issue 15) asks the
+ * What a listing narrowed to the caller's URI prefixes asks the
  * catalog for, per allowed schema: `tables` undefined lists every relation,
  * otherwise only those whose name starts with one of the prefixes; `schemaEntry`
  * says whether the schema's own resource can be visible at all.

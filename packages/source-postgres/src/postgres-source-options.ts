@@ -74,7 +74,7 @@ export const postgresSourceOptionsSchema = z.strictObject({
       max: z.number().int().min(1).max(100).default(4),
       /**
        * How long to wait for a connection (new or from the pool). `pg` waits
-       * forever by default (FACTS.md), which would hang requests when the
+       * forever by default (`connectionTimeoutMillis: 0`), which would hang requests when the
        * server is unreachable.
        */
       connectionTimeoutMs: z.number().int().min(100).max(60_000).default(1500),

@@ -22,8 +22,8 @@ const RESET_SESSION = 'DISCARD ALL';
 /**
  * Runs `work` inside `BEGIN TRANSACTION READ ONLY` with transaction-local
  * statement and lock timeouts, then ends the transaction and returns the
- * connection. Everything a caller can trigger goes through here (issue 5,
- * "Safety").
+ * connection. Everything a caller can trigger goes through here, so that no
+ * request can write to the database.
  *
  * READ ONLY stops writes to tables, not side effects: a published view may
  * call volatile functions (`set_config`, `pg_advisory_lock`, `pg_notify`).

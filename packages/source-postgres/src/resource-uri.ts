@@ -5,7 +5,7 @@
  *   db+postgres:///{sourceId}/{schema}/{table}           table or view
  *   db+postgres:///{sourceId}/{schema}/{table}/rows?...  rows (when enabled)
  *
- * A custom scheme (server-resources.md, "Custom URI Schemes": RFC 3986) with
+ * A custom scheme (MCP 2026-07-28, Resources, "Custom URI Schemes": RFC 3986) with
  * an empty authority, so no host is ever implied, and the source id first so
  * a URI routes to exactly one source.
  */

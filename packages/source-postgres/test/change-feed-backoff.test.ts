@@ -2,12 +2,13 @@ import * as net from 'node:net';
 import type { Logger, SourceChange } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { within } from '@mcpgw/test-helpers/within';
 import { createPostgresSource } from '../src/postgres-source.js';
 import { postgresSourceOptionsSchema } from '../src/postgres-source-options.js';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**
- * Issue 9, item 13: a Postgres source whose server cannot be reached at
+ * A Postgres source whose server cannot be reached at
  * start used to retry its change feed about every 265 ms forever, logging two
  * warnings and opening a connection each time. Against a real closed port,
  * with the clock faked: delays grow to a 30 s cap, connection attempts per
@@ -145,23 +146,22 @@ describe('a change feed whose database comes up after start', () => {
       client.pipe(upstream).pipe(client);
     });
     try {
-      await vi.waitFor(() => expect(warnings.length).toBe(2), { timeout: 5_000, interval: 20 });
+      await within(10_000, () => expect(warnings.length).toBe(2), 'two warnings');
       await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
-      await vi.waitFor(
+      await within(
+        10_000,
         () => expect(infos).toContain('postgres change feed cannot reach the database; retrying: recovered'),
-        {
-          timeout: 10_000,
-          interval: 20,
-        },
+        'the recovery line',
       );
       await source.settled?.();
       // Not polling: the trigger was installed once the server answered.
       expect(JSON.stringify(warnings)).not.toContain('polling the catalog instead');
       await fx.db.sql('CREATE TABLE public.after_outage (id int)');
-      await vi.waitFor(
+      await within(
+        10_000,
         () =>
           expect(events).toContainEqual({ type: 'resource-updated', uri: 'db+postgres:///late/public/after_outage' }),
-        { timeout: 5_000, interval: 20 },
+        'the new table reported',
       );
     } finally {
       stop();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**
- * Issue 5, "Change feed", against real Postgres in both modes: schema changes
+ * The change feed against real Postgres in both modes: schema changes
  * become list-changed / resource-updated events for the right URIs.
  */
 const P = 'db+postgres:///crm';

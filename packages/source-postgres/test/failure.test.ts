@@ -1,13 +1,14 @@
 import * as net from 'node:net';
 import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '@mcpgw/test-helpers/within';
 import { createPostgresSource } from '../src/postgres-source.js';
 import { postgresSourceOptionsSchema, type PostgresSourceConfig } from '../src/postgres-source-options.js';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**
- * Issue 5, "Failure": Postgres down or slow -> MCPGW_SOURCE_UNAVAILABLE (-32603)
+ * Postgres down or slow -> MCPGW_SOURCE_UNAVAILABLE (-32603)
  * within the connection timeout, a message naming the source and nothing of
  * the connection, other sources unaffected, recovery without a restart.
  */
@@ -90,6 +91,12 @@ async function failure(work: Promise<unknown>): Promise<{ error: unknown; ms: nu
   throw new Error('expected a failure');
 }
 
+/**
+ * Waits no connection timeout could end: a request that fails while its source has one of these
+ * failed on the refusal itself, not by waiting (the test's own timeout would end it first).
+ */
+const NEVER_MS = 60_000;
+
 function expectUnavailable(error: unknown, sourceId: string, secrets: string[]): void {
   expect(isGatewayError(error) && error.code).toBe('MCPGW_SOURCE_UNAVAILABLE');
   const message = (error as Error).message;
@@ -100,15 +107,17 @@ function expectUnavailable(error: unknown, sourceId: string, secrets: string[]):
 describe('Postgres down', () => {
   it('fails fast with MCPGW_SOURCE_UNAVAILABLE naming the source, not the connection', async () => {
     const port = await freePort(); // nothing listens there
-    const down = source('down-db', { connection: { url: `postgres://reader:hunter2@127.0.0.1:${port}/crm` } });
+    const down = source('down-db', {
+      connection: { url: `postgres://reader:hunter2@127.0.0.1:${port}/crm` },
+      pool: { connectionTimeoutMs: NEVER_MS },
+    });
     for (const work of [
       down.listResources({ limit: 5 }),
       down.read('db+postgres:///down-db/public/orders'),
       down.read('db+postgres:///down-db/public'),
     ]) {
-      const { error, ms } = await failure(work);
+      const { error } = await failure(work);
       expectUnavailable(error, 'down-db', ['hunter2', '127.0.0.1', String(port), 'reader', 'crm']);
-      expect(ms).toBeLessThan(1000);
     }
     const health = await down.health();
     expect(health.ok).toBe(false);
@@ -134,16 +143,14 @@ describe('Postgres slow (accepts, never answers)', () => {
     expect(hungSettled).toBe(false);
     const { error, ms } = await pending;
     expectUnavailable(error, 'hung-db', ['hunter2', '127.0.0.1', String(port)]);
+    // Waited out the connection timeout (a lower bound: a busy machine only makes it longer); that it
+    // fits the 2 s budget is a latency claim, not checked here.
     expect(ms).toBeGreaterThan(1400);
-    expect(ms).toBeLessThan(2000);
-    // Requests queued behind a full pool give up in time too.
+    // Requests queued behind a full pool give up too (the pool's wait has the same timeout), not wait for ever.
     const many = await Promise.all(
       Array.from({ length: 6 }, () => failure(hung.read('db+postgres:///hung-db/public/x'))),
     );
-    for (const { error, ms: each } of many) {
-      expectUnavailable(error, 'hung-db', []);
-      expect(each).toBeLessThan(2000);
-    }
+    for (const { error } of many) expectUnavailable(error, 'hung-db', []);
     expect((await hung.health()).ok).toBe(false);
   }, 20_000);
 
@@ -152,9 +159,8 @@ describe('Postgres slow (accepts, never answers)', () => {
     const quick = fx.make({ statementTimeoutMs: 300, lockTimeoutMs: 200, rows: { enabled: true } }, 'quick');
     const slow = await failure(quick.read('db+postgres:///quick/public/slow/rows'));
     expectUnavailable(slow.error, 'quick', []);
+    // Ended by the 300 ms statement_timeout: the 5 s query, had it run to its end, would have answered.
     expect((slow.error as Error).message).toBe('Postgres source "quick" did not answer in time');
-    // Ended by the 300 ms statement_timeout, not by the 5 s query (room for a busy machine).
-    expect(slow.ms).toBeLessThan(4_000);
 
     const pg = await import('pg');
     const locker = new pg.default.Client({ connectionString: fx.db.url });
@@ -162,9 +168,9 @@ describe('Postgres slow (accepts, never answers)', () => {
     try {
       await locker.query('BEGIN; LOCK TABLE public.orders IN ACCESS EXCLUSIVE MODE');
       const locked = await failure(quick.read('db+postgres:///quick/public/orders/rows'));
+      // Ended by the 200 ms lock_timeout: the lock is held until the rollback below, so nothing else ends the wait.
       expectUnavailable(locked.error, 'quick', []);
-      // Ended by the 200 ms lock_timeout: the lock is held until the rollback below.
-      expect(locked.ms).toBeLessThan(4_000);
+      expect((locked.error as Error).message).toBe('Postgres source "quick" did not answer in time');
       await locker.query('ROLLBACK');
     } finally {
       await locker.end();
@@ -179,7 +185,11 @@ describe('recovery', () => {
     const p = await proxy({ host: admin.hostname, port: Number(admin.port || 5432) });
     const url = new URL(fx.db.url);
     url.host = `127.0.0.1:${p.port()}`;
-    const s = source('flaky', { connection: { url: url.toString() }, rows: { enabled: true } });
+    const s = source('flaky', {
+      connection: { url: url.toString() },
+      pool: { connectionTimeoutMs: NEVER_MS },
+      rows: { enabled: true },
+    });
     expect((await s.listResources({ limit: 2 })).items).toHaveLength(2);
 
     // A connection lost in the middle of a query: the read fails cleanly (an
@@ -187,7 +197,8 @@ describe('recovery', () => {
     await fx.db.sql('CREATE VIEW public.sleepy AS SELECT pg_sleep(3)::text AS s');
     const inFlight = failure(s.read('db+postgres:///flaky/public/sleepy/rows'));
     // In the middle of the query: the server runs it (another process: polled, with a deadline).
-    await vi.waitFor(
+    await within(
+      10_000,
       async () => {
         const { rows } = await fx.db.sql(
           `SELECT count(*)::int AS n FROM pg_stat_activity
@@ -196,13 +207,13 @@ describe('recovery', () => {
         );
         expect(rows[0]).toEqual({ n: 1 });
       },
-      { timeout: 10_000, interval: 20 },
+      'the sleepy query running',
     );
     await p.down();
     expectUnavailable((await inFlight).error, 'flaky', [String(p.port())]);
-    const { error, ms } = await failure(s.listResources({ limit: 2 }));
+    // Refused at once, with no connection timeout that could end it.
+    const { error } = await failure(s.listResources({ limit: 2 }));
     expectUnavailable(error, 'flaky', [String(p.port())]);
-    expect(ms).toBeLessThan(2000);
     expect((await s.health()).ok).toBe(false);
 
     await p.up();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFixture, type Fixture } from './fixture.js';
 
 /**
- * Issue 5, "Safety": injection attempts through URIs and template variables
+ * Injection attempts through URIs and template variables
  * get -32602. For a source that means `read()` resolves `undefined` (not
  * found) or throws MCPGW_INPUT_INVALID; never a backend error (-32603), never
  * data from outside the allowlist, and nothing in the database changes.

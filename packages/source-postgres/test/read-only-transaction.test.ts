@@ -61,12 +61,10 @@ describe('inReadOnlyTransaction', () => {
   });
 
   it('ends a statement at statement_timeout and the connection is usable again', async () => {
-    const started = performance.now();
+    // Ended by the 300 ms statement_timeout (57014, query_canceled): the 3 s sleep, run to its end, would have answered.
     await expect(inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT pg_sleep(3)', []))).rejects.toMatchObject({
       code: '57014',
     });
-    // Ended by the 300 ms statement_timeout, not by the 3 s sleep (room for a busy machine).
-    expect(performance.now() - started).toBeLessThan(2_500);
     expect(await inReadOnlyTransaction(pool, timeouts, (q) => q('SELECT 1 AS one', []))).toEqual([{ one: 1 }]);
   });
 

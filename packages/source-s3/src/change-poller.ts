@@ -17,8 +17,8 @@ export interface ChangePollerOptions {
 
 /**
  * Polls a listing fingerprint (keys and ETags) while anyone listens and
- * hands it to the shared `ChangeHub`, which reports the differences (issue 6
- * "Change detection"): `list_changed` when keys came or went, `updated` for
+ * hands it to the shared `ChangeHub`, which reports the differences
+ * (docs/adr/0004-change-hub.md): `list_changed` when keys came or went, `updated` for
  * every differing object and the folder directly above it (a folder read
  * returns the objects directly under it). The first scan only sets the
  * baseline. Scans never overlap: the next one is scheduled when the previous

@@ -29,7 +29,7 @@ export function keyRanges(sourceId: string, uriPrefixes: readonly string[]): str
 }
 
 /**
- * {@link keyRanges} with each range's shape (issue 15): the key ranges of
+ * {@link keyRanges} with each range's shape: the key ranges of
  * `uriRanges`, where a key's `/` are its URI's, so depth and exactness carry
  * over. A prefix cut back inside an encoded character still names one level
  * (the cut characters hold no `/`) but no longer one key. A prefix that

@@ -35,7 +35,7 @@ export interface ListingStep {
  * @param after the position the page started from (`''` on the first page)
  * @param upstreamTruncated whether S3 has more keys after `objects`
  * @param admit entries it refuses are passed over like unsafe ones (a
- *   listing narrowed by shape, issue 15): not listed, but the position moves on
+ *   listing narrowed by shape): not listed, but the position moves on
  */
 export function walkListing(
   objects: readonly ListedObject[],

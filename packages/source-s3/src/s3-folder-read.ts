@@ -23,7 +23,7 @@ type FolderOmission = 'more' | 'maybe';
  * view of the folder in key order), and a final text/plain entry with the
  * folder's own URI says what was left out. An existing folder with no
  * objects directly under it (for this caller) gets that entry alone, never
- * an empty `contents` (server-resources.md "Error Handling").
+ * an empty `contents` (MCP 2026-07-28, Resources, "Error Handling").
  *
  * Hidden objects are dropped from the listing before anything else: they
  * are never fetched, and neither the count nor the note describes them

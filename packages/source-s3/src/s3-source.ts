@@ -47,8 +47,7 @@ function listCall(range: ListingRange, room: number, filtered: boolean): { MaxKe
 }
 
 /**
- * S3 objects and folders under one bucket prefix as MCP resources
- * (issue 6). See the package README for URIs, listing order and limits.
+ * S3 objects and folders under one bucket prefix as MCP resources. See the package README for URIs, listing order and limits.
  *
  * No I/O happens here: a bucket that is down at startup must not stop the
  * gateway (other tenants keep working); `health()` reports it. `client`
@@ -76,7 +75,7 @@ export function createS3Source(
   let closed = false;
 
   /**
-   * One page of the listing, in key order. With `page.prefixes` (issue 15)
+   * One page of the listing, in key order. With `page.prefixes`
    * only the key ranges the caller's grants can reach are listed: one
    * ListObjectsV2 per range at most, ranges in key order. Normalized ranges
    * are disjoint and each is contiguous in key order, so walking them one

@@ -1,7 +1,7 @@
 /**
  * A per-tenant cap on in-flight S3 requests, shared by every S3 source of the
- * tenant in this process (issue 6: "one slow bucket cannot starve other
- * tenants"). A tenant whose bucket hangs holds at most its cap of sockets and
+ * tenant in this process, so that one slow bucket cannot starve other
+ * tenants. A tenant whose bucket hangs holds at most its cap of sockets and
  * memory; its further requests queue (FIFO) and fail at their deadline, while
  * other tenants' requests never wait on it.
  *

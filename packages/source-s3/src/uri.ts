@@ -3,7 +3,7 @@
  *
  * The authority is empty on purpose: in the usual `s3://bucket/key` form it
  * names a bucket, and neither bucket nor endpoint may appear in our URIs (they
- * are deployment details; DESIGN.md "Sources"). The first path segment is the
+ * are deployment details, and a URI must stay the same across deployments). The first path segment is the
  * source id, so a URI routes to exactly one source of the tenant.
  *
  * Each key segment is percent-encoded as an RFC 3986 `pchar` (section 3.3):
@@ -69,7 +69,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 /**
  * Whether a key relative to the prefix may be published: no `.` or `..`
- * segment (server-resources.md "Security Considerations": no directory
+ * segment (MCP 2026-07-28, Resources, "Security Considerations": no directory
  * traversal, even where the store itself would not interpret them), no
  * control characters, NUL or backslash, and no lone UTF-16 surrogate. Keys
  * that fail are neither listed nor readable.

@@ -5,7 +5,7 @@ import { createS3Source } from '../src/s3-source.js';
 import { s3SourceOptionsSchema } from '../src/s3-source-options.js';
 
 /**
- * Issue 9, item 13, for S3: a bucket that cannot be reached made the change
+ * A bucket that cannot be reached made the change
  * poller scan (and warn) at its interval forever. Failed scans now back off
  * from the interval to the 30 s cap, and warnings are condensed.
  */

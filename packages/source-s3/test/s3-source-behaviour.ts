@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { isGatewayError, silentLogger, type ResourceContents, type ResourceDescriptor, type Source } from '@mcpgw/core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '@mcpgw/test-helpers/within';
 import { createS3Source } from '../src/s3-source.js';
 import { s3SourceOptionsSchema } from '../src/s3-source-options.js';
 
@@ -423,18 +424,18 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
         expect(events).toEqual([]);
 
         await putObjects(backend.client, 'watched-bucket', [{ key: 'w/sub/new.txt', body: 'new' }]);
-        await vi.waitFor(() => expect(events).toContain('list-changed'), { timeout: 5_000, interval: 50 });
+        await within(10_000, () => expect(events).toContain('list-changed'), 'a list change');
         expect(events).toContain('updated s3:///files/sub/');
         events.length = 0;
 
         await putObjects(backend.client, 'watched-bucket', [{ key: 'w/a.txt', body: 'changed' }]);
-        await vi.waitFor(() => expect(events).toContain('updated s3:///files/a.txt'), { timeout: 5_000, interval: 50 });
+        await within(10_000, () => expect(events).toContain('updated s3:///files/a.txt'), 'the update of a.txt');
         expect(events).not.toContain('list-changed');
         expect(events).toContain('updated s3:///files/');
 
         events.length = 0;
         await backend.client.send(new DeleteObjectCommand({ Bucket: 'watched-bucket', Key: 'w/sub/b.txt' }));
-        await vi.waitFor(() => expect(events).toContain('list-changed'), { timeout: 5_000, interval: 50 });
+        await within(10_000, () => expect(events).toContain('list-changed'), 'a list change');
         expect(events).toContain('updated s3:///files/sub/');
 
         // A listener that left hears nothing more, while another one still does: the other
@@ -444,7 +445,7 @@ export function describeS3SourceBehaviour(backendName: string, start: () => Prom
         stop?.();
         events.length = 0;
         await putObjects(backend.client, 'watched-bucket', [{ key: 'w/after-stop.txt', body: 'x' }]);
-        await vi.waitFor(() => expect(others).toContain('list-changed'), { timeout: 5_000, interval: 50 });
+        await within(10_000, () => expect(others).toContain('list-changed'), "the other listener's list change");
         stopOther?.();
         expect(events).toEqual([]);
       });

@@ -7,8 +7,8 @@ import { describeS3SourceBehaviour, type S3Backend } from './s3-source-behaviour
 describeS3SourceBehaviour('s3rver', () => startS3rver());
 
 /*
- * Issue 6: "also against MinIO through testcontainers when a Docker engine
- * answers". This is the one conditional suite: where no engine answers it is
+ * The same source also against MinIO through testcontainers when a Docker
+ * engine answers. This is the one conditional suite: where no engine answers it is
  * not registered, and the run says so out loud.
  */
 const MINIO_IMAGE = 'minio/minio:RELEASE.2025-04-22T22-12-26Z';

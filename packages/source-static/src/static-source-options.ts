@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { placeholderNames } from './render-template-text.js';
 import { parseUriTemplate } from './uri-template.js';
 
-/** Resource annotations (server-resources.md#annotations). */
+/** Resource annotations (MCP 2026-07-28, Resources, "Annotations"). */
 const annotationsSchema = z.strictObject({
   audience: z.array(z.enum(['user', 'assistant'])).optional(),
   /** 0.0 (least important) to 1.0 (most important). */

@@ -68,7 +68,7 @@ export function createStaticSource(options: StaticSourceOptions, context: Source
         const items = descriptors.slice(start, end);
         return end < descriptors.length ? { items, nextPosition: String(end) } : { items };
       }
-      // Narrowed to the caller's ranges (issue 15): the same order and
+      // Narrowed to the caller's ranges: the same order and
       // positions, only the resources a range admits (and the caller may
       // see); the page ends where the next such resource would start.
       const ranges = page.ranges ?? page.prefixes.map((prefix) => ({ prefix }));

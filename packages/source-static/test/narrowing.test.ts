@@ -2,7 +2,7 @@ import { rangeAdmits, type ListingRange, type PageRequest, type Source } from '@
 import { describe, expect, it } from 'vitest';
 import { createSource } from './helpers.js';
 
-// A listing narrowed to the caller's ranges (issue 15) lists what the ranges
+// A listing narrowed to the caller's ranges lists what the ranges
 // admit of the full listing, in its order, from one call per page.
 
 const uris = [

@@ -1,16 +1,15 @@
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Principal } from '@mcpgw/core';
 
 /**
  * A function from a verified caller to a 12-character fingerprint: an HMAC
- * keyed by the server secret, so a log reader cannot test guesses of a
+ * under `ServerKeys.requestLogFingerprint` (`@mcpgw/core`, from the server secret), so a log reader cannot test guesses of a
  * subject against it, yet the same caller gets the same fingerprint on
  * every replica that shares SECRETS_KEY. It is the same in every tenant (an
  * operator follows one caller across tenants with it), so it is never shown
  * to a tenant admin: see `createTenantPrincipalFingerprint`.
  */
-export function createPrincipalFingerprint(secret: Buffer): (principal: Principal) => string {
-  const key = createHmac('sha256', secret).update('mcpgw request-log principal fingerprint').digest();
+export function createPrincipalFingerprint(key: Buffer): (principal: Principal) => string {
   // The verifier hands back the same Principal object for as long as it keeps
   // the token, so the HMAC is worked out once per verified token and dropped with it.
   const known = new WeakMap<Principal, string>();
@@ -31,20 +30,20 @@ const MAX_TENANT_KEYS = 10_000;
  * The fingerprint of a caller within one tenant: what a tenant's admins are
  * shown ("preview as") and what the tenant's access lines carry as
  * `tenantPrincipal`. An HMAC under a key derived for the tenant from the
- * server secret with HKDF-SHA256 (RFC 5869; the info names the purpose and
- * the tenant, as the cursor and cache keys are derived), so the same caller
+ * server secret (`ServerKeys.tenantPrincipalFingerprint`, `@mcpgw/core`), so the same caller
  * fingerprints differently in every tenant and differently from the
  * gateway-wide `principal`: an admin, who may compute it for any claims, can
  * only ever find their own tenant's lines with it.
  */
-export function createTenantPrincipalFingerprint(secret: Buffer): (tenantId: string, principal: Principal) => string {
+export function createTenantPrincipalFingerprint(
+  tenantKey: (tenantId: string) => Buffer,
+): (tenantId: string, principal: Principal) => string {
   const keys = new Map<string, Buffer>();
   const keyOf = (tenantId: string): Buffer => {
     let key = keys.get(tenantId);
     if (key === undefined) {
       if (keys.size >= MAX_TENANT_KEYS) keys.clear();
-      const info = `mcpgw tenant principal fingerprint v1\0${tenantId}`;
-      key = Buffer.from(hkdfSync('sha256', secret, new Uint8Array(0), info, 32));
+      key = tenantKey(tenantId);
       keys.set(tenantId, key);
     }
     return key;

@@ -1,17 +1,4 @@
-/**
- * The tenants this replica serves, each as a runtime that can be replaced
- * while requests are in flight. A change to a tenant builds a new runtime
- * beside the old one and swaps it in one step: new requests get the new
- * runtime, requests already holding the old one finish on it, and the old
- * one closes (its sources with it) once the last of them is done.
- *
- * A revision that cannot be built at all stops the tenant being served (404,
- * as if suspended) instead of leaving the previous runtime in place: the
- * previous runtime holds the previous grants and issuers, and serving them
- * after a committed change would keep a revoked grant alive (fail open).
- * Backends that fail to open do not fail a build (see createTenantRuntime).
- * The failure is kept on the tenant's status for operators and the admin API.
- */
+/** What the registry needs of a runtime: closing it once its last request is done. */
 export interface ClosableRuntime {
   close(): Promise<void>;
 }
@@ -79,6 +66,20 @@ export interface TenantRegistry<R extends ClosableRuntime> {
   close(): Promise<void>;
 }
 
+/**
+ * The tenants this replica serves, each as a runtime that can be replaced
+ * while requests are in flight. A change to a tenant builds a new runtime
+ * beside the old one and swaps it in one step: new requests get the new
+ * runtime, requests already holding the old one finish on it, and the old
+ * one closes (its sources with it) once the last of them is done.
+ *
+ * A revision that cannot be built at all stops the tenant being served (404,
+ * as if suspended) instead of leaving the previous runtime in place: the
+ * previous runtime holds the previous grants and issuers, and serving them
+ * after a committed change would keep a revoked grant alive (fail open).
+ * Backends that fail to open do not fail a build (see createTenantRuntime).
+ * The failure is kept on the tenant's status for operators and the admin API.
+ */
 export function createTenantRegistry<R extends ClosableRuntime>(
   onCloseError: (tenantId: string, error: unknown) => void = () => undefined,
 ): TenantRegistry<R> {

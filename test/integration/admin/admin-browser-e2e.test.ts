@@ -202,7 +202,7 @@ afterAll(async () => {
 });
 
 describe('a tenant admin signed in from a browser', () => {
-  it('adds a source and a grant on replica 1; an MCP client on replica 2 sees them within 1 s, and loses them with the grant', async () => {
+  it('adds a source and a grant on replica 1; an MCP client on replica 2 sees them before its cached listing expires, and loses them with the grant', async () => {
     const [one, two] = replicas as [StartedGateway, StartedGateway];
     const jar = await signIn(one, 'acme');
     const csrfToken = await csrfTokenOf(one, jar, 'acme');
@@ -225,9 +225,9 @@ describe('a tenant admin signed in from a browser', () => {
       });
       expect(grant.status, grant.text).toBe(201);
       // The client's listing is cached for the result's ttlMs (caching, "Time-to-Live"); the listen
-      // stream's list_changed evicts it (subscriptions, "List Changed Notification").
-      const elapsed = await within(1000, async () => (await names(client)).includes('b'));
-      expect(elapsed).toBeLessThan(1000);
+      // stream's list_changed evicts it (subscriptions, "List Changed Notification"). Ten seconds
+      // is far below the 60 s list ttl: only the eviction can show 'b' (latency: bench/listen-latency.ts).
+      await within(10_000, async () => expect(await names(client)).toContain('b'), "'b' on replica 2");
       expect(changes).toBeGreaterThan(0);
       expect(await names(client)).toEqual(['a', 'b']);
 
@@ -242,7 +242,7 @@ describe('a tenant admin signed in from a browser', () => {
       });
       expect(removed.status, removed.text).toBe(204);
       // Notifications of one stream are coalesced (LISTEN_LIST_CHANGED_INTERVAL_MS, 1 s): the removal may wait for the interval.
-      await within(2500, async () => !(await names(client)).includes('b'));
+      await within(10_000, async () => expect(await names(client)).not.toContain('b'), "'b' gone on replica 2");
       expect(await names(client)).toEqual(['a']);
     } finally {
       await listening.close();

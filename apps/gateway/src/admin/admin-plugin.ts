@@ -21,7 +21,7 @@ export interface AdminPluginOptions {
   readonly challenge: (tenantId: string | undefined) => string;
   /** The gateway's rate limits: the admin API's own per address and per principal (RATE_LIMIT_ADMIN_*). */
   readonly rateLimits: Pick<RateLimits, 'checkAdminAddress' | 'checkAdminPrincipal'>;
-  /** Keys the per-principal counter, so that no subject is readable in Redis (the process secret). */
+  /** Keys the per-principal counter, so that no subject is readable in Redis (`ServerKeys.adminPrincipalCounter`). */
   readonly principalKeySecret: Uint8Array;
 }
 

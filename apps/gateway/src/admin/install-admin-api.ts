@@ -1,6 +1,6 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import type { GatewayConfig } from '@mcpgw/config';
-import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core';
+import type { EgressGuard, Logger, Principal, ServerKeys, SourceFactory } from '@mcpgw/core';
 import type { FastifyInstance } from 'fastify';
 import { createAdminSessionRows } from '@mcpgw/control-plane';
 import type { ControlPlane, PinnedDevAuthorizationServer, TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
@@ -43,8 +43,8 @@ export interface AdminApiContext {
   readonly baseUrls: readonly [string, ...string[]];
   /** The base URL a request's Host names (one of `baseUrls`, else the canonical one). */
   readonly baseUrlOf: (host: string | undefined) => string;
-  /** The key cursors and cache keys use (SECRETS_KEY, else random per process). */
-  readonly processSecret: Buffer;
+  /** The keys derived from SECRETS_KEY (else from this process's random secret). */
+  readonly keys: ServerKeys;
   /** A caller's fingerprint within a tenant: the preview names the previewed caller with it. */
   readonly tenantFingerprint: (tenantId: string, principal: Principal) => string;
   readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
@@ -101,7 +101,7 @@ export async function installAdminApi(
     tenants: context.tenants.serving,
     publicBaseUrl: baseUrls[0],
     baseUrlOf: context.baseUrlOf,
-    secrets: sessionSecrets(config, context.processSecret),
+    secrets: context.keys.adminSession,
     resolveAdmin: (tenantId, accessToken) => access.resolveSessionAdmin(tenantId, accessToken),
     // A binding no longer matching: the admin API's own 403 `forbidden`, as for a bearer token no
     // binding names, on the sign-in's routes (GET .../session) as on the admin API's. An issuer
@@ -144,13 +144,6 @@ export async function installAdminApi(
     ],
     challenge: (tenantId) => access.challenge(tenantId),
     rateLimits: app.limits.rateLimits,
-    principalKeySecret: context.processSecret,
+    principalKeySecret: context.keys.adminPrincipalCounter,
   });
-}
-
-/** Browser sessions are sealed with SECRETS_KEY (else this process's random key) and opened with it or SECRETS_KEY_PREVIOUS. */
-function sessionSecrets(config: GatewayConfig, processSecret: Buffer): Buffer[] {
-  const { SECRETS_KEY, SECRETS_KEY_PREVIOUS } = config.env;
-  if (SECRETS_KEY === undefined) return [processSecret];
-  return [SECRETS_KEY, SECRETS_KEY_PREVIOUS].flatMap((key) => (key === undefined ? [] : [Buffer.from(key, 'utf8')]));
 }

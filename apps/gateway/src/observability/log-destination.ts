@@ -11,7 +11,7 @@ let shared: { write(line: string): void } | undefined;
  * pino's default destination each line was a write of its own, handed to
  * libuv's thread pool and completed on the event loop, and under load that
  * machinery cost more than the whole rest of the line (measured in
- * docs/performance.md). Here the lines of one turn (the responses the loop
+ * docs/performance-history.md, "Fourth round"). Here the lines of one turn (the responses the loop
  * finished in one pass over its ready sockets) go out as one synchronous
  * write: at light load that is still a write per line, with no delay; under
  * load, one write for many.

@@ -36,8 +36,8 @@ export interface LoadShedding {
  * Refuses new MCP requests with 503 and Retry-After while the event loop is
  * saturated, instead of queueing them without bound: once the loop is late,
  * every queued request adds to every other's latency, and p99 climbs past
- * any deadline. @fastify/under-pressure has every threshold off by default
- * (FACTS.md), so they are set here from the environment.
+ * any deadline. @fastify/under-pressure has every threshold off by default,
+ * so they are set here from the environment.
  *
  * Only the MCP endpoint and the routes that set `config.loadShed` (the admin
  * API's) are shed. Health probes and metadata stay answered: a shed liveness

@@ -75,8 +75,8 @@ interface Subject {
  * Registers @fastify/rate-limit (not globally: the MCP route runs each check
  * where it belongs) over a store that counts in Redis when REDIS_URL is set,
  * shared by every replica, and in this process whenever Redis fails, so a
- * Redis outage never fails a request (FACTS.md: the plugin's own Redis store
- * turns an outage into errors). `skipOnError` stays on as a second guard.
+ * Redis outage never fails a request (the plugin's own Redis store turns an
+ * outage into errors). `skipOnError` stays on as a second guard.
  *
  * The client address is `request.ip`: the connection's peer, or, when
  * TRUSTED_PROXIES names the peer, the nearest X-Forwarded-For hop that is not

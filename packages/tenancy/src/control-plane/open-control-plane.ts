@@ -11,6 +11,7 @@ import {
 } from '@mcpgw/control-plane';
 import type { EnvConfig } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
+import { sealedCredentialKeys } from '@mcpgw/core';
 import { databaseFailure } from '../startup-failure.js';
 
 export interface ControlPlane {
@@ -37,9 +38,10 @@ async function localSealingKey(dataDir: string): Promise<Buffer> {
 }
 
 /**
- * The keys sealed credentials open with, the first sealing new ones:
- * SECRETS_KEY (then SECRETS_KEY_PREVIOUS during a rotation), or without it
- * the key kept beside the embedded database.
+ * The root secrets sealed credentials' keys are derived from
+ * (`sealedCredentialKeys`), the first sealing new ones: SECRETS_KEY (then
+ * SECRETS_KEY_PREVIOUS during a rotation), or without it the key kept beside
+ * the embedded database.
  */
 export async function sealingKeys(env: EnvConfig): Promise<Buffer[]> {
   return env.SECRETS_KEY === undefined
@@ -81,7 +83,10 @@ export async function openControlPlane(env: EnvConfig, logger: Logger): Promise<
   try {
     const report = await migrate(db);
     logger.info({ engine: db.engine, schemaVersion: report.version, applied: report.applied }, 'control plane ready');
-    const store = createControlPlaneStore({ db, secrets: createSecretBox(await sealingKeys(env)) });
+    const store = createControlPlaneStore({
+      db,
+      secrets: createSecretBox(sealedCredentialKeys(await sealingKeys(env))),
+    });
     return { db, store, close: () => db.close() };
   } catch (error) {
     await db.close().catch(() => undefined);

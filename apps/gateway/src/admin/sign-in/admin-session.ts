@@ -33,26 +33,24 @@ export interface SessionSealer {
   open(cookie: string): OpenedSession;
 }
 
-/** The admin session cookie's own sealing purpose: its key is derived apart from every other key of SECRETS_KEY. */
-const PURPOSE = 'admin session';
 /** Associated data of every session; the tenant is checked from inside the sealed value. */
 const BOUND_TO = 'mcpgw admin session cookie';
 /** A cookie holds at most 4096 bytes (RFC 6265bis section 5.6); anything longer is not ours. */
 const MAX_COOKIE_LENGTH = 4096;
 
 /**
- * Seals sessions into cookie values with AES-256-GCM under a key HKDF-derived
- * from SECRETS_KEY (the control plane's secret box, under a purpose of its
- * own), so any replica opens what another sealed; no replica keeps session
+ * Seals sessions into cookie values with AES-256-GCM (the control plane's
+ * secret box) under `ServerKeys.adminSession`, derived from SECRETS_KEY for
+ * this purpose alone, so any replica opens what another sealed; no replica keeps session
  * state, and the control plane all share keeps one record per session
  * (its id, checked on each request, deleted to end it).
- * `secrets[0]` seals; every listed secret opens (rotation).
+ * `keys[0]` seals; every listed key opens (rotation).
  * Holds the id, principal, tenant, expiry, CSRF secret and the token's verified
  * scopes and groups; never the identity provider's tokens, which nothing
  * after sign-in needs.
  */
-export function createSessionSealer(secrets: readonly Uint8Array[], now: () => number = Date.now): SessionSealer {
-  const box = createSecretBox(secrets, PURPOSE);
+export function createSessionSealer(keys: readonly Uint8Array[], now: () => number = Date.now): SessionSealer {
+  const box = createSecretBox(keys);
   return {
     seal: (session) =>
       box.seal(

@@ -33,7 +33,7 @@ export interface AdminSignInOptions {
   publicBaseUrl: string;
   /** The base URL a request's Host names (one of the gateway's own, else the canonical one). */
   baseUrlOf(host: string | undefined): string;
-  /** SECRETS_KEY, then SECRETS_KEY_PREVIOUS if set: the first seals sessions, each opens them. */
+  /** The session cookie's keys (`ServerKeys.adminSession`): the first seals sessions, each opens them. */
   secrets: readonly Uint8Array[];
   /** The admin API's resolver: checks the access token (issuer, audience, expiry) and the tenant's admin scope or group. */
   resolveAdmin: ResolveAdmin;
