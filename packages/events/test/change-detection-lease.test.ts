@@ -150,4 +150,17 @@ describe('the change-detection lease', () => {
     await a.close();
     await within(5000, () => expect(seen.b).toEqual(['takeover']));
   });
+
+  it('is held by each replica for its own listeners while Redis does not answer', async () => {
+    // Port 1 on loopback: nothing listens, every command fails at once (no offline queue).
+    const dead = openRedisConnection({ url: 'redis://127.0.0.1:1' });
+    closers.push(() => dead.close());
+    const seen: string[] = [];
+    const stop = createRedisLeases({ redis: dead, prefix: 'unused:lease:' }).hold('acme/docs', {
+      acquired: (takeover) => seen.push(takeover ? 'takeover' : 'acquired'),
+      lost: () => seen.push('lost'),
+    });
+    closers.push(async () => stop());
+    await within(5000, () => expect(seen).toEqual(['acquired']), 'the lease held without Redis');
+  });
 });
