@@ -88,7 +88,6 @@ await writeFile(
 function startGateway(env: Record<string, string>) {
   return startBuiltGateway({
     GATEWAY_CONFIG: join(configDir, 'gateway.json'),
-    DATA_DIR: configDir,
     SECRETS_KEY,
     ...env,
   });
@@ -199,7 +198,7 @@ console.log('\ncache counters (Redis gateway):', JSON.stringify(withRedis.app.ca
 console.log('cache counters (in-process gateway):', JSON.stringify(inProcess.app.cache.metrics()));
 
 agent.destroy();
-await Promise.all([withRedis.app.close(), inProcess.app.close(), raw.close()]);
+await Promise.all([withRedis.close(), inProcess.close(), raw.close()]);
 const keys = createCacheKeys({ key: createServerKeys({ secretsKey: SECRETS_KEY }).cacheKey });
 await db.drop();
 for (const id of ['cached', 'uncached', 'pg-cached', 'pg-uncached'])

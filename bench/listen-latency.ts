@@ -115,9 +115,9 @@ try {
   for (const [i, bus] of buses.entries()) {
     const replica = await startBuiltGateway(
       { ...env, DATA_DIR: await mkdtemp(join(dir, `data-${i}-`)) },
-      { controlPlane: 'open-from-env', events: { bus }, ...(i === 0 ? { registry: withoutChangeFeeds() } : {}) },
+      { events: { bus }, ...(i === 0 ? { registry: withoutChangeFeeds() } : {}) },
     );
-    closers.push(() => replica.app.close());
+    closers.push(() => replica.close());
     replicas.push(replica.app);
     ports.push(replica.port);
   }

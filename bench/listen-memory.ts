@@ -41,7 +41,7 @@ await writeFile(
   configPath,
   JSON.stringify({ tenants: [{ id: 'bench', anonymous: true, sources: [{ id: 'docs', type: 'static', resources }] }] }),
 );
-const { app, port } = await startBuiltGateway({
+const { app, port, close } = await startBuiltGateway({
   GATEWAY_CONFIG: configPath,
   DATA_DIR: dir,
   LISTEN_MAX_STREAMS: String(STREAMS * 2),
@@ -115,7 +115,7 @@ await quiet();
 const base = settledMemory();
 const streams = await memoryWith('subscriptions/listen');
 await quiet();
-await app.close();
+await close();
 
 const perConnection = (connections - idle) / STREAMS;
 const perStream = (streams - base) / STREAMS;

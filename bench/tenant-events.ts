@@ -92,7 +92,7 @@ try {
   const replicas = [];
   for (const bus of buses) {
     const replica = await startBuiltGateway(env, { events: { bus } });
-    closers.push(() => replica.app.close());
+    closers.push(() => replica.close());
     replicas.push(replica);
   }
   const [one, two] = [replicas[0]!.app, replicas[1]!.app];

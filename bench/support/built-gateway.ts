@@ -4,28 +4,62 @@
  * `@mcpgw/gateway/testing` resolves to the built JavaScript (its "default"
  * export condition); tsc types it from the sources (`@mcpgw/source`).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig } from '@mcpgw/config';
-import { buildApp, createSourceRegistry, demoBootstrap, type BuildAppOptions } from '@mcpgw/gateway/testing';
+import type { Logger } from '@mcpgw/core';
+import {
+  buildApp,
+  createGatewayLogger,
+  createSourceRegistry,
+  demoBootstrap,
+  openServingControlPlane,
+  type BuildAppOptions,
+} from '@mcpgw/gateway/testing';
 import type { FastifyInstance } from 'fastify';
 
 export interface BuiltGateway {
   app: FastifyInstance;
   port: number;
+  /** Closes the app, then its control plane (and removes a DATA_DIR made for it). */
+  close(): Promise<void>;
 }
 
-/** Loads configuration from `env` (GATEWAY_CONFIG, ...) and listens on a free loopback port; `registry` defaults to every source type. */
+/**
+ * Loads configuration from `env` (GATEWAY_CONFIG, ...), opens the control
+ * plane it names as main.ts does (DATABASE_URL, else PGlite under DATA_DIR,
+ * a temporary one unless `env` names it), applies the bootstrap file, and
+ * listens on a free loopback port; `registry` defaults to every source type.
+ */
 export async function startBuiltGateway(
   env: Record<string, string>,
-  options: BuildAppOptions = {},
+  options: Omit<BuildAppOptions, 'controlPlane'> = {},
 ): Promise<BuiltGateway> {
   const registry = options.registry ?? createSourceRegistry();
+  const dataDir =
+    env.DATABASE_URL === undefined && env.DATA_DIR === undefined
+      ? await mkdtemp(join(tmpdir(), 'gw-bench-'))
+      : undefined;
   const config = await loadConfig({
     registry,
     defaultBootstrap: demoBootstrap(),
-    env: { PORT: '0', LOG_LEVEL: 'silent', ...env },
+    env: { PORT: '0', LOG_LEVEL: 'silent', ...(dataDir === undefined ? {} : { DATA_DIR: dataDir }), ...env },
   });
-  const app = await buildApp(config, { ...options, registry });
+  const controlPlane = await openServingControlPlane(
+    config,
+    createGatewayLogger(config.env, options.logStream) as unknown as Logger,
+  );
+  const app = await buildApp(config, { ...options, registry, controlPlane });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
-  return { app, port: typeof address === 'object' && address !== null ? address.port : 0 };
+  return {
+    app,
+    port: typeof address === 'object' && address !== null ? address.port : 0,
+    async close() {
+      await app.close();
+      await controlPlane.close();
+      if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -55,6 +55,8 @@ const hungFactory: SourceFactory = {
 const withHung = new Map([...registry, [hungFactory.type, hungFactory]]);
 
 let app: FastifyInstance | undefined;
+/** Closes what was started (the gateway's control plane after the app). */
+let closeStarted: (() => Promise<void>) | undefined;
 
 async function start(spec: BulkheadServerSpec): Promise<number> {
   // The gateway's V8 settings, as its process entry applies them.
@@ -67,6 +69,7 @@ async function start(spec: BulkheadServerSpec): Promise<number> {
     { registry: withHung },
   );
   app = started.app;
+  closeStarted = started.close;
   return started.port;
 }
 
@@ -76,5 +79,5 @@ answerParent<BulkheadServerSpec, BulkheadServerStats>({
     const cpu = process.cpuUsage();
     return { cpuMicros: cpu.user + cpu.system, refused: app?.limits.inFlight.refused ?? 0 };
   },
-  close: () => app?.close() ?? Promise.resolve(),
+  close: () => (closeStarted ?? (() => app?.close() ?? Promise.resolve()))(),
 });

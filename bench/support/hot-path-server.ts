@@ -55,6 +55,8 @@ export type ServerMessage =
   { port: number } | { stats: { cpuMicros: number; rss: number; heapUsed: number; cache?: Record<string, unknown> } };
 
 let app: FastifyInstance | undefined;
+/** Closes what was started (the gateway's control plane after the app). */
+let closeStarted: (() => Promise<void>) | undefined;
 let gatewayCache: { metrics(): Record<string, unknown> } | undefined;
 
 async function start(spec: ServerSpec): Promise<number> {
@@ -136,6 +138,7 @@ async function start(spec: ServerSpec): Promise<number> {
       gatewayCache = (started.app as unknown as { cache: { metrics(): Record<string, unknown> } }).cache;
       if (spec.tenantLookup === 'static-map') useStaticMap(started.app);
       app = started.app;
+      closeStarted = started.close;
       return started.port;
     }
   }
@@ -171,5 +174,5 @@ answerParent<ServerSpec, Extract<ServerMessage, { stats: unknown }>['stats']>({
       ...(gatewayCache === undefined ? {} : { cache: gatewayCache.metrics() }),
     };
   },
-  close: () => app?.close() ?? Promise.resolve(),
+  close: () => (closeStarted ?? (() => app?.close() ?? Promise.resolve()))(),
 });

@@ -92,7 +92,6 @@ export async function startReplicaPair(options: ReplicaPairOptions): Promise<Rep
     for (let i = 0; i < 2; i += 1) {
       const replica = await startGateway({
         configPath,
-        controlPlane: 'open-from-env',
         events: { bus: buses[i]! },
         registry: options.registries?.[i] ?? createSourceRegistry(),
         env: {

@@ -2,9 +2,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { SourceFactory } from '@mcpgw/core';
+import { createGatewayCache } from '@mcpgw/cache';
+import type { Logger, SourceFactory } from '@mcpgw/core';
+import { createServerKeys } from '@mcpgw/core';
 import { loadConfig, type GatewayConfig } from '@mcpgw/config';
-import { buildApp, createSourceRegistry, demoBootstrap, type BuildAppOptions } from '@mcpgw/gateway/testing';
+import {
+  buildApp,
+  createGatewayLogger,
+  createSourceRegistry,
+  demoBootstrap,
+  openServingControlPlane,
+  type BuildAppOptions,
+} from '@mcpgw/gateway/testing';
+import { createControlPlaneDatabase } from './control-plane-database.js';
 import { freePort } from './free-port.js';
 
 /**
@@ -24,6 +34,7 @@ export const NO_SHEDDING_ENV: Readonly<Record<string, string>> = {
  * The test app's Redis cache deadline, instead of the 50 ms default: on a busy
  * test machine a late event loop runs that timer before it reads a live Redis's
  * reply, and the lookup becomes a miss that a test counting hits would see.
+ * The test app is given a cache made with it (BuildAppOptions.cache).
  */
 export const TEST_CACHE_COMMAND_TIMEOUT_MS = 1000;
 
@@ -32,20 +43,24 @@ export interface TestAppOptions {
   bootstrap?: { document: unknown; configDir: string };
   /**
    * Extra environment, merged over silent logs (info with a logStream), a
-   * temporary DATA_DIR and load shedding off (NO_SHEDDING_ENV): a test about
-   * shedding sets SHED_* here.
+   * temporary DATA_DIR, an empty control-plane database of its own
+   * (DATABASE_URL, see control-plane-database.ts) and load shedding off (NO_SHEDDING_ENV):
+   * a test about shedding sets SHED_* here, replicas of one deployment the
+   * DATABASE_URL they share.
    */
   env?: Record<string, string>;
   /** Where the app writes its JSON log lines. */
   logStream?: NodeJS.WritableStream;
   /** Source factories; default: every type this build ships. */
   registry?: ReadonlyMap<string, SourceFactory>;
-  /** Serve the tenants a control plane holds (see BuildAppOptions). */
-  controlPlane?: BuildAppOptions['controlPlane'];
   /** Where tenant events travel (see BuildAppOptions); replicas of one test share a namespace or pass their own buses. */
   events?: BuildAppOptions['events'];
   /** Serve the admin API (see BuildAppOptions). */
   admin?: BuildAppOptions['admin'];
+  /** The shared rate-limit counters (see BuildAppOptions), e.g. under a test's own Redis namespace; the test closes them. */
+  rateCounter?: BuildAppOptions['rateCounter'];
+  /** Where request spans go (see BuildAppOptions). */
+  tracerProvider?: BuildAppOptions['tracerProvider'];
 }
 
 export interface TestApp {
@@ -56,36 +71,62 @@ export interface TestApp {
 }
 
 /**
- * The one test app builder: loads configuration the way `npm start` does and
- * builds the app without listening, for `app.inject()` or a listen of the
- * test's own. Every test gets its own DATA_DIR, so no two share a store.
+ * The one test app builder: loads configuration, opens the control plane and
+ * applies the bootstrap file to it the way `npm start` does, and builds the
+ * app without listening, for `app.inject()` or a listen of the test's own.
+ * Every test gets its own DATA_DIR and, unless its env names one, its own
+ * control-plane database, so no two share a store.
  */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const registry = options.registry ?? createSourceRegistry();
-  const dataDir = await mkdtemp(join(tmpdir(), 'gw-data-'));
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: options.bootstrap ?? demoBootstrap(),
-    env: {
-      LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info',
-      DATA_DIR: dataDir,
-      ...NO_SHEDDING_ENV,
-      ...options.env,
-    },
-  });
-  const app = await buildApp(config, {
-    registry,
-    cache: { commandTimeoutMs: TEST_CACHE_COMMAND_TIMEOUT_MS },
-    ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
-    ...(options.controlPlane === undefined ? {} : { controlPlane: options.controlPlane }),
-    ...(options.events === undefined ? {} : { events: options.events }),
-    ...(options.admin === undefined ? {} : { admin: options.admin }),
-  });
+  const closers: (() => Promise<unknown>)[] = [];
   const close = async () => {
-    await app.close();
-    await rm(dataDir, { recursive: true, force: true });
+    for (const closer of closers.splice(0).reverse()) await closer();
   };
-  return { app, config, close };
+  try {
+    const dataDir = await mkdtemp(join(tmpdir(), 'gw-data-'));
+    closers.push(() => rm(dataDir, { recursive: true, force: true }));
+    const database = options.env?.DATABASE_URL === undefined ? await createControlPlaneDatabase() : undefined;
+    if (database !== undefined) closers.push(() => database.release());
+    const config = await loadConfig({
+      registry,
+      defaultBootstrap: options.bootstrap ?? demoBootstrap(),
+      env: {
+        LOG_LEVEL: options.logStream === undefined ? 'silent' : 'info',
+        DATA_DIR: dataDir,
+        ...(database === undefined ? {} : { DATABASE_URL: database.url }),
+        ...NO_SHEDDING_ENV,
+        ...options.env,
+      },
+    });
+    const logger = createGatewayLogger(config.env, options.logStream) as unknown as Logger;
+    const controlPlane = await openServingControlPlane(config, logger);
+    closers.push(() => controlPlane.close());
+    const { SECRETS_KEY, SECRETS_KEY_PREVIOUS, REDIS_URL } = config.env;
+    const cache = createGatewayCache({
+      redisUrl: REDIS_URL,
+      // As the app keys its own: replicas with one SECRETS_KEY share entries.
+      key: createServerKeys({ secretsKey: SECRETS_KEY, previousSecretsKey: SECRETS_KEY_PREVIOUS }).cacheKey,
+      logger: logger.child({ component: 'cache' }),
+      commandTimeoutMs: TEST_CACHE_COMMAND_TIMEOUT_MS,
+    });
+    closers.push(() => cache.close());
+    const app = await buildApp(config, {
+      registry,
+      controlPlane,
+      cache,
+      ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
+      ...(options.events === undefined ? {} : { events: options.events }),
+      ...(options.admin === undefined ? {} : { admin: options.admin }),
+      ...(options.rateCounter === undefined ? {} : { rateCounter: options.rateCounter }),
+      ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
+    });
+    closers.push(() => app.close());
+    return { app, config, close };
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
 }
 
 export interface StartedGateway extends TestApp {

@@ -31,7 +31,6 @@ const replicas: { app: FastifyInstance; endpoint: string }[] = [];
 async function startReplica(): Promise<{ app: FastifyInstance; endpoint: string }> {
   const { app, baseUrl } = await startGateway({
     configPath,
-    controlPlane: 'open-from-env',
     env: {
       PUBLIC_URL,
       DATABASE_URL: database.url,

@@ -68,10 +68,9 @@ beforeAll(async () => {
     S3_SECRET: s3.credentials.secretAccessKey,
   };
   const configPath = join(dir, 'gateway.json');
-  plain = await startGateway({ configPath, controlPlane: 'open-from-env', admin: {}, env });
+  plain = await startGateway({ configPath, admin: {}, env });
   allowing = await startGateway({
     configPath,
-    controlPlane: 'open-from-env',
     admin: {},
     env: { ...env, EGRESS_ALLOW: '127.0.0.1' },
   });

@@ -119,7 +119,6 @@ beforeAll(async () => {
   await database.sql('CREATE TABLE public.customers (id bigint PRIMARY KEY)');
   const configDir = await mkdtemp(join(tmpdir(), 'gw-listen-hidden-config-'));
   gateway = await startGateway({
-    controlPlane: 'open-from-env',
     bootstrap: {
       configDir,
       document: {

@@ -72,7 +72,6 @@ beforeAll(async () => {
   const auth = { issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri }] };
   const configDir = await mkdtemp(join(tmpdir(), 'gw-listen-config-'));
   gateway = await startGateway({
-    controlPlane: 'open-from-env',
     bootstrap: {
       configDir,
       document: {

@@ -3,10 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { within } from '@mcpgw/test-helpers/within';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp, createSourceRegistry, demoBootstrap } from '@mcpgw/gateway/testing';
 import type { StartedGateway } from '../helpers/gateway.js';
-import { startGateway } from '../helpers/gateway.js';
+import { buildTestApp, startGateway } from '../helpers/gateway.js';
 import type { LocalIssuer } from '../helpers/local-issuer.js';
 import { startLocalIssuer } from '../helpers/local-issuer.js';
 import { mcpPost } from '../helpers/mcp-http.js';
@@ -206,18 +204,15 @@ describe('who may scrape', () => {
       sources: [{ id: 'docs', type: 'static', resources: [] }],
     };
     await writeFile(join(dir, 'gateway.json'), JSON.stringify({ tenants: [tenant] }));
-    const build = async (env: Record<string, string>) => {
-      const registry = createSourceRegistry();
-      const config = await loadConfig({
-        registry,
-        defaultBootstrap: demoBootstrap(),
-        env: { LOG_LEVEL: 'silent', DATA_DIR: dir, GATEWAY_CONFIG: join(dir, 'gateway.json'), ...env },
-      });
-      return buildApp(config, { registry });
-    };
+    const build = (env: Record<string, string>) =>
+      buildTestApp({ env: { GATEWAY_CONFIG: join(dir, 'gateway.json'), ...env } });
     const loopback = await build({ HOST: '127.0.0.1', PORT: '8080' });
     try {
-      const response = await loopback.inject({ method: 'GET', url: '/metrics', headers: { host: '127.0.0.1:8080' } });
+      const response = await loopback.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: { host: '127.0.0.1:8080' },
+      });
       expect(response.statusCode).toBe(200);
       expect(response.body).toContain('mcpgw_requests_total');
     } finally {
@@ -230,7 +225,11 @@ describe('who may scrape', () => {
       SINGLE_REPLICA: 'true',
     });
     try {
-      const response = await exposed.inject({ method: 'GET', url: '/metrics', headers: { host: 'mcp.example.com' } });
+      const response = await exposed.app.inject({
+        method: 'GET',
+        url: '/metrics',
+        headers: { host: 'mcp.example.com' },
+      });
       expect(response.statusCode).toBe(404);
     } finally {
       await exposed.close();

@@ -84,7 +84,6 @@ async function startReplicas(): Promise<StartedGateway[]> {
     started.push(
       await startGateway({
         configPath,
-        controlPlane: 'open-from-env',
         env: { PUBLIC_URL, DATABASE_URL: database.url, REDIS_URL: redisUrl(), SECRETS_KEY },
       }),
     );
@@ -320,7 +319,6 @@ describe('deleting a tenant', () => {
       writer,
       await startGateway({
         configPath,
-        controlPlane: 'open-from-env',
         env: { PUBLIC_URL, DATABASE_URL: database.url, REDIS_URL: redisUrl(), SECRETS_KEY },
       }),
     ];

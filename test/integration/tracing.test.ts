@@ -8,11 +8,10 @@ import type { FastifyInstance } from 'fastify';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { GatewayConfig } from '@mcpgw/config';
-import { loadConfig } from '@mcpgw/config';
-import { buildApp, createSourceRegistry, demoBootstrap, startOtlpTracing } from '@mcpgw/gateway/testing';
+import { startOtlpTracing } from '@mcpgw/gateway/testing';
 import type { LocalIssuer } from '../helpers/local-issuer.js';
 import { startLocalIssuer } from '../helpers/local-issuer.js';
-import { NO_SHEDDING_ENV } from '../helpers/gateway.js';
+import { buildTestApp, type TestApp } from '../helpers/gateway.js';
 import { MODERN_META } from '../helpers/mcp-http.js';
 
 // A span per MCP request (tenant, method) with children for
@@ -29,7 +28,10 @@ const CLIENT_SPAN = 'b7ad6b7169203331';
 let issuer: LocalIssuer;
 let config: GatewayConfig;
 let app: FastifyInstance;
+let gateway: TestApp;
 let token: string;
+/** The environment of the traced gateways: a loopback bind and the test's bootstrap file. */
+let testEnv: () => Record<string, string>;
 const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 
@@ -43,25 +45,14 @@ beforeAll(async () => {
     sources: [{ id: 'docs', type: 'static', resources: [{ uri: 'test://docs/1', name: 'one', text: 'one' }] }],
   };
   await writeFile(join(dir, 'gateway.json'), JSON.stringify({ tenants: [tenant] }));
-  const registry = createSourceRegistry();
-  config = await loadConfig({
-    registry,
-    defaultBootstrap: demoBootstrap(),
-    env: {
-      HOST: '127.0.0.1',
-      PORT: '8080',
-      LOG_LEVEL: 'silent',
-      DATA_DIR: dir,
-      GATEWAY_CONFIG: join(dir, 'gateway.json'),
-      ...NO_SHEDDING_ENV,
-    },
-  });
-  app = await buildApp(config, { registry, tracerProvider: provider });
+  testEnv = () => ({ HOST: '127.0.0.1', PORT: '8080', GATEWAY_CONFIG: join(dir, 'gateway.json') });
+  gateway = await buildTestApp({ env: testEnv(), tracerProvider: provider });
+  ({ app, config } = gateway);
   token = await issuer.token({ aud: RESOURCE });
 });
 
 afterAll(async () => {
-  await app?.close();
+  await gateway?.close();
   await issuer?.close();
   await provider.shutdown();
 });
@@ -198,7 +189,8 @@ describe('OTLP/HTTP export (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
       OTEL_SERVICE_NAME: 'gateway-under-test',
     });
     expect(tracing).toBeDefined();
-    const exporting = await buildApp(config, { registry: createSourceRegistry(), tracerProvider: tracing!.provider });
+    const exportingGateway = await buildTestApp({ env: testEnv(), tracerProvider: tracing!.provider });
+    const exporting = exportingGateway.app;
     try {
       const response = await post(
         exporting,
@@ -208,7 +200,7 @@ describe('OTLP/HTTP export (OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
       );
       expect(response.statusCode).toBe(200);
     } finally {
-      await exporting.close();
+      await exportingGateway.close();
       await tracing!.shutdown();
     }
     expect(received.map((r) => r.path)).toContain('/v1/traces');

@@ -1,14 +1,16 @@
 import { ConfigError, loadConfig, silencePinnedDependencyNotices } from '@mcpgw/config';
 import type { FastifyInstance } from 'fastify';
-import type { SourceFactory } from '@mcpgw/core';
+import type { Logger, SourceFactory } from '@mcpgw/core';
 import { buildApp } from './app.js';
 import { applyBootstrap, listenFailure, publicBaseUrl, StartupFailure, tenantResourceUri } from '@mcpgw/tenancy';
 import { demoBootstrap } from './demo.js';
 import { devTokenTarget } from './dev-authorization-server.js';
+import { createGatewayLogger } from './observability/gateway-logger.js';
 import { startOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
 import { tuneGarbageCollection } from './process-tuning.js';
 import { recordRunningGateway } from './running-gateway.js';
+import { openServingControlPlane } from './serving-control-plane.js';
 import { createSourceRegistry } from './source-registry.js';
 
 /** Whether LOG_LEVEL asks for detail: a start that fails unexpectedly then prints its stack. */
@@ -25,13 +27,19 @@ async function main(): Promise<void> {
   verbose = config.env.LOG_LEVEL === 'debug' || config.env.LOG_LEVEL === 'trace';
   // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed after the last request.
   const tracing = await startOtlpTracing(config.env);
+  const controlPlane = await openServingControlPlane(config, createGatewayLogger(config.env) as unknown as Logger);
   const app = await buildApp(config, {
     registry,
-    controlPlane: 'open-from-env',
+    controlPlane,
     admin: {},
     ...(tracing === undefined ? {} : { tracerProvider: tracing.provider }),
+  }).catch(async (error: unknown) => {
+    await controlPlane.close().catch(() => undefined);
+    throw error;
   });
   if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
+  // The control plane was opened before the app, so it closes after it.
+  const close = () => app.close().then(() => controlPlane.close());
   warnings.logTo(app.log);
   // Signals are handled from before the gateway listens: a SIGHUP or SIGTERM that arrives as
   // the start line is printed must find its handler, not Node's default (exit without a word).
@@ -44,7 +52,7 @@ async function main(): Promise<void> {
     }
     closing = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    Promise.all([app.close(), forgetRecord?.()]).then(
+    Promise.all([close(), forgetRecord?.()]).then(
       () => process.exit(0),
       (error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed');
@@ -74,7 +82,7 @@ async function main(): Promise<void> {
   await app.listen({ host: config.env.HOST, port: config.env.PORT }).catch(async (error: unknown) => {
     const failure = listenFailure(error, config.env.HOST, config.env.PORT);
     if (failure === undefined) throw error;
-    await app.close().catch(() => undefined);
+    await close().catch(() => undefined);
     throw failure;
   });
 
@@ -98,7 +106,6 @@ async function main(): Promise<void> {
  */
 async function reloadBootstrap(app: FastifyInstance, registry: ReadonlyMap<string, SourceFactory>): Promise<void> {
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
-  if (app.controlPlane === undefined) return;
   const report = await applyBootstrap(app.controlPlane.store, config);
   app.log.info({ config: config.origin, changes: report.changes }, 'bootstrap file reloaded');
 }

@@ -4,6 +4,11 @@
 
 /** Builds the Fastify app from a loaded configuration, without listening. */
 export { buildApp, type BuildAppOptions } from './app.js';
+/** The control plane a gateway serves from, opened from the environment with the bootstrap file applied, as main.ts does. */
+export { openServingControlPlane } from './serving-control-plane.js';
+export type { ControlPlane } from '@mcpgw/tenancy';
+/** The gateway's logger, as the app and main.ts create it. */
+export { createGatewayLogger } from './observability/gateway-logger.js';
 /** Every source type this build ships, keyed by `type`. */
 export { createSourceRegistry } from './source-registry.js';
 /** The V8 settings the process entry applies: benchmarks start their gateway processes the same way. */

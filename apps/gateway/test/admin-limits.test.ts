@@ -48,7 +48,6 @@ async function startGateway(idp: LocalIssuer, env: Record<string, string>): Prom
       },
     },
     env: { SECRETS_KEY: SECRET, DATABASE_URL: database.url, ...env },
-    controlPlane: 'open-from-env',
     admin: {},
   });
   return { built, database };

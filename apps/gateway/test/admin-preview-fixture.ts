@@ -109,7 +109,6 @@ export async function startPreviewFixture(): Promise<PreviewFixture> {
   logStream.on('data', (chunk: Buffer) => logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
   const gateway = await startGateway({
     configPath: join(dir, 'gateway.json'),
-    controlPlane: 'open-from-env',
     admin: {},
     logStream,
     env: {

@@ -37,7 +37,6 @@ beforeAll(async () => {
   built = await buildTestApp({
     bootstrap: demoBootstrap(),
     env: { HOST: '127.0.0.1', PORT: String(port), SECRETS_KEY: SECRET },
-    controlPlane: 'open-from-env',
     admin: {},
   });
   baseUrl = `http://127.0.0.1:${port}`;

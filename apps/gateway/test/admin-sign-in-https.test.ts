@@ -60,7 +60,6 @@ beforeAll(async () => {
       },
     },
     env: { HOST: '127.0.0.1', PORT: String(port), PUBLIC_URL: publicUrl(), SECRETS_KEY: SECRET },
-    controlPlane: 'open-from-env',
     admin: {},
   });
   await built.app.listen({ host: '127.0.0.1', port });

@@ -103,7 +103,6 @@ beforeAll(async () => {
       ACME_ADMIN_SECRET: CLIENT_SECRET,
       HOOLI_ADMIN_SECRET: WRONG_SECRET,
     },
-    controlPlane: 'open-from-env',
     admin: {},
     logStream: recordLines(logs),
   });

@@ -84,7 +84,6 @@ beforeAll(async () => {
         SECRETS_KEY: SECRET,
         DATABASE_URL: database.url,
       },
-      controlPlane: 'open-from-env',
       admin: {},
     });
     await built.app.listen({ host: '127.0.0.1', port });

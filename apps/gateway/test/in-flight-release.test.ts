@@ -1,15 +1,14 @@
 import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { within } from '@mcpgw/test-helpers/within';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
-import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
+import type { RateCounter } from '@mcpgw/cache';
+import { createRedisRateCounter } from '@mcpgw/cache';
+import { buildTestApp, type TestApp } from '@mcpgw/test-helpers/gateway';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 import type { OwnRedisServer } from '@mcpgw/test-helpers/redis';
 import { startRedisServer } from '@mcpgw/test-helpers/redis';
-import { within } from '@mcpgw/test-helpers/within';
-import { buildApp } from '../src/app.js';
-import { createSourceRegistry } from '../src/source-registry.js';
 
 // Bulkheads: a tenant's in-flight slot is given back whenever its
 // request ends, including a client that leaves while the tenant's rate limit
@@ -48,16 +47,21 @@ function post(port: number, leaveAfterMs?: number, app?: FastifyInstance): Promi
 
 describe('the in-flight slot of a client that leaves during the rate-limit count', () => {
   let app: FastifyInstance;
+  let gateway: TestApp;
   let redis: OwnRedisServer;
+  let counter: RateCounter;
   let port: number;
   let logs = '';
+  // The warnings tell when the pending count gave up on Redis and the request went on.
+  const logStream = new PassThrough();
+  logStream.on('data', (chunk: Buffer) => (logs += chunk.toString()));
 
   beforeAll(async () => {
     redis = await startRedisServer();
-    const registry = createSourceRegistry();
-    const config = await loadConfig({
-      registry,
-      defaultBootstrap: {
+    // Longer than the client stays: the count is still pending in a paused Redis when it leaves.
+    counter = createRedisRateCounter({ redis: { url: redis.url, commandTimeoutMs: 1500 }, prefix: 'mcpgw:rl:' });
+    gateway = await buildTestApp({
+      bootstrap: {
         configDir: '.',
         document: {
           tenants: [
@@ -71,19 +75,18 @@ describe('the in-flight slot of a client that leaves during the rate-limit count
           ],
         },
       },
-      env: { LOG_LEVEL: 'warn', ...NO_SHEDDING_ENV, REDIS_URL: redis.url, PORT: '0' },
+      env: { REDIS_URL: redis.url, PORT: '0' },
+      rateCounter: counter,
+      logStream,
     });
-    // The warnings tell when the pending count gave up on Redis and the request went on.
-    const logStream = new PassThrough();
-    logStream.on('data', (chunk: Buffer) => (logs += chunk.toString()));
-    // Longer than the client stays: the count is still pending in a paused Redis when it leaves.
-    app = await buildApp(config, { registry, logStream, limits: { redisCommandTimeoutMs: 1500 } });
+    app = gateway.app;
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     port = typeof address === 'object' && address !== null ? address.port : 0;
   });
   afterAll(async () => {
-    await app?.close();
+    await gateway?.close();
+    await counter?.close();
     await redis?.close();
   });
 

@@ -1,15 +1,13 @@
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { LightMyRequestResponse } from 'fastify';
-import { loadConfig } from '@mcpgw/config';
+import type { RateCounter } from '@mcpgw/cache';
+import { createRedisRateCounter } from '@mcpgw/cache';
 import type { Source, SourceFactory } from '@mcpgw/core';
 import { staticSourceFactory } from '@mcpgw/source-static';
-import { buildApp } from '../src/app.js';
 import { createSourceRegistry } from '../src/source-registry.js';
-import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
+import { buildTestApp, type TestApp } from '@mcpgw/test-helpers/gateway';
+import { parseExposition } from '@mcpgw/test-helpers/prometheus-text';
 import type { LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import type { TestDatabase } from '@mcpgw/test-helpers/postgres';
@@ -66,15 +64,48 @@ function post(
   });
 }
 
-/** Shedding is off unless `env` sets SHED_*: a late loop on a busy machine must not answer the rate-limit tests' requests. */
-async function build(document: unknown, env: Record<string, string>, extra: Parameters<typeof buildApp>[1] = {}) {
-  const registry = extra.registry ?? createSourceRegistry();
-  const config = await loadConfig({
-    registry,
-    defaultBootstrap: { configDir: '.', document },
-    env: { LOG_LEVEL: 'silent', ...NO_SHEDDING_ENV, ...env },
+const built = new Map<FastifyInstance, TestApp>();
+
+/**
+ * A test app (buildTestApp: its own control plane, the document as its
+ * bootstrap file). Shedding is off unless `env` sets SHED_*: a late loop on a
+ * busy machine must not answer the rate-limit tests' requests.
+ */
+async function build(
+  document: unknown,
+  env: Record<string, string>,
+  extra: { registry?: ReadonlyMap<string, SourceFactory>; rateCounter?: RateCounter } = {},
+): Promise<FastifyInstance> {
+  const gateway = await buildTestApp({
+    bootstrap: { configDir: '.', document },
+    env: { PORT: '8080', ...env },
+    ...extra,
   });
-  return buildApp(config, { registry, ...extra });
+  built.set(gateway.app, gateway);
+  return gateway.app;
+}
+
+/** Closes an app `build` made, and what was opened for it. */
+async function close(app: FastifyInstance | undefined): Promise<void> {
+  if (app === undefined) return;
+  await built.get(app)?.close();
+  built.delete(app);
+}
+
+/**
+ * A Redis rate counter with a generous deadline: on a busy test machine the
+ * 50 ms default would count some requests in process. Given to the app as
+ * production's shared counter is.
+ */
+async function redisCounter(url: string, prefix: string): Promise<RateCounter> {
+  const counter = createRedisRateCounter({ redis: { url, commandTimeoutMs: 1000 }, prefix });
+  if (!(await counter.ready(5000))) throw new Error(`Redis at ${url} did not answer within 5 s`);
+  return counter;
+}
+
+/** Refusals as the metrics count them (`mcpgw_rate_limited_total{scope}`, `mcpgw_shed_total`). */
+async function refusals(app: FastifyInstance, name: string, labels: Record<string, string> = {}): Promise<number> {
+  return parseExposition(await app.metrics.registry.metrics()).value(name, labels);
 }
 
 function expectRefusal(response: LightMyRequestResponse, status: number, message: RegExp): void {
@@ -87,25 +118,16 @@ function expectRefusal(response: LightMyRequestResponse, status: number, message
   expect(body.error.message).toMatch(message);
 }
 
-/** Counts refusals as the metrics module does (`mcpgw_rate_limited_total{scope}`, `mcpgw_shed_total`). */
-function observer() {
-  const seen = { ip: 0, tenant: 0, principal: 0, shed: 0 };
-  return {
-    seen,
-    rateLimited: (scope: 'ip' | 'tenant' | 'principal') => (seen[scope] += 1),
-    shed: () => (seen.shed += 1),
-  };
-}
-
 describe('rate limits, counted in Redis', () => {
   let app: FastifyInstance;
-  const observe = observer();
+  let counter: RateCounter;
   let idp: LocalIssuer;
   const namespace = testNamespace('rate-limit');
 
   beforeAll(async () => {
     await requireRedis();
     idp = await startLocalIssuer({ path: '/limits-idp' });
+    counter = await redisCounter(redisUrl(), `${namespace}:`);
     app = await build(
       {
         tenants: [
@@ -121,12 +143,13 @@ describe('rate limits, counted in Redis', () => {
         ],
       },
       { REDIS_URL: redisUrl(), RATE_LIMIT_IP_PER_MINUTE: '2' },
-      // A generous deadline: on a busy test machine a 50 ms timeout would count some requests in process.
-      { limits: { redisPrefix: `${namespace}:`, redisCommandTimeoutMs: 1000, observe } },
+      // The counters under the test's own namespace.
+      { rateCounter: counter },
     );
   });
   afterAll(async () => {
-    await app?.close();
+    await close(app);
+    await counter?.close();
     await idp?.close();
     await deleteNamespace(namespace);
   });
@@ -145,7 +168,7 @@ describe('rate limits, counted in Redis', () => {
     expectRefusal(await post(app, 'acme', { ip, token: valid }), 429, /\(per client address\)/);
     expectRefusal(await post(app, 'nobody', { ip }), 429, /\(per client address\)/);
     expect(idp.hitCount('/jwks')).toBe(fetches);
-    expect(observe.seen.ip).toBe(2);
+    expect(await refusals(app, 'mcpgw_rate_limited_total', { scope: 'ip' })).toBe(2);
     // The same token from another address is verified, and that does fetch: the count above means something.
     expect((await post(app, 'acme', { ip: '203.0.113.8', token: valid })).statusCode).toBe(200);
     expect(idp.hitCount('/jwks')).toBeGreaterThan(fetches);
@@ -159,7 +182,7 @@ describe('rate limits, counted in Redis', () => {
     expect((await post(app, 'calm')).statusCode).toBe(200);
     // The count is shared through Redis (every replica sees it), under the tenant's key.
     expect((await dumpNamespace(namespace)).get(`${namespace}:tenant:busy`)).toBe('4');
-    expect(observe.seen.tenant).toBe(1);
+    expect(await refusals(app, 'mcpgw_rate_limited_total', { scope: 'tenant' })).toBe(1);
   });
 
   it('refuses one caller over perPrincipalPerMinute; another caller of the tenant goes on', async () => {
@@ -168,16 +191,19 @@ describe('rate limits, counted in Redis', () => {
     expect((await post(app, 'acme', { token: alice })).statusCode).toBe(200);
     expectRefusal(await post(app, 'acme', { token: alice }), 429, /\(per caller\)/);
     expect((await post(app, 'acme', { token: await token('bob') })).statusCode).toBe(200);
-    expect(observe.seen.principal).toBe(1);
+    expect(await refusals(app, 'mcpgw_rate_limited_total', { scope: 'principal' })).toBe(1);
   });
 });
 
 describe('rate limits while Redis is down', () => {
   let app: FastifyInstance;
   let redis: OwnRedisServer;
+  let counter: RateCounter;
 
   beforeAll(async () => {
     redis = await startRedisServer();
+    // The gateway's own key prefix, on a Redis of the test's own.
+    counter = await redisCounter(redis.url, 'mcpgw:rl:');
     app = await build(
       {
         tenants: [
@@ -186,11 +212,12 @@ describe('rate limits while Redis is down', () => {
         ],
       },
       { REDIS_URL: redis.url, RATE_LIMIT_TENANT_PER_MINUTE: '100000' },
-      { limits: { redisCommandTimeoutMs: 1000 } },
+      { rateCounter: counter },
     );
   });
   afterAll(async () => {
-    await app?.close();
+    await close(app);
+    await counter?.close();
     await redis?.close();
   });
 
@@ -218,16 +245,14 @@ describe('rate limits while Redis is down', () => {
 
 describe('load shedding', () => {
   let app: FastifyInstance;
-  const observe = observer();
 
   beforeAll(async () => {
     app = await build(
       { tenants: [{ id: 'calm', anonymous: true, sources: [docs('docs')] }] },
       { SHED_EVENT_LOOP_DELAY_MS: '40' },
-      { limits: { sampleIntervalMs: 50, observe } },
     );
   });
-  afterAll(() => app?.close());
+  afterAll(() => close(app));
 
   it('answers 503 with Retry-After and a JSON-RPC body while the event loop is late; health stays up', async () => {
     expect((await post(app, 'calm')).statusCode).toBe(200);
@@ -246,7 +271,7 @@ describe('load shedding', () => {
       clearInterval(hog);
     }
     expect(app.limits.shedding.shed).toBeGreaterThan(0);
-    expect(observe.seen.shed).toBe(app.limits.shedding.shed);
+    expect(await refusals(app, 'mcpgw_shed_total')).toBe(app.limits.shedding.shed);
     await within(10_000, () => expect(app.isUnderPressure()).toBe(false), 'no longer under pressure');
     expect((await post(app, 'calm')).statusCode).toBe(200);
   });
@@ -261,7 +286,7 @@ describe('load shedding on a stalled loop turn (SHED_EVENT_LOOP_STALL_MS)', () =
       { SHED_EVENT_LOOP_DELAY_MS: '0', SHED_EVENT_LOOP_STALL_MS: '50' },
     );
   });
-  afterAll(() => app?.close());
+  afterAll(() => close(app));
 
   it('refuses a request read after the loop has been busy past the threshold, not the next calm one', async () => {
     const calm = async () => expect((await post(app, 'calm')).statusCode).toBe(200);
@@ -314,7 +339,7 @@ describe('per-tenant in-flight cap (bulkhead)', () => {
       { registry: new Map([...createSourceRegistry(), [gatedFactory.type, gatedFactory]]) },
     );
   });
-  afterAll(() => app?.close());
+  afterAll(() => close(app));
 
   it("refuses a tenant's requests past its cap at once, while another tenant's never wait on its slots", async () => {
     const held = [post(app, 'slow'), post(app, 'slow')];
@@ -342,12 +367,11 @@ describe('limits of a tenant served from the control plane', () => {
     database = await createTestDatabase('limits_control_plane');
     app = await build(
       { tenants: [{ id: 'busy', anonymous: true, sources: [docs('docs')], limits: { requestsPerMinute: 2 } }] },
-      { DATABASE_URL: database.url, DATA_DIR: await mkdtemp(join(tmpdir(), 'gw-limits-cp-')) },
-      { controlPlane: 'open-from-env' },
+      { DATABASE_URL: database.url },
     );
   });
   afterAll(async () => {
-    await app?.close();
+    await close(app);
     await database?.drop();
   });
 

@@ -3,7 +3,7 @@
 // required, are entries of the one module cache that `require.cache` shows.
 import { createRequire } from 'node:module';
 
-const DRIVERS = ['ioredis', '@aws-sdk/client-s3', 'pg', '@fastify/oauth2'];
+const DRIVERS = ['ioredis', '@aws-sdk/client-s3', 'pg'];
 const moduleCache = createRequire(import.meta.url).cache;
 process.on('SIGUSR2', () => {
   const files = Object.keys(moduleCache);

@@ -29,11 +29,7 @@ function brokenSource(): Source {
 
 describe('observeSource', () => {
   it('counts failed backend calls by source type, and passes the error on', async () => {
-    const metrics = createGatewayMetrics({
-      cacheOperations: () => [],
-      redisCircuitOpen: () => false,
-      sourcesUp: () => [],
-    });
+    const metrics = createGatewayMetrics();
     const source = observeSource(brokenSource(), metrics, undefined);
     await source.listResources({ limit: 10 });
     await expect(source.read('pg://ledger/1')).rejects.toThrow('statement timeout');

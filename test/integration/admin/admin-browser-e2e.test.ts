@@ -184,7 +184,6 @@ beforeAll(async () => {
     replicas.push(
       await startGateway({
         configPath,
-        controlPlane: 'open-from-env',
         admin: {},
         env: { PORT: String(port), PUBLIC_URL: publicUrl, DATABASE_URL: database.url, SECRETS_KEY: SECRET },
       }),

@@ -96,7 +96,7 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
     EGRESS_ALLOW: '127.0.0.1',
     ...(controlDb === undefined ? {} : { DATABASE_URL: controlDb.url }),
   };
-  const gateway = await startGateway({ configPath, controlPlane: 'open-from-env', admin, logStream, env });
+  const gateway = await startGateway({ configPath, admin, logStream, env });
   const base = gateway.baseUrl;
   const transcript: string[] = [];
   const db = () => gateway.app.controlPlane!.db;
@@ -182,7 +182,7 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
     },
     startReplica() {
       if (controlDb === undefined) throw new Error('an embedded control plane has one gateway');
-      return startGateway({ configPath, controlPlane: 'open-from-env', admin, env });
+      return startGateway({ configPath, admin, env });
     },
     async close() {
       await gateway.close();

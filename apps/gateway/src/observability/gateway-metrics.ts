@@ -52,6 +52,12 @@ export interface GatewayMetrics {
   shed(): void;
   /** A listen stream opened; call the returned function once when it closes. */
   listenStreamOpened(): () => void;
+  /**
+   * Where the scrape-time metrics come from, given by the plugin that owns
+   * each: the cache plugin its counters and circuit, the health plugin its
+   * last probes. Until given, they read as zero and empty.
+   */
+  readFrom(readers: Partial<MetricsReaders>): void;
 }
 
 /** Seconds; from a cached answer (well under 5 ms) to the 30 s request timeout. */
@@ -74,7 +80,8 @@ function processRegistry(): Registry {
 }
 
 /** Creates the registry with every contract metric, each present from the first scrape. */
-export function createGatewayMetrics(readers: MetricsReaders): GatewayMetrics {
+export function createGatewayMetrics(): GatewayMetrics {
+  const readers: MetricsReaders = { cacheOperations: () => [], redisCircuitOpen: () => false, sourcesUp: () => [] };
   const own = new Registry();
   const registers = [own];
 
@@ -190,5 +197,6 @@ export function createGatewayMetrics(readers: MetricsReaders): GatewayMetrics {
         listenStreams.dec();
       };
     },
+    readFrom: (given) => Object.assign(readers, given),
   };
 }

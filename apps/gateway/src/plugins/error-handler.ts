@@ -1,9 +1,9 @@
+import fastifyPlugin from 'fastify-plugin';
 import type { FastifyError } from 'fastify';
 import { GatewayError } from '@mcpgw/core';
 import { ErrorCode, errorResponse, readRequestId, toMcpError, wireError } from '@mcpgw/protocol';
 import type { McpError } from '@mcpgw/protocol';
 import { noteRpcResponse } from '../request-log-fields.js';
-import { rootPlugin } from '../root-plugin.js';
 
 /**
  * Maps what Fastify rejects before our handler runs (body parsing, limits,
@@ -11,19 +11,22 @@ import { rootPlugin } from '../root-plugin.js';
  * to registry codes, so every response of an MCP endpoint is a JSON-RPC
  * message a client can act on.
  */
-export const errorHandlerPlugin = rootPlugin(async (app) => {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const mcpError = mapFrameworkError(error);
-    if (mcpError.code === ErrorCode.InternalError) {
-      request.log.error({ code: mcpError.gatewayCode, err: error }, 'unhandled error');
-    }
-    // Most of these come before the body is read (no id to echo); a streamed result whose backend fails
-    // before its first byte comes after, and its error answers the request by its id.
-    const response = errorResponse(readRequestId(request.body), mcpError);
-    noteRpcResponse(request, response.body);
-    return reply.code(response.status).type('application/json').send(response.body);
-  });
-});
+export const errorHandlerPlugin = fastifyPlugin(
+  async (app) => {
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      const mcpError = mapFrameworkError(error);
+      if (mcpError.code === ErrorCode.InternalError) {
+        request.log.error({ code: mcpError.gatewayCode, err: error }, 'unhandled error');
+      }
+      // Most of these come before the body is read (no id to echo); a streamed result whose backend fails
+      // before its first byte comes after, and its error answers the request by its id.
+      const response = errorResponse(readRequestId(request.body), mcpError);
+      noteRpcResponse(request, response.body);
+      return reply.code(response.status).type('application/json').send(response.body);
+    });
+  },
+  { name: 'mcpgw-error-handler' },
+);
 
 function mapFrameworkError(error: FastifyError): McpError {
   // A hook's own refusal (load shedding) already names its registry code.

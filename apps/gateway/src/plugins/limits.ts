@@ -1,15 +1,15 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { EnvConfig, TenantConfig } from '@mcpgw/config';
-import type { RedisConnection } from '@mcpgw/cache';
-import type { Logger } from '@mcpgw/core';
+import type { FastifyReply } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import type { RateCounter } from '@mcpgw/cache';
+import type { TenantConfig } from '@mcpgw/config';
 import { errorResponse, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse } from '@mcpgw/protocol';
 import type { TenantInFlight } from '@mcpgw/tenancy';
 import { createTenantInFlight } from '@mcpgw/tenancy';
 import type { LoadShedding } from './load-shedding.js';
 import { installLoadShedding } from './load-shedding.js';
-import type { RateLimits, RateLimitScope } from './rate-limit.js';
-import { installRateLimits } from './rate-limit.js';
+import type { RateLimits } from './rate-limit.js';
+import { createRateLimits } from './rate-limit.js';
 
 /** Rate limits, the per-tenant bulkhead and load shedding, as the MCP route and a metrics module see them. */
 export interface GatewayLimits {
@@ -27,54 +27,38 @@ declare module 'fastify' {
   }
 }
 
-/**
- * Where refusals are counted as they happen. Its shape is the metrics
- * module's (`app.metrics`: `mcpgw_rate_limited_total{scope}`,
- * `mcpgw_shed_total`), so that object can be passed as it is.
- */
-export interface LimitsObserver {
-  rateLimited(scope: RateLimitScope): void;
-  /** A 503: load shedding, or a tenant at its in-flight cap. */
-  shed(): void;
-}
-
 export interface LimitsOptions {
-  env: EnvConfig;
-  logger: Logger;
-  observe?: LimitsObserver;
-  /** The process's Redis connection, shared by the rate-limit counters (see RateLimitOptions.redis). */
-  redis?: RedisConnection | undefined;
-  /** Redis key prefix for the rate-limit counters (tests use their own namespace). */
-  redisPrefix?: string;
-  /** Deadline of one Redis count (tests on a busy machine raise it). */
-  redisCommandTimeoutMs?: number;
-  /** Event-loop sampling period for load shedding (tests shorten it). */
-  sampleIntervalMs?: number;
+  /** The rate-limit counters every replica shares, which the caller closes; default: Redis at REDIS_URL. */
+  rateCounter?: RateCounter | undefined;
 }
 
-/** Installs every limit (docs/operations.md, "Limits and overload") and decorates `app.limits`. */
-export async function installLimits(app: FastifyInstance, options: LimitsOptions): Promise<GatewayLimits> {
-  const { env, logger, observe } = options;
-  const limits: GatewayLimits = {
-    shedding: await installLoadShedding(app, {
-      env,
-      ...(observe === undefined ? {} : { onShed: () => observe.shed() }),
-      ...(options.sampleIntervalMs === undefined ? {} : { sampleIntervalMs: options.sampleIntervalMs }),
-    }),
-    rateLimits: await installRateLimits(app, {
+/**
+ * Installs every limit (docs/operations.md, "Limits and overload"),
+ * decorates `app.limits` and counts refusals in `app.metrics`
+ * (`mcpgw_rate_limited_total{scope}`, `mcpgw_shed_total`).
+ */
+export const limitsPlugin = fastifyPlugin<LimitsOptions>(
+  async (app, options) => {
+    const { env } = app.settings.config;
+    const logger = app.settings.logger.child({ component: 'limits' });
+    const { metrics } = app;
+    const rateLimits = await createRateLimits({
       env,
       logger,
-      redis: options.redis,
-      ...(observe === undefined ? {} : { onRefused: (scope: RateLimitScope) => observe.rateLimited(scope) }),
-      ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
-      ...(options.redisCommandTimeoutMs === undefined ? {} : { redisCommandTimeoutMs: options.redisCommandTimeoutMs }),
-    }),
-    inFlight: createTenantInFlight(() => observe?.shed()),
-    inFlightCap: (tenant) => tenant.limits?.maxInFlight ?? env.TENANT_MAX_IN_FLIGHT,
-  };
-  app.decorate('limits', limits);
-  return limits;
-}
+      onRefused: (scope) => metrics.rateLimited(scope),
+      shared: options.rateCounter,
+      redis: app.redis,
+    });
+    app.addHook('onClose', async () => rateLimits.close());
+    app.decorate('limits', {
+      shedding: await installLoadShedding(app, { env, onShed: () => metrics.shed() }),
+      rateLimits,
+      inFlight: createTenantInFlight(() => metrics.shed()),
+      inFlightCap: (tenant) => tenant.limits?.maxInFlight ?? env.TENANT_MAX_IN_FLIGHT,
+    } satisfies GatewayLimits);
+  },
+  { name: 'mcpgw-limits', dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-redis'] },
+);
 
 /** Retry-After for a tenant at its in-flight cap: its requests finish or time out within seconds. */
 const TENANT_BUSY_RETRY_AFTER_SECONDS = 1;

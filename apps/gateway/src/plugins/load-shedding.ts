@@ -23,9 +23,10 @@ export interface LoadSheddingOptions {
   env: Pick<EnvConfig, 'SHED_EVENT_LOOP_DELAY_MS' | 'SHED_EVENT_LOOP_UTILIZATION' | 'SHED_EVENT_LOOP_STALL_MS'>;
   /** Called for each shed request (metrics). */
   onShed?: () => void;
-  /** How often the event loop is sampled; tests shorten it. Default 1000 ms. */
-  sampleIntervalMs?: number;
 }
+
+/** How often @fastify/under-pressure samples the event loop (its own default). */
+const SAMPLE_INTERVAL_MS = 1000;
 
 export interface LoadShedding {
   /** Requests shed so far (a metrics module can read this). */
@@ -70,7 +71,7 @@ export async function installLoadShedding(app: FastifyInstance, options: LoadShe
     // 0 leaves a threshold off in the plugin as well.
     maxEventLoopDelay: maxDelay,
     maxEventLoopUtilization: maxUtilization,
-    sampleInterval: options.sampleIntervalMs ?? 1000,
+    sampleInterval: SAMPLE_INTERVAL_MS,
     retryAfter: SHED_RETRY_AFTER_SECONDS,
     pressureHandler: (request, reply, type) => {
       if (!sheddable(request)) return undefined;

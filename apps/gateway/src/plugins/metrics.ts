@@ -1,7 +1,25 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
+import { isLoopbackHost } from '@mcpgw/config';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
+import { createGatewayMetrics } from '../observability/gateway-metrics.js';
 import { MCP_ROUTE } from '../mcp-route.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Prometheus metrics (docs/operations.md, "Metric contract"); plugins count rate limiting and shedding here. */
+    metrics: GatewayMetrics;
+    /** Counts MCP requests (`mcpgw_requests_total`); a listen stream is counted once acknowledged. */
+    requestMetrics: RequestMetrics;
+  }
+}
+
+/** What the listen route tells the request metrics. */
+export interface RequestMetrics {
+  /** Counts an acknowledged listen request like a finished request, its latency the time to open it. */
+  listenAcknowledged(request: FastifyRequest, seconds: number): void;
+}
 
 /** Where Prometheus scrapes. */
 export const METRICS_ROUTE = '/metrics';
@@ -53,10 +71,10 @@ export function outcomeLabel(request: FastifyRequest, status: number): string {
  * `mcpgw_request_duration_seconds`. `isServedTenant` bounds the tenant label
  * to configured tenants; anything else is `unknown`.
  */
-export function installRequestMetrics(
+function installRequestMetrics(
   app: FastifyInstance,
   options: { metrics: GatewayMetrics; isServedTenant: (id: string) => boolean },
-): { listenAcknowledged: (request: FastifyRequest, seconds: number) => void } {
+): RequestMetrics {
   const { metrics, isServedTenant } = options;
   const finished = (request: FastifyRequest, status: number, seconds: number) => {
     const tenantId = (request.params as { tenant?: unknown }).tenant;
@@ -98,7 +116,7 @@ export function metricsRouteEnabled(options: Pick<MetricsRouteOptions, 'token' |
  * length leak through timing; anything else is 401 with a Bearer challenge
  * (RFC 6750 §3).
  */
-export function registerMetricsRoute(app: FastifyInstance, options: MetricsRouteOptions): void {
+function registerMetricsRoute(app: FastifyInstance, options: MetricsRouteOptions): void {
   if (!metricsRouteEnabled(options)) return;
   const expected = options.token === undefined ? undefined : digest(options.token);
   app.get(METRICS_ROUTE, async (request, reply) => {
@@ -122,3 +140,32 @@ export function registerMetricsRoute(app: FastifyInstance, options: MetricsRoute
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
+
+/**
+ * Decorates `app.metrics` before the plugins that count into it, and serves
+ * `GET /metrics` (metricsRouteEnabled). Readings taken at scrape time come
+ * from their owners (GatewayMetrics.readFrom).
+ */
+export const metricsPlugin = fastifyPlugin(
+  async (app) => {
+    const metrics = createGatewayMetrics();
+    app.decorate('metrics', metrics);
+    const { env } = app.settings.config;
+    registerMetricsRoute(app, { metrics, token: env.METRICS_TOKEN, loopbackBind: isLoopbackHost(env.HOST) });
+  },
+  { name: 'mcpgw-metrics', dependencies: ['mcpgw-settings'] },
+);
+
+/**
+ * Counts every response of the MCP endpoint, and times it in a span when
+ * tracing is on. After the tenants: the `tenant` label names a served tenant
+ * or `unknown`, so a client cannot mint series.
+ */
+export const requestObservationPlugin = fastifyPlugin(
+  async (app) => {
+    const isServedTenant = (id: string) => app.tenants.serving.has(id);
+    app.decorate('requestMetrics', installRequestMetrics(app, { metrics: app.metrics, isServedTenant }));
+    app.tracing?.install(app, { isServedTenant });
+  },
+  { name: 'mcpgw-request-observation', dependencies: ['mcpgw-metrics', 'mcpgw-tracing', 'mcpgw-tenants'] },
+);

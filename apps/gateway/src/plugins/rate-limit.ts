@@ -1,6 +1,5 @@
-import fastifyRateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RateCounter, RedisConnection } from '@mcpgw/cache';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RateCounter, RedisConnection, WindowCount } from '@mcpgw/cache';
 import { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from '@mcpgw/cache';
 import type { EnvConfig, TenantConfig } from '@mcpgw/config';
 import { isLoopbackHost } from '@mcpgw/config';
@@ -55,14 +54,15 @@ export interface RateLimitOptions {
     | 'TRUSTED_PROXIES'
   >;
   logger: Logger;
-  /** The process's Redis connection (app.ts opens it with REDIS_URL and waits for it once); else one of its own. */
-  redis?: RedisConnection | undefined;
   /** Called for each refused request (metrics). */
   onRefused?: (scope: RateLimitScope) => void;
-  /** Redis key prefix; tests pass their own namespace. Default `mcpgw:rl:`. */
-  redisPrefix?: string;
-  /** Deadline of one Redis count before counting in process instead. Default 50 ms; tests on a busy machine raise it. */
-  redisCommandTimeoutMs?: number;
+  /**
+   * The counters every replica shares, which its caller closes; absent: Redis
+   * on `redis` under `mcpgw:rl:`, or none.
+   */
+  shared?: RateCounter | undefined;
+  /** The process's Redis connection (redisPlugin), when REDIS_URL is set. */
+  redis?: RedisConnection | undefined;
 }
 
 interface Subject {
@@ -72,11 +72,14 @@ interface Subject {
 }
 
 /**
- * Registers @fastify/rate-limit (not globally: the MCP route runs each check
- * where it belongs) over a store that counts in Redis when REDIS_URL is set,
- * shared by every replica, and in this process whenever Redis fails, so a
- * Redis outage never fails a request (the plugin's own Redis store turns an
- * outage into errors). `skipOnError` stays on as a second guard.
+ * Counts each check in a fixed one-minute window: in Redis when REDIS_URL is
+ * set (or a shared counter is given), so every replica sees one count, and
+ * in this process whenever Redis fails, so a Redis outage never fails a
+ * request. The counting is ours rather than `@fastify/rate-limit`'s: the MCP
+ * route runs three checks at three points of admission (before the tenant,
+ * before the token, after it), each with its own key and limit, and the
+ * plugin's Redis store turns an outage into errors, so all it added was a
+ * wrapper over these counters.
  *
  * The client address is `request.ip`: the connection's peer, or, when
  * TRUSTED_PROXIES names the peer, the nearest X-Forwarded-For hop that is not
@@ -89,30 +92,14 @@ interface Subject {
  * the address is the client's, whatever it is. A tenant's own `limits` apply
  * to every caller.
  */
-export async function installRateLimits(app: FastifyInstance, options: RateLimitOptions): Promise<RateLimits> {
+export async function createRateLimits(options: RateLimitOptions): Promise<RateLimits & { close(): Promise<void> }> {
   const { env, logger } = options;
   const local = createMemoryRateCounter();
   let warned = false;
-  const prefix = options.redisPrefix ?? 'mcpgw:rl:';
+  // On the process's Redis connection (redisPlugin), which was waited for once at start.
   const shared =
-    options.redis !== undefined
-      ? createRedisRateCounter({ redis: options.redis, prefix })
-      : env.REDIS_URL === undefined
-        ? undefined
-        : createRedisRateCounter({
-            redis: {
-              url: env.REDIS_URL,
-              logger,
-              ...(options.redisCommandTimeoutMs === undefined
-                ? {}
-                : { commandTimeoutMs: options.redisCommandTimeoutMs }),
-            },
-            prefix,
-          });
-  // Like the cache: wait briefly at start on a connection of its own, so the first requests count where the rest will.
-  if (options.redis === undefined && shared !== undefined && !(await shared.ready(2000))) {
-    logger.warn({}, 'Redis does not answer yet: rate limits count in process until it does');
-  }
+    options.shared ??
+    (options.redis === undefined ? undefined : createRedisRateCounter({ redis: options.redis, prefix: 'mcpgw:rl:' }));
   const counter: RateCounter =
     shared === undefined
       ? local
@@ -122,47 +109,23 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
           warned = true;
           logger.warn({ err: { message: (error as Error).message } }, 'rate limits count in process while Redis fails');
         });
-  app.addHook('onClose', async () => counter.close());
 
-  class CounterStore {
-    incr(
-      key: string,
-      callback: (error: Error | null, result?: { current: number; ttl: number }) => void,
-      windowMs: number,
-    ) {
-      counter.increment(key, windowMs).then(
-        (count) => {
-          warned = false;
-          callback(null, { current: count.current, ttl: count.ttlMs });
-        },
-        (error: Error) => callback(error),
-      );
-    }
-    child() {
-      return this;
-    }
-  }
-  await app.register(fastifyRateLimit, { global: false, store: CounterStore, skipOnError: true });
-
-  const subjects = new WeakMap<FastifyRequest, Subject>();
-  const check = app.createRateLimit({
-    timeWindow: WINDOW_MS,
-    keyGenerator: (request) => {
-      const subject = subjects.get(request) as Subject;
-      return `${subject.scope}:${subject.key}`;
-    },
-    max: (request) => (subjects.get(request) as Subject).limit,
-  });
   const refused: Record<RateLimitScope, number> = { ip: 0, tenant: 0, principal: 0 };
 
-  const run = async (request: FastifyRequest, subject: Subject): Promise<RateLimitRefusal | undefined> => {
+  const run = async (subject: Subject): Promise<RateLimitRefusal | undefined> => {
     if (subject.limit === 0) return undefined;
-    subjects.set(request, subject);
-    const outcome = await check(request);
-    if (outcome.isAllowed || !outcome.isExceeded) return undefined;
+    let count: WindowCount;
+    try {
+      count = await counter.increment(`${subject.scope}:${subject.key}`, WINDOW_MS);
+      warned = false;
+    } catch {
+      // Both counters failed (the in-process one cannot, short of a bug): a limit never fails a request.
+      return undefined;
+    }
+    if (count.current <= subject.limit) return undefined;
     refused[subject.scope] += 1;
     options.onRefused?.(subject.scope);
-    return { scope: subject.scope, retryAfterSeconds: Math.max(1, outcome.ttlInSeconds) };
+    return { scope: subject.scope, retryAfterSeconds: Math.max(1, Math.ceil(count.ttlMs / 1000)) };
   };
   const exempt = (request: FastifyRequest): boolean =>
     env.TRUSTED_PROXIES.length === 0 && isLoopbackAddress(request.ip);
@@ -172,38 +135,40 @@ export async function installRateLimits(app: FastifyInstance, options: RateLimit
 
   return {
     checkAddress: (request) =>
-      run(request, {
+      run({
         scope: 'ip',
         key: request.ip,
         limit: exempt(request) ? 0 : env.RATE_LIMIT_IP_PER_MINUTE,
       }),
     checkTenant: (request, tenant) =>
-      run(request, {
+      run({
         scope: 'tenant',
         key: tenant.id,
         limit: limitOf(request, tenant.limits?.requestsPerMinute, env.RATE_LIMIT_TENANT_PER_MINUTE),
       }),
     checkPrincipal: (request, tenant, principalKey) =>
-      run(request, {
+      run({
         scope: 'principal',
         key: `${tenant.id}:${principalKey}`,
         limit: limitOf(request, tenant.limits?.perPrincipalPerMinute, env.RATE_LIMIT_PRINCIPAL_PER_MINUTE),
       }),
     // Keys of their own ("admin:"), so the admin API's counts never eat into the MCP endpoint's.
     checkAdminAddress: (request) =>
-      run(request, {
+      run({
         scope: 'ip',
         key: `admin:${request.ip}`,
         limit: exempt(request) ? 0 : env.RATE_LIMIT_ADMIN_IP_PER_MINUTE,
       }),
     checkAdminPrincipal: (request, principalKey) =>
-      run(request, {
+      run({
         scope: 'principal',
         key: `admin:${principalKey}`,
         limit: exempt(request) ? 0 : env.RATE_LIMIT_ADMIN_PER_MINUTE,
       }),
     refused,
     forgetTenant: (tenantId) => counter.forget([`tenant:${tenantId}`], [`principal:${tenantId}:`]),
+    // A given shared counter stays its owner's.
+    close: () => (options.shared === undefined ? counter.close() : local.close()),
   };
 }
 

@@ -1,8 +1,8 @@
+import fastifyPlugin from 'fastify-plugin';
 import { errorResponse, wireError } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../mcp-route.js';
 import { createRequestGuard, type RequestGuardOptions } from '../request-guard-policy.js';
 import { noteRpcResponse } from '../request-log-fields.js';
-import { rootPlugin } from '../root-plugin.js';
 
 /**
  * Puts the Host/Origin check in front of every route, not only the MCP
@@ -15,19 +15,22 @@ import { rootPlugin } from '../root-plugin.js';
  * (the health probes, which reveal nothing, and a token-protected `/metrics`)
  * are reached by address and skip it.
  */
-export const requestGuardPlugin = rootPlugin<RequestGuardOptions>(async (app, options) => {
-  const guard = createRequestGuard(options);
-  const unguarded = new Set(options.unguardedRoutes ?? []);
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.url !== undefined && unguarded.has(request.routeOptions.url)) return;
-    const verdict = guard(request.headers.host, request.headers.origin);
-    if (verdict.ok) return;
-    reply.code(403).type('application/json');
-    if (request.routeOptions.url === MCP_ROUTE) {
-      const { body } = errorResponse(null, wireError('MCPGW_REQUEST_FORBIDDEN', verdict.reason));
-      noteRpcResponse(request, body);
-      return reply.send(body);
-    }
-    return reply.send({ error: 'forbidden', error_description: verdict.reason });
-  });
-});
+export const requestGuardPlugin = fastifyPlugin<RequestGuardOptions>(
+  async (app, options) => {
+    const guard = createRequestGuard(options);
+    const unguarded = new Set(options.unguardedRoutes ?? []);
+    app.addHook('onRequest', async (request, reply) => {
+      if (request.routeOptions.url !== undefined && unguarded.has(request.routeOptions.url)) return;
+      const verdict = guard(request.headers.host, request.headers.origin);
+      if (verdict.ok) return;
+      reply.code(403).type('application/json');
+      if (request.routeOptions.url === MCP_ROUTE) {
+        const { body } = errorResponse(null, wireError('MCPGW_REQUEST_FORBIDDEN', verdict.reason));
+        noteRpcResponse(request, body);
+        return reply.send(body);
+      }
+      return reply.send({ error: 'forbidden', error_description: verdict.reason });
+    });
+  },
+  { name: 'mcpgw-request-guard' },
+);

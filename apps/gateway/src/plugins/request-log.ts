@@ -1,6 +1,6 @@
+import fastifyPlugin from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import '../request-log-fields.js';
-import { rootPlugin } from '../root-plugin.js';
 
 const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -12,24 +12,27 @@ const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
  * era sends), and what the route noted: the JSON-RPC error code, the caller's
  * fingerprint and client id. Never a token, a claim value or a body.
  */
-export const requestLogPlugin = rootPlugin(async (app) => {
-  app.decorateRequest('mcpLog', null);
-  app.addHook('onResponse', async (request, reply) => {
-    const tenant = (request.params as { tenant?: unknown } | undefined)?.tenant;
-    request.log.info(
-      {
-        method: request.method,
-        url: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-        ...(typeof tenant === 'string' && TENANT_ID.test(tenant) ? { tenant } : {}),
-        ...optional('mcpMethod', mcpMethodOf(request)),
-        ...request.mcpLog,
-      },
-      'request',
-    );
-  });
-});
+export const requestLogPlugin = fastifyPlugin(
+  async (app) => {
+    app.decorateRequest('mcpLog', null);
+    app.addHook('onResponse', async (request, reply) => {
+      const tenant = (request.params as { tenant?: unknown } | undefined)?.tenant;
+      request.log.info(
+        {
+          method: request.method,
+          url: request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+          ...(typeof tenant === 'string' && TENANT_ID.test(tenant) ? { tenant } : {}),
+          ...optional('mcpMethod', mcpMethodOf(request)),
+          ...request.mcpLog,
+        },
+        'request',
+      );
+    });
+  },
+  { name: 'mcpgw-request-log' },
+);
 
 function mcpMethodOf(request: FastifyRequest): string | undefined {
   const method = (request.body as { method?: unknown } | undefined)?.method;

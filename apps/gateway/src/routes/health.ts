@@ -1,5 +1,13 @@
-import type { FastifyInstance } from 'fastify';
+import fastifyPlugin from 'fastify-plugin';
 import type { HealthMonitor } from '@mcpgw/tenancy';
+import { createHealthMonitor } from '@mcpgw/tenancy';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The background prober of every source and the cache (probing once the app listens). */
+    healthMonitor: HealthMonitor;
+  }
+}
 
 /**
  * `/healthz`: the process serves requests (liveness). `/readyz`: this process
@@ -14,17 +22,30 @@ import type { HealthMonitor } from '@mcpgw/tenancy';
 /** The probe routes: answered whatever the Host, since orchestrators reach a pod by its address. */
 export const PROBE_ROUTES: readonly string[] = ['/healthz', '/readyz'];
 
-export function registerHealthRoutes(app: FastifyInstance, monitor: HealthMonitor): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+export const healthPlugin = fastifyPlugin(
+  async (app) => {
+    const monitor = createHealthMonitor({
+      tenants: app.tenants.serving,
+      cache: app.gatewayCache,
+      logger: app.settings.logger.child({ component: 'health' }),
+    });
+    app.decorate('healthMonitor', monitor);
+    app.metrics.readFrom({ sourcesUp: () => monitor.sources() });
+    // Only a listening gateway probes its backends: `app.inject()` tests do not.
+    app.addHook('onListen', async () => monitor.start());
+    app.addHook('onClose', async () => monitor.stop());
+    app.get('/healthz', async () => ({ status: 'ok' }));
 
-  app.get('/readyz', async (_request, reply) => {
-    const listening = app.server.listening;
-    return reply
-      .code(listening ? 200 : 503)
-      .header('cache-control', 'no-store')
-      .send({
-        status: listening ? 'ready' : 'starting',
-        checks: { configuration: 'loaded', listening, cache: monitor.cache },
-      });
-  });
-}
+    app.get('/readyz', async (_request, reply) => {
+      const listening = app.server.listening;
+      return reply
+        .code(listening ? 200 : 503)
+        .header('cache-control', 'no-store')
+        .send({
+          status: listening ? 'ready' : 'starting',
+          checks: { configuration: 'loaded', listening, cache: monitor.cache },
+        });
+    });
+  },
+  { name: 'mcpgw-health', dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-cache', 'mcpgw-tenants'] },
+);

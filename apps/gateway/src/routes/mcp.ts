@@ -10,7 +10,9 @@ import {
   wireError,
 } from '@mcpgw/protocol';
 import type { McpHttpResponse, RequestId } from '@mcpgw/protocol';
+import fastifyPlugin from 'fastify-plugin';
 import { MCP_ROUTE } from '../mcp-route.js';
+import { createPrincipalFingerprint, createTenantPrincipalFingerprint } from '@mcpgw/tenancy';
 import type { GatewayLimits } from '../plugins/limits.js';
 import { tenantBusyResponse } from '../plugins/limits.js';
 import { rateLimitedResponse } from '../plugins/rate-limit.js';
@@ -23,7 +25,7 @@ import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
 const DISCOVER_TTL_MS = 300_000;
 const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export interface McpRouteOptions {
+interface McpRouteOptions {
   /** Each request holds its tenant's runtime until its response is done (a swap lets it finish). */
   tenants: TenantRegistry<TenantRuntime>;
   /** The base URL a request's Host names (see publicBaseUrls): its challenge points at that base's metadata. */
@@ -62,12 +64,31 @@ declare module 'fastify' {
   }
 }
 
+/** Serves the MCP endpoint (registerMcpRoutes) with the app's tenants, limits and listen streams. */
+export const mcpRoutesPlugin = fastifyPlugin(
+  async (app) => {
+    const { keys, baseUrlOf } = app.settings;
+    registerMcpRoutes(app, {
+      tenants: app.tenants,
+      baseUrlOf,
+      principalFingerprint: createPrincipalFingerprint(keys.requestLogFingerprint),
+      tenantFingerprint: createTenantPrincipalFingerprint(keys.tenantPrincipalFingerprint),
+      limits: app.limits,
+      listen: app.listenContext,
+    });
+  },
+  {
+    name: 'mcpgw-mcp-routes',
+    dependencies: ['mcpgw-settings', 'mcpgw-tenants', 'mcpgw-limits', 'mcpgw-listen', 'mcpgw-error-handler'],
+  },
+);
+
 /**
  * The per-tenant MCP endpoint, `POST /t/{tenant}/mcp` (2026-07-28
  * transports: one endpoint, POST only). Framework concerns live here; the
  * protocol itself is @mcpgw/protocol's `dispatchMcpPost`.
  */
-export function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
+function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void {
   const { tenants, baseUrlOf, principalFingerprint, tenantFingerprint, limits, listen } = options;
   app.decorateRequest('mcpCaller', null);
 

@@ -1,8 +1,8 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import Fastify from 'fastify';
 import { decodeJwt } from 'jose';
 import { discoverIssuerMetadata, egressFetch } from '@mcpgw/auth';
-import { egressAgents, type EgressGuard } from '@mcpgw/core';
+import type { EgressGuard } from '@mcpgw/core';
 import type { AdminSignIn } from '@mcpgw/config';
 import { flowCookieNames, tenantAdminPath } from './session-cookie.js';
 
@@ -13,7 +13,7 @@ export interface SignInClient {
   /**
    * Checks `state` against this browser's cookie, redeems the code with the
    * PKCE verifier and the resource indicator, and clears both cookies.
-   * Rejects with the library's error on a wrong state or a refused exchange.
+   * Rejects on a wrong state or a refused exchange.
    */
   redeem(request: FastifyRequest, reply: FastifyReply): Promise<{ accessToken: string; expiresAt: number | undefined }>;
 }
@@ -32,101 +32,157 @@ export interface SignInClientSettings {
   fetch: typeof fetch;
   /**
    * Present when a tenant admin wrote the issuer: discovery and the token
-   * request connect only where the egress policy allows.
+   * request connect only where the egress policy allows (instead of `fetch`).
    */
   egress?: EgressGuard | undefined;
 }
 
 /** Seconds the `state` and verifier cookies live: a sign-in left longer starts again. */
 const FLOW_COOKIE_SECONDS = 600;
-/** The token request gives up after this long (the library's HTTP client has no timeout of its own). */
+/** The token request gives up after this long. */
 const TOKEN_TIMEOUT_MS = 5_000;
-const NAME = 'adminSignIn';
+/** Token responses are small JSON objects (RFC 6749 section 5.1); anything larger is refused unread. */
+const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
+
+/** 32 random bytes, base64url: a `state` (RFC 6749 section 10.10) or a PKCE verifier (RFC 7636 section 4.1, 43 characters). */
+const randomToken = (): string => randomBytes(32).toString('base64url');
+
+/** RFC 7636 section 4.2: `code_challenge = BASE64URL(SHA256(ASCII(code_verifier)))`. */
+const s256 = (verifier: string): string => createHash('sha256').update(verifier, 'ascii').digest('base64url');
 
 /**
- * Builds one tenant's client on `@fastify/oauth2`, which runs the flow:
- * authorization code (RFC 6749 section 4.1) with PKCE S256 (RFC 7636
- * section 4.2, the verifier in an HttpOnly cookie), a random `state` in a
- * cookie checked at the callback (RFC 6749 section 10.12), and `resource`
- * (RFC 8707 section 2) on both requests. Tenants come and go while the
- * gateway runs, and the plugin configures one provider per registration, so
- * each tenant's client is the plugin registered in a private, never-listening
- * Fastify instance; its functions work on the gateway's requests and replies.
+ * RFC 6749 section 2.3.1: the client id and secret of HTTP Basic are each
+ * form-urlencoded (Appendix B) before they are joined and base64-encoded.
+ */
+function basicCredentials(id: string, secret: string): string {
+  const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${encode(id)}:${encode(secret)}`, 'utf8').toString('base64')}`;
+}
+
+/**
+ * Builds one tenant's client for the authorization code grant (RFC 6749
+ * section 4.1) with PKCE S256 (RFC 7636 section 4.2, the verifier in an
+ * HttpOnly cookie), a random `state` in a cookie checked at the callback
+ * (RFC 6749 section 10.12), and `resource` (RFC 8707 section 2) on both
+ * requests. It is ours rather than `@fastify/oauth2`'s: that plugin
+ * configures one provider per registration on a Fastify instance, while
+ * tenants and their issuers come and go as the gateway runs, so each
+ * tenant's client was the plugin registered in a private, never-listening
+ * instance; what it did for us is these two requests, written out here over
+ * `fetch` (the egress-guarded one for issuers tenant admins wrote).
  *
- * The endpoints come from the issuer's discovery metadata, read here with
- * the gateway's own checks (exact `issuer` match, https endpoints, size and
- * time bounds) rather than the plugin's `discovery` option, which has none.
+ * The endpoints come from the issuer's discovery metadata, read with the
+ * gateway's own checks (exact `issuer` match, https endpoints, size and
+ * time bounds).
  */
 export async function createSignInClient(settings: SignInClientSettings): Promise<SignInClient> {
+  const fetcher = settings.egress === undefined ? settings.fetch : egressFetch(settings.egress);
   const metadata = await discoverIssuerMetadata(settings.issuer, ['authorization_endpoint', 'token_endpoint'], {
-    fetch: settings.egress === undefined ? settings.fetch : egressFetch(settings.egress),
+    fetch: fetcher,
   });
   // RFC 7636 section 4.2 and RFC 8414 section 2: a server that lists its methods and not S256 cannot be used.
   const methods = metadata.code_challenge_methods_supported;
   if (Array.isArray(methods) && !methods.includes('S256')) {
     throw new Error(`${settings.issuer} does not support PKCE S256 (code_challenge_methods_supported)`);
   }
-  const authorize = new URL(metadata.authorization_endpoint);
-  const token = new URL(metadata.token_endpoint);
   const { signIn } = settings;
-  const host = Fastify({ logger: false });
-  // Loaded with the first tenant that signs admins in: a gateway without one never loads it and the
-  // OAuth client library beneath it (docs/operations.md, "Memory at start").
-  const { fastifyOauth2 } = await import('@fastify/oauth2');
-  await host.register(fastifyOauth2, {
-    name: NAME,
-    scope: signIn.scopes,
-    credentials: {
-      client: { id: signIn.clientId, secret: signIn.clientSecret ?? '' },
-      auth: {
-        authorizeHost: authorize.origin,
-        authorizePath: authorize.pathname,
-        tokenHost: token.origin,
-        tokenPath: token.pathname,
-      },
-      // A confidential client authenticates with HTTP Basic (RFC 6749 section 2.3.1); a public one only names itself.
-      options: { authorizationMethod: signIn.clientSecret === undefined ? 'body' : 'header' },
-      http: {
-        timeout: TOKEN_TIMEOUT_MS,
-        ...(settings.egress === undefined ? {} : { agent: tokenAgent(settings.egress, token) }),
-      },
-    },
-    callbackUri: settings.callbackUri,
-    callbackUriParams: { resource: settings.resource },
-    tokenRequestParams: { resource: settings.resource },
-    pkce: 'S256',
-    // `__Secure-` over https (RFC 6265bis section 4.1.3.1), like the session cookie.
-    redirectStateCookieName: flowCookieNames(settings.secure).state,
-    verifierCookieName: flowCookieNames(settings.secure).verifier,
-    // Lax, not Strict: the callback arrives by the identity provider's cross-site redirect and needs them.
-    cookie: {
-      path: tenantAdminPath(settings.tenantId),
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: settings.secure,
-      maxAge: FLOW_COOKIE_SECONDS,
-    },
-  });
-  await host.ready();
-  // The plugin decorates `name` and `oauth2` + its capitalised form.
-  const oauth = host.oauth2AdminSignIn;
-  if (oauth === undefined) throw new Error('@fastify/oauth2 did not decorate its instance');
+  // `__Secure-` over https (RFC 6265bis section 4.1.3.1), like the session cookie.
+  const names = flowCookieNames(settings.secure);
+  // Lax, not Strict: the callback arrives by the identity provider's cross-site redirect and needs them.
+  const cookie = {
+    path: tenantAdminPath(settings.tenantId),
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: settings.secure,
+    maxAge: FLOW_COOKIE_SECONDS,
+  } as const;
   return {
-    authorizationUrl: (request, reply) => oauth.generateAuthorizationUri(request, reply),
+    async authorizationUrl(request, reply) {
+      const state = randomToken();
+      const verifier = randomToken();
+      reply.setCookie(names.state, state, cookie);
+      reply.setCookie(names.verifier, verifier, cookie);
+      // RFC 6749 section 3.1: the endpoint's own query is kept; the request's parameters are added to it.
+      const url = new URL(metadata.authorization_endpoint);
+      const parameters = {
+        response_type: 'code',
+        client_id: signIn.clientId,
+        redirect_uri: settings.callbackUri(request),
+        scope: signIn.scopes.join(' '),
+        state,
+        code_challenge: s256(verifier),
+        code_challenge_method: 'S256',
+        resource: settings.resource,
+      };
+      for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
+      return url.toString();
+    },
     async redeem(request, reply) {
-      const { token: answer } = await oauth.getAccessTokenFromAuthorizationCodeFlow(request, reply);
+      const query = request.query as { state?: unknown; code?: unknown };
+      const expected = request.cookies[names.state];
+      const verifier = request.cookies[names.verifier];
+      // Single use: cleared whatever the outcome, so a state that reached the callback cannot be replayed.
+      reply.clearCookie(names.state, cookie);
+      reply.clearCookie(names.verifier, cookie);
+      if (expected === undefined || typeof query.state !== 'string' || query.state !== expected) {
+        throw new Error('the state is not the one this browser was given');
+      }
+      if (verifier === undefined || typeof query.code !== 'string' || query.code === '') {
+        throw new Error('the callback has no code, or this browser no PKCE verifier');
+      }
+      // RFC 6749 section 4.1.3, with the verifier (RFC 7636 section 4.5) and the resource (RFC 8707 section 2.2).
+      const body = new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: query.code,
+        redirect_uri: settings.callbackUri(request),
+        code_verifier: verifier,
+        resource: settings.resource,
+      });
+      const headers: Record<string, string> = {
+        accept: 'application/json',
+        'content-type': 'application/x-www-form-urlencoded',
+      };
+      // A confidential client authenticates with HTTP Basic (RFC 6749 section 2.3.1); a public one only names itself.
+      if (signIn.clientSecret === undefined) body.set('client_id', signIn.clientId);
+      else headers.authorization = basicCredentials(signIn.clientId, signIn.clientSecret);
+      const answer = await tokenResponse(fetcher, metadata.token_endpoint, { method: 'POST', headers, body });
       if (typeof answer.access_token !== 'string' || answer.access_token === '') {
         throw new Error('the token response has no access_token');
       }
-      return { accessToken: answer.access_token, expiresAt: expiryOf(answer.access_token, answer.expires_at) };
+      const expiresAt =
+        typeof answer.expires_in === 'number' && Number.isFinite(answer.expires_in)
+          ? new Date(Date.now() + answer.expires_in * 1000)
+          : undefined;
+      return { accessToken: answer.access_token, expiresAt: expiryOf(answer.access_token, expiresAt) };
     },
   };
 }
 
-/** The egress-guarded agent for the token endpoint's scheme (the HTTP client takes one agent per request). */
-function tokenAgent(guard: EgressGuard, endpoint: URL) {
-  const agents = egressAgents(guard);
-  return endpoint.protocol === 'https:' ? agents.httpsAgent : agents.httpAgent;
+/** POSTs the token request and reads its JSON answer; an error response (RFC 6749 section 5.2) rejects with its code. */
+async function tokenResponse(
+  fetcher: typeof fetch,
+  endpoint: string,
+  init: RequestInit,
+): Promise<{ access_token?: unknown; expires_in?: unknown }> {
+  const response = await fetcher(endpoint, {
+    ...init,
+    redirect: 'error',
+    signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  if (text.length > MAX_TOKEN_RESPONSE_BYTES) throw new Error('the token response is too large');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`the token endpoint answered ${response.status} without JSON`);
+  }
+  const answer = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
+  if (!response.ok) {
+    const code = typeof answer.error === 'string' ? answer.error.slice(0, 100) : 'no error code';
+    throw new Error(`the token endpoint refused the code: ${response.status} (${code})`);
+  }
+  return answer;
 }
 
 /**
