@@ -26,7 +26,7 @@ export interface CacheOptions {
 /** Decorates `app.gatewayCache` (on the process's Redis connection, redisPlugin), reports the cache's counters to the metrics. */
 export const cachePlugin = fastifyPlugin<CacheOptions>(
   async (app, options) => {
-    const { config, keys, logger } = app.settings;
+    const { keys, logger } = app.settings;
     const cache =
       options.cache ??
       createGatewayCache({

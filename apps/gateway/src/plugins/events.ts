@@ -25,7 +25,7 @@ export interface EventsPluginOptions {
  */
 export const eventsPlugin = fastifyPlugin<EventsPluginOptions>(
   async (app, options) => {
-    const { config, logger } = app.settings;
+    const { logger } = app.settings;
     const live = openGatewayEvents(options.events, {
       redis: app.redis,
       tenants: app.tenants,
