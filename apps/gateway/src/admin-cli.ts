@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { readAdminToken, readEnv } from '@mcpgw/config';
-import type { PreviewResponse } from './admin/preview-schema.js';
+import type { PreviewResponse } from '@mcpgw/admin';
 import { publicBaseUrl } from '@mcpgw/tenancy';
 
 export const ADMIN_USAGE = `usage: npm run admin -- preview --tenant ID (--claims JSON | --token TOKEN) [options]

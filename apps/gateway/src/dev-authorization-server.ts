@@ -4,7 +4,7 @@ import { isLoopbackHost } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
 import type { DevAuthorizationServer, DevClient, DevResource } from '@mcpgw/dev-authorization-server';
 import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
-import { operatorResource, tenantAdminResource } from './admin/admin-resources.js';
+import { operatorResource, tenantAdminResource } from '@mcpgw/admin';
 import { publicBaseUrls, tenantResourceUri } from '@mcpgw/tenancy';
 
 /**

@@ -27,6 +27,7 @@ export type { EventsOption, TenantEvents } from '@mcpgw/events';
 /** The admin API's route table (tests enumerate every route for isolation and the OpenAPI document). */
 export { adminRouteTable } from './admin/admin-routes.js';
 export { defineAdminRoute, type AdminRoute } from './admin/admin-route.js';
-export type { AdminAuthenticator, AdminPrincipal } from './admin/admin-principal.js';
+export type { AdminAuthenticator } from './admin/admin-authenticator.js';
+export type { AdminPrincipal } from '@mcpgw/admin';
 /** The registry tenants are served from (bench/tenant-registry.ts times its lease against a map lookup). */
 export { createTenantRegistry } from '@mcpgw/tenancy';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
-import { previewResponseSchema } from '../src/admin/preview-schema.js';
+import { previewResponseSchema } from '@mcpgw/admin';
 import { runAdminCli } from '../src/admin-cli.js';
 import { type PreviewFixture, startPreviewFixture } from './admin-preview-fixture.js';
 import { ADMIN_CLI, runBuilt } from './gateway-process.js';

@@ -11,6 +11,8 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { BODY_LIMIT_BYTES } from '../src/app.js';
+import type { AdminProblemType } from '@mcpgw/admin';
+import { adminProblemRegistry } from '@mcpgw/admin';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import type { LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
@@ -89,6 +91,8 @@ function expectProblem(response: LightMyRequestResponse, status: number, type: s
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
   const body = response.json<Record<string, unknown>>();
   expect(body).toMatchObject({ type: `urn:mcpgw:admin:problem:${type}`, status });
+  // The registry's status and title for the type, as every admin refusal has.
+  expect(adminProblemRegistry[type as AdminProblemType]).toMatchObject({ status, title: body.title });
   return body;
 }
 

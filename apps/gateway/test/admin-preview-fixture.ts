@@ -5,8 +5,8 @@ import { PassThrough } from 'node:stream';
 import { expect } from 'vitest';
 import { type StartedGateway, startGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
-import type { PreviewResponse } from '../src/admin/preview-schema.js';
-import { previewResponseSchema } from '../src/admin/preview-schema.js';
+import type { PreviewResponse } from '@mcpgw/admin';
+import { previewResponseSchema } from '@mcpgw/admin';
 
 // The gateway the preview tests talk to over real HTTP: the app as `npm start`
 // builds it, serving its tenants from a control plane (PGlite under the test's

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileGrants } from '@mcpgw/policy';
 import type { LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { MODERN_META, mcpPost } from '@mcpgw/test-helpers/mcp-http';
-import { findUnmatchedPatterns } from '../src/admin/preview-pattern-check.js';
+import { findUnmatchedPatterns } from '@mcpgw/admin';
 import { type PreviewFixture, startPreviewFixture } from './admin-preview-fixture.js';
 
 // "Preview as" over real HTTP, the admin API's route served by the app itself

@@ -16,7 +16,7 @@ import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { demoBootstrap } from '../src/demo.js';
 import { devAuthorizationServerIssuer } from '../src/dev-authorization-server.js';
 import { mintTenantToken, UsageError } from '../src/token-cli.js';
-import { tenantAdminResource } from '../src/admin/admin-resources.js';
+import { tenantAdminResource } from '@mcpgw/admin';
 import type { Jar } from './admin-sign-in-harness.js';
 import {
   ADMIN_SCOPE,

@@ -20,7 +20,7 @@ import { createServerKeys } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
-import { problemBody, tenantNotFound } from '../src/admin/problem.js';
+import { problemBody, tenantNotFound } from '@mcpgw/admin';
 import { createSessionSealer } from '../src/admin/sign-in/admin-session.js';
 import type { Jar } from './admin-sign-in-harness.js';
 import {

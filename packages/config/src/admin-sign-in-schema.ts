@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ConfigIssue } from './config-error.js';
+import type { TenantCompleteness } from './tenant-completeness.js';
 
 const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an RFC 6749 scope token');
 
@@ -48,8 +49,15 @@ export function adminSignInIssues(
   signIn: AdminSignIn | undefined,
   issuers: readonly ({ development: true } | { issuer: string })[],
   at: string,
+  completeness: TenantCompleteness = 'served',
 ): ConfigIssue[] {
   if (signIn === undefined) return [];
+  if (issuers.length === 0 && completeness === 'being-set-up') {
+    // Checked again once the tenant has issuers: each issuer write checks the whole tenant.
+    return signIn.issuer === undefined
+      ? []
+      : [{ path: `${at}.adminSignIn.issuer`, message: "must be one of the tenant's issuers (none yet)" }];
+  }
   if (issuers.length === 0) {
     return [
       { path: `${at}.adminSignIn`, message: 'browser sign-in needs the tenant to trust an issuer (auth.issuers)' },

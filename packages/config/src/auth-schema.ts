@@ -83,21 +83,31 @@ const devAuthorizationServerIssuer = z.strictObject({ development: z.literal(tru
 
 export const issuerSchema = z.union([devAuthorizationServerIssuer, realIssuer]);
 
-export const tenantAuthSchema = z.strictObject({
-  issuers: z
-    .array(issuerSchema)
-    .min(1, 'a tenant that authenticates needs at least one issuer')
-    // An opaque token names no issuer: trying several introspection endpoints
-    // would hand one identity provider's tokens to another.
-    .refine((issuers) => issuers.filter((i) => 'introspection' in i && i.introspection !== undefined).length <= 1, {
-      message: 'at most one issuer per tenant may use introspection',
-    }),
+// An opaque token names no issuer: trying several introspection endpoints
+// would hand one identity provider's tokens to another.
+const issuerList = z
+  .array(issuerSchema)
+  .refine((issuers) => issuers.filter((i) => 'introspection' in i && i.introspection !== undefined).length <= 1, {
+    message: 'at most one issuer per tenant may use introspection',
+  });
+
+/**
+ * A tenant's auth settings while it is being set up through the admin API:
+ * its issuers may still be none (it is not served until it has one).
+ */
+export const tenantAuthDraftSchema = z.strictObject({
+  issuers: issuerList,
   /** Scopes every token must carry to use this tenant at all; missing → 403 insufficient_scope. */
   requiredScopes: z
     .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an RFC 6749 scope token'))
     .default([]),
   /** Listed in the protected resource metadata; default: requiredScopes plus every scope a grant matches on. */
   scopesSupported: z.array(z.string().min(1)).optional(),
+});
+
+/** A served tenant's auth settings: at least one issuer. */
+export const tenantAuthSchema = tenantAuthDraftSchema.extend({
+  issuers: issuerList.min(1, 'a tenant that authenticates needs at least one issuer'),
 });
 
 const stringList = z.array(z.string().min(1)).min(1);

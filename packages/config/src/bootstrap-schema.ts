@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { adminSignInSchema } from './admin-sign-in-schema.js';
 import { adminRoleBindingEntrySchema } from './admin-role-binding-schema.js';
-import { grantSchema, tenantAuthSchema } from './auth-schema.js';
+import { grantSchema, tenantAuthDraftSchema, tenantAuthSchema } from './auth-schema.js';
 
 /** Tenant and source ids appear in URLs and URIs: lower-case slugs. */
 export const slug = z
@@ -70,6 +70,16 @@ export const tenantSchema = z.strictObject({
     .array(adminRoleBindingEntrySchema)
     .refine((bindings) => new Set(bindings.map((b) => b.name)).size === bindings.length, 'binding names must be unique')
     .optional(),
+});
+
+/**
+ * A tenant being set up through the admin API, one write at a time: every
+ * rule of a served tenant holds except that it may have no source and no
+ * issuer yet. It is served once it has both (or is anonymous and has a source).
+ */
+export const tenantDraftSchema = tenantSchema.extend({
+  auth: tenantAuthDraftSchema.optional(),
+  sources: z.array(sourceEntrySchema),
 });
 
 /** The bootstrap file (docs/configuration.md). */

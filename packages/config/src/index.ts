@@ -9,6 +9,8 @@ export { isLoopbackHost, readEnv, type EnvConfig } from './env.js';
 export { loadConfig, type GatewayConfig } from './load-config.js';
 /** One tenant's validated configuration, as the app builds its sources and verifier from it. */
 export type { TenantConfig } from './tenant-config.js';
+/** Which rules a tenant is held to: served, or still being set up through the admin API. */
+export type { TenantCompleteness } from './tenant-completeness.js';
 /** A tenant's trusted issuer as written in the bootstrap file. */
 export type { IssuerEntry } from './auth-schema.js';
 /** A tenant's own rate and concurrency limits (bootstrap file `limits`). */

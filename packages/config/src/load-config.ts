@@ -7,6 +7,7 @@ import { ConfigError } from './config-error.js';
 import type { EnvConfig } from './env.js';
 import { checkEnv, mergeEnv } from './env.js';
 import { envRefNames } from './resolve-env-refs.js';
+import type { TenantCompleteness } from './tenant-completeness.js';
 import type { TenantConfig } from './tenant-config.js';
 import { validateBootstrap, validateTenantEntry } from './validate-bootstrap.js';
 
@@ -20,9 +21,10 @@ export interface GatewayConfig {
   /**
    * Validates one tenant entry (the bootstrap file's tenant shape) by the same
    * rules and against the same environment as the file: the control plane's
-   * tenants go through here before they are served.
+   * tenants go through here before they are served, and every admin API
+   * write (`being-set-up`: the tenant may have no source or issuer yet).
    */
-  validateTenant(entry: unknown, origin: string): Promise<TenantConfig>;
+  validateTenant(entry: unknown, origin: string, completeness?: TenantCompleteness): Promise<TenantConfig>;
   /** Directory relative paths in the bootstrap document resolve against. */
   configDir: string;
   /** Where the tenants came from: a file path, or "built-in demo". */
@@ -69,8 +71,8 @@ export async function loadConfig(options: LoadConfigOptions): Promise<GatewayCon
     const origins = [...(envIssues.length > 0 ? ['environment'] : []), ...(fileIssues.length > 0 ? [origin] : [])];
     throw new ConfigError(origins.join(' and '), dedupe([...envIssues, ...fileIssues]));
   }
-  const validateTenant = (entry: unknown, entryOrigin: string) =>
-    validateTenantEntry(entry, { env, rawEnv, registry: options.registry, origin: entryOrigin });
+  const validateTenant = (entry: unknown, entryOrigin: string, completeness?: TenantCompleteness) =>
+    validateTenantEntry(entry, { env, rawEnv, registry: options.registry, origin: entryOrigin }, completeness);
   return { env, tenants: validated.tenants, declaredTenants: validated.declared, validateTenant, configDir, origin };
 }
 

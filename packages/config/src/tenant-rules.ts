@@ -8,6 +8,7 @@ import type { ConfigIssue } from './config-error.js';
 import { formatPath } from './config-error.js';
 import type { EnvConfig } from './env.js';
 import { isLoopbackHost } from './env.js';
+import type { TenantCompleteness } from './tenant-completeness.js';
 import type { SourceConfig, TenantConfig } from './tenant-config.js';
 
 /** What the rules of one tenant need to know beyond the tenant itself. */
@@ -16,8 +17,28 @@ export interface TenantRuleContext {
   readonly registry: ReadonlyMap<string, SourceFactory>;
 }
 
-/** Anonymous tenants: loopback only, no auth, no grants. Others: issuers declared once each. */
-function accessIssues(tenant: TenantEntry, at: string, env: EnvConfig): ConfigIssue[] {
+/** A tenant that authenticates binds tokens to its URL, which a random port does not fix. */
+function publicUrlIssues(tenant: TenantEntry, env: EnvConfig): ConfigIssue[] {
+  return env.PORT === 0 && env.PUBLIC_URL === undefined
+    ? [
+        {
+          path: 'env.PUBLIC_URL',
+          message: `tenant '${tenant.id}' binds tokens to its URL: set PUBLIC_URL or a fixed PORT`,
+        },
+      ]
+    : [];
+}
+
+/**
+ * Anonymous tenants: loopback only, no auth, no grants. Others: issuers
+ * declared once each; a tenant being set up may declare none yet.
+ */
+function accessIssues(
+  tenant: TenantEntry,
+  at: string,
+  env: EnvConfig,
+  completeness: TenantCompleteness,
+): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   if (tenant.anonymous) {
     if (tenant.auth !== undefined) {
@@ -41,6 +62,7 @@ function accessIssues(tenant: TenantEntry, at: string, env: EnvConfig): ConfigIs
     return issues;
   }
   if (tenant.auth === undefined) {
+    if (completeness === 'being-set-up') return publicUrlIssues(tenant, env);
     return [
       {
         path: `${at}.auth`,
@@ -55,12 +77,7 @@ function accessIssues(tenant: TenantEntry, at: string, env: EnvConfig): ConfigIs
     if (seen.has(key)) issues.push({ path: `${at}.auth.issuers[${i}]`, message: `issuer ${key} is listed twice` });
     seen.add(key);
   }
-  if (env.PORT === 0 && env.PUBLIC_URL === undefined) {
-    issues.push({
-      path: 'env.PUBLIC_URL',
-      message: `tenant '${tenant.id}' binds tokens to its URL: set PUBLIC_URL or a fixed PORT`,
-    });
-  }
+  issues.push(...publicUrlIssues(tenant, env));
   return issues;
 }
 
@@ -77,7 +94,7 @@ function grantIssues(tenant: TenantEntry, at: string): ConfigIssue[] {
       if (!sourceIds.has(allow.source)) {
         issues.push({
           path: `${at}.grants[${g}].allow[${a}].source`,
-          message: `no source '${allow.source}' in this tenant; sources: ${[...sourceIds].join(', ')}`,
+          message: `no source '${allow.source}' in this tenant; sources: ${[...sourceIds].join(', ') || '(none)'}`,
         });
       }
     }
@@ -183,7 +200,7 @@ function grantPatternIssues(
 
 /**
  * Every rule about one tenant on its own, whether it comes from the bootstrap
- * file or the control plane. Problems are appended to `issues` with paths
+ * file or the control plane (`being-set-up`: it may lack a source or an issuer yet). Problems are appended to `issues` with paths
  * under `at`; the tenant's runtime configuration comes back either way (with
  * the sources that validated), and is used only when `issues` stayed empty.
  */
@@ -192,9 +209,10 @@ export async function checkTenant(
   at: string,
   context: TenantRuleContext,
   issues: ConfigIssue[],
+  completeness: TenantCompleteness = 'served',
 ): Promise<TenantConfig> {
-  issues.push(...accessIssues(tenant, at, context.env), ...grantIssues(tenant, at));
-  issues.push(...adminSignInIssues(tenant.adminSignIn, tenant.auth?.issuers ?? [], at));
+  issues.push(...accessIssues(tenant, at, context.env, completeness), ...grantIssues(tenant, at));
+  issues.push(...adminSignInIssues(tenant.adminSignIn, tenant.auth?.issuers ?? [], at, completeness));
   const sources = await validateSources(tenant.sources, at, context.registry, issues);
   issues.push(...grantPatternIssues(tenant.grants, sources, context.registry, at));
   return {

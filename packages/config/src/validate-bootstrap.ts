@@ -1,12 +1,13 @@
 import type { SourceFactory } from '@mcpgw/core';
 import { z } from 'zod';
 import type { TenantEntry } from './bootstrap-schema.js';
-import { tenantSchema } from './bootstrap-schema.js';
+import { tenantDraftSchema, tenantSchema } from './bootstrap-schema.js';
 import type { ConfigIssue } from './config-error.js';
 import { ConfigError, formatPath } from './config-error.js';
 import type { EnvConfig } from './env.js';
 import { isLoopbackHost } from './env.js';
 import { resolveEnvRefs } from './resolve-env-refs.js';
+import type { TenantCompleteness } from './tenant-completeness.js';
 import type { TenantConfig } from './tenant-config.js';
 import { checkSourcesOfRefusedTenant, checkTenant } from './tenant-rules.js';
 
@@ -98,11 +99,18 @@ export async function validateBootstrap(document: unknown, context: ValidationCo
 /**
  * Validates one tenant as the control plane holds it (the bootstrap file's
  * tenant shape, credentials already merged into its sources), or throws
- * ConfigError naming every problem.
+ * ConfigError naming every problem. `being-set-up` admits a tenant without a
+ * source or an issuer yet (an admin API write); what comes back is then not
+ * to be served.
  */
-export async function validateTenantEntry(entry: unknown, context: ValidationContext): Promise<TenantConfig> {
+export async function validateTenantEntry(
+  entry: unknown,
+  context: ValidationContext,
+  completeness: TenantCompleteness = 'served',
+): Promise<TenantConfig> {
   const issues: ConfigIssue[] = [];
-  const checked = await checkTenantEntry(resolveEnvRefs(entry, context.rawEnv, issues), 'tenant', context, issues);
+  const resolved = resolveEnvRefs(entry, context.rawEnv, issues);
+  const checked = await checkTenantEntry(resolved, 'tenant', context, issues, completeness);
   if (issues.length > 0 || checked === undefined) throw new ConfigError(context.origin, issues);
   return checked.tenant;
 }
@@ -117,12 +125,13 @@ async function checkTenantEntry(
   at: string,
   context: ValidationContext,
   issues: ConfigIssue[],
+  completeness: TenantCompleteness = 'served',
 ): Promise<{ entry: TenantEntry; tenant: TenantConfig } | undefined> {
-  const parsed = tenantSchema.safeParse(raw);
+  const parsed = (completeness === 'served' ? tenantSchema : tenantDraftSchema).safeParse(raw);
   if (!parsed.success) {
     issues.push(...parsed.error.issues.map((issue) => ({ path: formatPath(issue.path, at), message: issue.message })));
     await checkSourcesOfRefusedTenant(raw, at, context.registry, issues);
     return undefined;
   }
-  return { entry: parsed.data, tenant: await checkTenant(parsed.data, at, context, issues) };
+  return { entry: parsed.data, tenant: await checkTenant(parsed.data, at, context, issues, completeness) };
 }

@@ -3,7 +3,7 @@ import type { SourceSecrets } from './source-secrets.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 import { StoreError } from './store-error.js';
 import { lockTenant, touchTenant, type Document } from './tenant-rows.js';
-import type { CheckedWriteOptions, ReadsIn } from './write-check.js';
+import type { CheckedWriteOptions, ControlPlaneReads, ReadsIn } from './write-check.js';
 import type { WriteContext } from './write-context.js';
 import { checkPreconditions } from './write-preconditions.js';
 
@@ -46,6 +46,20 @@ export interface EntityWriteOptions extends CheckedWriteOptions {
    * absent keeps what is stored (clients never read them back to resend).
    */
   readonly secrets?: Readonly<Record<string, string>> | null;
+  /**
+   * Works out what is stored, inside the write's transaction once the
+   * tenant is locked and the preconditions hold (the tenant model's
+   * importer): the document and the secrets, from the entity it replaces.
+   * Throwing rolls the write back. Without it, `document` and `secrets` are stored as given.
+   */
+  readonly prepare?: (reads: ControlPlaneReads, current: StoredEntity | undefined) => Promise<PreparedEntity>;
+}
+
+/** What a write's `prepare` decided to store. */
+export interface PreparedEntity {
+  readonly document: Document;
+  /** As EntityWriteOptions.secrets: undefined keeps the sealed ones, null removes them. */
+  readonly secrets?: Readonly<Record<string, string>> | null | undefined;
 }
 
 interface EntityRow {
@@ -158,17 +172,21 @@ export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets, readsI
         const currentRow = await selectEntity(tx, tenantId, kind, name, true);
         const current = currentRow === undefined ? undefined : toStored(kind, tenantId, currentRow);
         checkPreconditions(`${kind} "${name}"`, current, options);
-        if (kind !== 'source' && options.secrets !== undefined) {
+        const prepared =
+          options.prepare === undefined
+            ? { document, secrets: options.secrets }
+            : await options.prepare(readsIn(tx), current);
+        if (kind !== 'source' && prepared.secrets !== undefined) {
           throw new StoreError('conflict', `only sources hold secrets, not a ${kind}`);
         }
         const sealed =
-          options.secrets === undefined
+          prepared.secrets === undefined
             ? (currentRow?.sealed_secrets ?? null)
-            : options.secrets === null
+            : prepared.secrets === null
               ? null
-              : secrets.seal(tenantId, name, options.secrets);
+              : secrets.seal(tenantId, name, prepared.secrets);
         const table = TABLES[kind];
-        const values: unknown[] = [tenantId, name, JSON.stringify(document), writerOf(context)];
+        const values: unknown[] = [tenantId, name, JSON.stringify(prepared.document), writerOf(context)];
         if (kind === 'source') values.push(sealed);
         const sealedColumn = kind === 'source' ? ', sealed_secrets' : '';
         const sealedValue = kind === 'source' ? ', $5' : '';

@@ -42,3 +42,43 @@ export {
 export type { EntityWriter } from './control-plane-store.js';
 /** Admin browser sessions recorded server-side: sign-out, binding removal and suspension end them on every replica. */
 export { createAdminSessionRows, type AdminSessionRecord, type AdminSessionRows } from './admin-session-rows.js';
+/** The typed tenant model: who may set each field of a tenant (operator or tenant admin) and which are credentials. */
+export {
+  fieldRule,
+  fieldsSet,
+  operatorFieldSet,
+  SETTINGS_FIELDS,
+  type FieldRule,
+  type FieldSetter,
+  type SetField,
+  type TenantPart,
+} from './tenant-model.js';
+/** A whole tenant as stored, and reading it through the store or a write's transaction. */
+export { readStoredTenant, type StoredPart, type StoredSourcePart, type StoredTenantModel } from './stored-tenant.js';
+/** The one way from a stored tenant to what is served, and a source's credentials merged in by its type's model. */
+export { credentialsOf, servedSourceEntry, servedTenantEntry, setPath } from './served-tenant.js';
+/** The bootstrap file's importer: a file's tenant as the model's parts, and as a model without a store. */
+export { declaredTenantFromEntry, storedTenantOfDeclared } from './bootstrap-import.js';
+/** The admin API's importers: a tenant's settings and one entity, checked by the model. */
+export {
+  checkEntityBody,
+  importEntity,
+  importSettings,
+  refuseEnvReferences,
+  type EntityWriteInput,
+} from './admin-import.js';
+/** A source write checked by its type's model (credentials only under `secrets`, operator-only values). */
+export { importSource, type ImportedSource, type SourceImportContext } from './source-import.js';
+/** The check of the tenant a write leaves, as served, inside the write's transaction. */
+export {
+  checkTenantWrite,
+  type TenantWriteCheckContext,
+  type TenantWriteTarget,
+  type ValidateTenant,
+} from './tenant-write-check.js';
+/** Why the model refused a write, with the offending fields; nothing was stored. */
+export { TenantWriteRefusal, type TenantFieldError, type TenantWriteRefusalType } from './tenant-write-refusal.js';
+/** The writer a write's context records: only a tenant admin's writes are a tenant admin's. */
+export { writerOf } from './entity-rows.js';
+/** What a write's `prepare` stores: the importer's document and secrets. */
+export type { EntityWriteOptions, PreparedEntity } from './entity-rows.js';

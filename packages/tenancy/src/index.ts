@@ -50,16 +50,16 @@ export {
 } from './control-plane/open-control-plane.js';
 /** Writes the bootstrap file's tenants into the control plane. */
 export { applyBootstrap } from './control-plane/apply-bootstrap.js';
-/** Stored tenants as the served configuration: declared entries, credentials, a source as served. */
-export type { StoredTenantEntry, TenantAdminWrites } from './control-plane/tenant-entries.js';
-/** Reads a stored tenant, turns a declared entry into stored form, and fills credentials into a source. */
+/** Which sources and issuers of a tenant its admins wrote (held to the egress policy), from the stored tenant. */
+export { tenantAdminWritesOf, type TenantAdminWrites } from './control-plane/tenant-entries.js';
+/** The one function from a stored tenant to its runtime, and a served tenant read from the store. */
 export {
-  credentialsOf,
-  declaredTenantFromEntry,
-  loadTenantEntry,
-  servedSourceEntry,
-  setPath,
-} from './control-plane/tenant-entries.js';
+  loadServedTenant,
+  runtimeOfStoredTenant,
+  type StoredTenantRuntimeDeps,
+} from './control-plane/stored-tenant-runtime.js';
+/** A source's credentials by its type's model and the source as served (the tenant model's, in @mcpgw/control-plane). */
+export { credentialsOf, servedSourceEntry, setPath } from '@mcpgw/control-plane';
 /** Keeps this replica's tenant runtimes in step with the control plane. */
 export type { TenantSync, TenantSyncOptions } from './control-plane/tenant-sync.js';
 /** Starts the sync and its reconcile interval. */

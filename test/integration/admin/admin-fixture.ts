@@ -10,6 +10,7 @@ import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-is
 import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { within } from '@mcpgw/test-helpers/within';
+import { expectRegisteredProblem } from './registered-problem.js';
 
 // One gateway with the admin API over a control plane (real Postgres or
 // PGlite), three real issuers (tenant alpha's, tenant beta's, the
@@ -126,6 +127,8 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
       } catch {
         json = {};
       }
+      // Every refusal any admin test provokes is one of the registry's problem types.
+      if (response.status >= 400) expectRegisteredProblem(json, response.status, `${method} ${path}`);
       return { status: response.status, headers: response.headers, text, json };
     },
     tenantAdmin(tenant, claims = {}) {

@@ -2,11 +2,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminRouteTable } from '@mcpgw/gateway/testing';
 import { type AdminFixture, startAdminFixture } from './admin-fixture.js';
+import { expectRegisteredProblem } from './registered-problem.js';
 
 // "No input may crash the process", for the admin surface: random bodies,
 // names and conditional headers on every route, sent as an operator (so that
 // each request reaches the handler). Every answer is a 2xx or a problem
-// details document with a 4xx status, never a 5xx.
+// details document with a 4xx status, never a 5xx, and every problem is one
+// of the registry's types with its status and title.
 
 const routes = adminRouteTable('http://unused').list();
 
@@ -74,8 +76,10 @@ describe('admin API under random input', () => {
           expect(response.status, `${route.method} ${path} ${JSON.stringify(json)}: ${text} ${cause()}`).toBeLessThan(
             500,
           );
-          if (response.status >= 400)
+          if (response.status >= 400) {
             expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+            expectRegisteredProblem(JSON.parse(text), response.status, `${route.method} ${path}`);
+          }
         },
       ),
       { numRuns: 600 },

@@ -1,7 +1,10 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { TenantWriteRefusal } from '@mcpgw/control-plane';
 import { errorSummary, GatewayError } from '@mcpgw/core';
-import { problemOfStoreError, StoreError } from './admin-views.js';
-import { AdminProblem, sendProblem } from './problem.js';
+import { StoreError } from '@mcpgw/control-plane';
+import { problemOfStoreError } from '@mcpgw/admin';
+import { AdminProblem, overloaded, serverFault } from '@mcpgw/admin';
+import { sendProblem } from './send-problem.js';
 import { isProblemError, sendProblem as sendOwnProblem } from './sign-in/sign-in-problem.js';
 
 /** Framework refusals (before a handler runs) as problems; undefined for anything else. */
@@ -19,7 +22,7 @@ export function fromFramework(error: FastifyError): AdminProblem | undefined {
     default:
       if (error instanceof SyntaxError) return new AdminProblem('invalid-request', 'The body is not valid JSON');
       if (error.statusCode === 429) return new AdminProblem('too-many-requests', 'Too many requests; retry later');
-      if (error.statusCode === 503) return new AdminProblem('unavailable', 'The gateway is overloaded; retry later');
+      if (error.statusCode === 503) return overloaded();
       // An authenticator's or hook's own refusal keeps its status (AdminAuthenticator's contract).
       if (error.statusCode === 401) return new AdminProblem('unauthenticated', error.message);
       if (error.statusCode === 403) return new AdminProblem('forbidden', error.message);
@@ -40,18 +43,21 @@ export function installAdminErrors(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof AdminProblem) return sendProblem(reply, error);
     if (error instanceof StoreError) return sendProblem(reply, problemOfStoreError(error));
+    // The tenant model refused a write (nothing was stored): its type and fields as the problem's.
+    if (error instanceof TenantWriteRefusal)
+      return sendProblem(reply, new AdminProblem(error.type, error.detail, error.errors));
     // An authenticator's refusal that brings its own RFC 9457 body (the browser session's
     // `session-invalid`, its missing-tenant 404) is sent as it is: a page told
     // `session-invalid` on a write knows to sign in again, as on GET .../session.
     if (isProblemError(error)) return sendOwnProblem(reply, error);
     // Load shedding (plugins/load-shedding.ts) set Retry-After already; the body is a problem here, not JSON-RPC.
     if (error instanceof GatewayError && error.code === 'MCPGW_OVERLOADED') {
-      return sendProblem(reply, new AdminProblem('unavailable', 'The gateway is overloaded; retry later'));
+      return sendProblem(reply, overloaded());
     }
     const framework = fromFramework(error);
     if (framework !== undefined) return sendProblem(reply, framework);
     request.log.error({ err: errorSummary(error) }, 'admin API request failed');
-    return sendProblem(reply, new AdminProblem('server-fault', 'The request failed on the server; it was logged'));
+    return sendProblem(reply, serverFault());
   });
   app.setNotFoundHandler((_request, reply) =>
     sendProblem(reply, new AdminProblem('not-found', 'No such admin API route')),

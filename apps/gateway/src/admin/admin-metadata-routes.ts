@@ -1,7 +1,7 @@
 import { protectedResourceMetadata } from '@mcpgw/auth';
 import type { FastifyInstance } from 'fastify';
 import type { PinnedDevAuthorizationServer, TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
-import { ADMIN_PREFIX, operatorResource, tenantAdminResource } from './admin-resources.js';
+import { ADMIN_PREFIX, operatorResource, tenantAdminResource } from '@mcpgw/admin';
 
 export interface AdminMetadataOptions {
   readonly baseUrl: string;

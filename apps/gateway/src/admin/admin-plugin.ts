@@ -3,14 +3,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { slug } from '@mcpgw/config';
 import type { z } from 'zod';
 import type { RateLimits } from '../plugins/rate-limit.js';
-import type { AdminAuthenticator, AdminPrincipal } from './admin-principal.js';
+import type { AdminPrincipal, ProblemFieldError } from '@mcpgw/admin';
+import { AdminProblem, jsonPointer, readPreconditions, tenantNotFound, tooManyRequests } from '@mcpgw/admin';
+import type { AdminAuthenticator } from './admin-authenticator.js';
 import type { AdminDeps, AdminRoute, AdminRouteTable } from './admin-route.js';
 import { installAdminErrors } from './admin-errors.js';
 import { addressedTenant } from './bearer-authenticator.js';
-import { readPreconditions } from './etag.js';
-import type { ProblemFieldError } from './problem.js';
-import { AdminProblem, jsonPointer, tenantNotFound } from './problem.js';
-import { tooManyRequests } from './too-many-requests.js';
 
 export interface AdminPluginOptions {
   readonly deps: Omit<AdminDeps, 'routes'>;

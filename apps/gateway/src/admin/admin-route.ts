@@ -1,20 +1,10 @@
 import type { GatewayCache } from '@mcpgw/cache';
-import type { ControlPlaneStore, WriteContext } from '@mcpgw/control-plane';
-import type { TenantConfig } from '@mcpgw/config';
+import type { ControlPlaneStore, ValidateTenant, WriteContext } from '@mcpgw/control-plane';
 import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core';
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
-import type { AdminExample } from './admin-examples.js';
-import type { AdminPrincipal } from './admin-principal.js';
-import type { WritePreconditions } from './etag.js';
-
-/**
- * Who may call a route: anyone (`public`: the OpenAPI document and its
- * page), platform operators only (`operator`), or an admin of the tenant the
- * path names and operators (`tenant`; the path has a `{tenantId}`).
- */
-export type AdminRouteAccess = 'public' | 'operator' | 'tenant';
+import type { AdminOperation, AdminPrincipal, WritePreconditions } from '@mcpgw/admin';
 
 /** What the admin routes work with. */
 export interface AdminDeps {
@@ -22,7 +12,7 @@ export interface AdminDeps {
   readonly tenants: TenantRegistry<TenantRuntime>;
   readonly cache: GatewayCache;
   /** The bootstrap file's rules for one tenant (GatewayConfig.validateTenant). */
-  readonly validateTenant: (entry: unknown, origin: string) => Promise<TenantConfig>;
+  readonly validateTenant: ValidateTenant;
   readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
   /** Where relative paths in source options resolve (the bootstrap file's folder). */
   readonly configDir: string;
@@ -33,18 +23,6 @@ export interface AdminDeps {
   readonly tenantFingerprint: (tenantId: string, principal: Principal) => string;
   /** Every route served, for the OpenAPI document. */
   readonly routes: () => readonly AdminRoute[];
-}
-
-/** One response a route can give, for the OpenAPI document. */
-export interface AdminResponseSpec {
-  readonly description: string;
-  readonly schema?: z.ZodType;
-  /** The response carries an ETag (RFC 9110 section 8.8.3). */
-  readonly etag?: boolean;
-  /** Not JSON: the media type (e.g. `text/html`). */
-  readonly mediaType?: string;
-  /** Example answers, by name, for the OpenAPI document. */
-  readonly examples?: Readonly<Record<string, AdminExample>>;
 }
 
 /** What a handler gets: the caller and its validated input. */
@@ -71,50 +49,17 @@ export interface AdminResult {
   readonly mediaType?: string;
 }
 
-/** See AdminRoute.nameInBody. */
-export interface NameInBody {
-  readonly field: string;
-  /** Drop the member once it agreed (the stored document does not hold it). */
-  readonly strip: boolean;
-  readonly applies?: (body: Record<string, unknown>) => boolean;
-}
-
-/** How the request's conditional headers apply to a route, for the OpenAPI document. */
-export type ConditionalHeaders = 'if-match-required' | 'if-match-or-if-none-match' | 'if-match-optional';
-
 /**
- * One admin API operation: a row of the route table. Routes are plain
- * objects, so a module adds one by putting it in the table
- * (`createAdminRouteTable`), and the OpenAPI document lists every row.
+ * One admin API operation: a row of the route table, an AdminOperation with
+ * its handler. Routes are plain objects, so a module adds one by putting it
+ * in the table (`createAdminRouteTable`), and the OpenAPI document lists
+ * every row.
  */
 export interface AdminRoute<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
-> {
-  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  /** Relative to `/admin/v1`, OpenAPI style: `/tenants/{tenantId}/sources/{name}`. */
-  readonly path: string;
-  readonly operationId: string;
-  readonly summary: string;
-  readonly description?: string;
-  readonly tag: string;
-  readonly access: AdminRouteAccess;
-  readonly params?: P;
-  readonly query?: Q;
-  readonly body?: B;
-  readonly conditional?: ConditionalHeaders;
-  /**
-   * The body member that repeats the path's `{name}` (an issuer's `issuer`,
-   * a source's `id`, a grant's `name`): the path is the name, so the member
-   * may be left out (filled in from the path, or dropped when `strip`) and,
-   * when given, must agree (422 pointing at it). `applies` limits the rule
-   * to some bodies (not the development issuer, whose body names nothing).
-   */
-  readonly nameInBody?: NameInBody;
-  /** Example request bodies, by name, for the OpenAPI document (a test sends each through the API). */
-  readonly examples?: Readonly<Record<string, AdminExample>>;
-  readonly responses: Readonly<Record<number, AdminResponseSpec>>;
+> extends AdminOperation<P, Q, B> {
   handler(call: AdminCall<z.output<P>, z.output<Q>, z.output<B>>): Promise<AdminResult>;
 }
 

@@ -1,8 +1,8 @@
 import { AuthError, extractBearerToken } from '@mcpgw/auth';
 import type { FastifyRequest } from 'fastify';
-import type { AdminAccess } from './admin-access.js';
-import type { AdminAuthenticator } from './admin-principal.js';
-import { AdminProblem } from './problem.js';
+import type { AdminAccess } from '@mcpgw/admin';
+import { AdminProblem } from '@mcpgw/admin';
+import type { AdminAuthenticator } from './admin-authenticator.js';
 
 /** The tenant a request's path addresses, if any. */
 export const addressedTenant = (request: FastifyRequest): string | undefined => {

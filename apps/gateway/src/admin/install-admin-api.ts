@@ -1,16 +1,15 @@
 import fastifyPlugin from 'fastify-plugin';
 import { createAdminSessionRows } from '@mcpgw/control-plane';
-import { createTenantPrincipalFingerprint } from '@mcpgw/tenancy';
-import type { AdminAccess } from './admin-access.js';
-import { createAdminAccess } from './admin-access.js';
+import { createTenantPrincipalFingerprint, toIssuerSettings } from '@mcpgw/tenancy';
+import type { AdminAccess } from '@mcpgw/admin';
+import { ADMIN_PREFIX, AdminProblem, createAdminAccess, problemBody, tenantNotFound } from '@mcpgw/admin';
+import { devOperator } from '../dev-authorization-server.js';
 import { registerAdminMetadataRoutes } from './admin-metadata-routes.js';
 import { adminPlugin } from './admin-plugin.js';
-import type { AdminAuthenticator } from './admin-principal.js';
-import { ADMIN_PREFIX } from './admin-resources.js';
+import type { AdminAuthenticator } from './admin-authenticator.js';
 import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
 import { createBearerAuthenticator } from './bearer-authenticator.js';
-import { AdminProblem, problemBody, tenantNotFound } from './problem.js';
 import { createAdminSignIn } from './sign-in/admin-sign-in.js';
 import type { ProblemError } from './sign-in/sign-in-problem.js';
 import { SignInProblem } from './sign-in/sign-in-problem.js';
@@ -69,8 +68,11 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
       env: config.env,
       baseUrls,
       tenants: tenants,
+      // An admin token is verified by the tenant's issuers exactly as its MCP endpoint verifies them.
+      issuerSettings: (entry, runtime) => toIssuerSettings(entry, devAuthorizationServer, runtime.issuerEgress(entry)),
       store: controlPlane.store,
       devAuthorizationServer: devAuthorizationServer,
+      devOperator: devOperator(config.env, baseUrls[0]) !== undefined,
       logger,
     });
     app.decorate('adminAccess', access);

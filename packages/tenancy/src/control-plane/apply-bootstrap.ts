@@ -1,7 +1,6 @@
 import type { ApplyReport, ControlPlaneStore } from '@mcpgw/control-plane';
-import { applyDeclaredState } from '@mcpgw/control-plane';
+import { applyDeclaredState, declaredTenantFromEntry } from '@mcpgw/control-plane';
 import type { GatewayConfig } from '@mcpgw/config';
-import { declaredTenantFromEntry } from './tenant-entries.js';
 
 /**
  * Writes what the bootstrap file (or the built-in demo) declares into the

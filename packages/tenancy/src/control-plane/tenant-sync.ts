@@ -5,7 +5,7 @@ import type { Logger, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { StoredPlacement, TenantRuntime } from '../tenant-runtime.js';
-import { loadTenantEntry } from './tenant-entries.js';
+import { loadServedTenant, runtimeOfStoredTenant } from './stored-tenant-runtime.js';
 
 export interface TenantSyncOptions {
   readonly db: SqlDatabase;
@@ -100,7 +100,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
   };
 
   const refresh = async (tenantId: string): Promise<void> => {
-    const loaded = await loadTenantEntry(store, options.sourceFactories, tenantId);
+    const loaded = await loadServedTenant(store, tenantId);
     if (loaded === undefined) {
       const status = registry.status(tenantId);
       const deleted = (await store.getTenant(tenantId)) === undefined;
@@ -122,15 +122,7 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
       .catch((error: unknown) =>
         logger.warn({ tenant: tenantId, err: errorSummary(error) }, 'recording the new revision in the cache failed'),
       );
-    const outcome = await registry.apply(
-      tenantId,
-      async () =>
-        options.build(await options.validate(loaded.entry), {
-          revision: loaded.revision,
-          tenantAdminWrites: loaded.tenantAdminWrites,
-        }),
-      loaded.revision,
-    );
+    const outcome = await registry.apply(tenantId, () => runtimeOfStoredTenant(loaded, options), loaded.revision);
     if (outcome.ok && outcome.skipped === true) return;
     if (outcome.ok) {
       await invalidated(tenantId);

@@ -1,28 +1,6 @@
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { auditPage, auditQuery, tenantIdParams } from '../admin-schemas.js';
-import { requireTenant } from '../admin-views.js';
-import { AdminProblem } from '../problem.js';
-
-const DEFAULT_PAGE = 50;
-
-/**
- * The cursor is opaque to clients (they pass back what they got): today the
- * id of the last event of the page, base64url-wrapped so that nobody builds
- * one by hand and the format can change.
- */
-const encodeCursor = (id: string): string => Buffer.from(`audit:${id}`, 'utf8').toString('base64url');
-
-function decodeCursor(cursor: string): string {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^audit:(\d{1,18})$/.exec(text);
-  if (match === null) {
-    throw new AdminProblem('invalid-request', 'The cursor is not one this API issued', [
-      { parameter: 'cursor', detail: 'pass back the nextCursor of a previous page, unchanged' },
-    ]);
-  }
-  return match[1] as string;
-}
+import { auditLogPage, auditPage, auditQuery, tenantIdParams } from '@mcpgw/admin';
 
 export const auditRoutes: readonly AdminRoute[] = [
   defineAdminRoute({
@@ -38,26 +16,7 @@ export const auditRoutes: readonly AdminRoute[] = [
     query: auditQuery,
     responses: { 200: { description: 'One page of events', schema: auditPage } },
     async handler({ params, query, deps }) {
-      const tenant = await requireTenant(deps, params.tenantId);
-      const limit = query.limit ?? DEFAULT_PAGE;
-      const events = await deps.store.auditEvents(tenant.id, {
-        limit,
-        ...(query.cursor === undefined ? {} : { before: decodeCursor(query.cursor) }),
-        ...(query.action === undefined ? {} : { action: query.action }),
-        ...(query.targetType === undefined ? {} : { targetType: query.targetType }),
-        ...(query.targetId === undefined ? {} : { targetId: query.targetId }),
-        ...(query.actor === undefined ? {} : { actorSubject: query.actor }),
-        ...(query.since === undefined ? {} : { since: query.since }),
-        ...(query.until === undefined ? {} : { until: query.until }),
-      });
-      const last = events.at(-1);
-      return {
-        status: 200,
-        body: {
-          events: events.map(({ tenantId: _tenant, ...event }) => event),
-          ...(events.length === limit && last !== undefined ? { nextCursor: encodeCursor(last.id) } : {}),
-        },
-      };
+      return { status: 200, body: await auditLogPage(deps, params.tenantId, query) };
     },
   }),
 ];

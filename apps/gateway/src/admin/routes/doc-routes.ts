@@ -1,7 +1,6 @@
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { docsPage } from '../docs-page.js';
-import { openApiDocument } from '../openapi-document.js';
+import { docsPage, openApiDocument } from '@mcpgw/admin';
 
 /** The API describes itself: the OpenAPI 3.1 document and its rendered reference, both public. */
 export const docRoutes = (serverUrl: string): readonly AdminRoute[] => [

@@ -1,24 +1,28 @@
-import type { Document, TenantEntityKind } from '@mcpgw/control-plane';
+import type { Document, EntityWriteInput, TenantEntityKind } from '@mcpgw/control-plane';
+import { checkEntityBody, checkTenantWrite, importEntity, writerOf } from '@mcpgw/control-plane';
 import type { z } from 'zod';
-import type { AdminCall, AdminRoute, NameInBody } from '../admin-route.js';
-import { defineAdminRoute } from '../admin-route.js';
-import type { AdminExample } from '../admin-examples.js';
-import { adminRoleBindingExamples, grantExamples, issuerExamples, sourceExamples } from '../admin-examples.js';
+import type { AdminCall, AdminRoute } from '../admin-route.js';
+import type { AdminExample, NameInBody } from '@mcpgw/admin';
 import {
+  AdminProblem,
   adminRoleBindingBody,
+  adminRoleBindingExamples,
   entityList,
   entityParams,
-  entityView as entityViewSchema,
+  entityView,
+  entityViewSchema,
+  etagOf,
   grantBody,
+  grantExamples,
   issuerBody,
+  issuerExamples,
+  requireTenant,
   sourceBody,
+  sourceExamples,
   tenantIdParams,
-} from '../admin-schemas.js';
-import { entityView, requireTenant, writeOptions } from '../admin-views.js';
-import { etagOf } from '../etag.js';
-import { AdminProblem } from '../problem.js';
-import { sourceWrite } from '../source-write.js';
-import { checkCandidate, refuseEnvReferences } from '../tenant-candidate.js';
+  writeOptions,
+} from '@mcpgw/admin';
+import { defineAdminRoute } from '../admin-route.js';
 
 interface KindSpec {
   readonly kind: TenantEntityKind;
@@ -76,23 +80,25 @@ const KINDS: readonly KindSpec[] = [
   },
 ];
 
-/** The body of a write, once it holds no `$env` reference and an issuer follows its own rules (sources: then sourceWrite). */
-function documentOf(spec: KindSpec, call: AdminCall<{ tenantId: string; name: string }, unknown, unknown>): Document {
-  const body = call.body as Document;
-  refuseEnvReferences(body);
-  if (spec.kind === 'issuer') {
-    // The development authorization server is the platform's (loopback only), not a tenant's to trust.
-    if (body.development === true && call.principal?.kind !== 'operator') {
-      throw new AdminProblem('forbidden', 'Only platform operators may trust the development issuer');
-    }
-    const expected = body.development === true ? 'development' : body.issuer;
-    if (call.params.name !== expected) {
-      throw new AdminProblem('validation-failed', 'An issuer is named by its issuer URL (or "development")', [
-        { parameter: 'name', detail: `must be ${JSON.stringify(expected)}` },
-      ]);
-    }
-  }
-  return body;
+/** One write as the tenant model imports it: the path's name, the body, and who writes. */
+function writeInput(
+  spec: KindSpec,
+  call: AdminCall<{ tenantId: string; name: string }, unknown, unknown>,
+  tenantId: string,
+): EntityWriteInput {
+  return {
+    tenantId,
+    kind: spec.kind,
+    name: call.params.name,
+    body: call.body as Document,
+    writer: writerOf(call.writeContext),
+  };
+}
+
+/** The credential names a source write sends under `secrets`: refusals about them point there. */
+function secretNamesOf(body: Document): string[] {
+  const secrets = body.secrets;
+  return secrets !== null && typeof secrets === 'object' ? Object.keys(secrets) : [];
 }
 
 function routesOf(spec: KindSpec): AdminRoute[] {
@@ -148,24 +154,20 @@ function routesOf(spec: KindSpec): AdminRoute[] {
       async handler(call) {
         const { params, deps } = call;
         const tenant = await requireTenant(deps, params.tenantId);
-        const body = documentOf(spec, call);
+        const input = writeInput(spec, call, tenant.id);
+        checkEntityBody(input);
         const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
         const options = writeOptions(call.preconditions, current, what(params.name));
-        // Sources: checked by their type's model, on the source as it will be served, against
-        // the stored one the preconditions name (the store refuses the write if it changed since).
-        const { document, secrets } =
-          spec.kind === 'source'
-            ? await sourceWrite(deps, tenant.id, params.name, body, call.principal, current)
-            : { document: body, secrets: undefined };
-        const stored = await deps.store.putEntity(call.writeContext, tenant.id, spec.kind, params.name, document, {
+        // Imported and checked inside the write's transaction, once the tenant is locked: sources by
+        // their type's model against the stored one they replace, then the whole tenant as served.
+        const stored = await deps.store.putEntity(call.writeContext, tenant.id, spec.kind, params.name, input.body, {
           ...options,
-          ...(secrets === undefined ? {} : { secrets }),
+          prepare: (reads, replaced) => importEntity({ sourceFactories: deps.sourceFactories, reads }, input, replaced),
           check: (reads) =>
-            checkCandidate(deps, reads, tenant.id, {
+            checkTenantWrite(deps, reads, tenant.id, {
               kind: spec.kind,
               name: params.name,
-              document,
-              ...(secrets === undefined ? {} : { secrets }),
+              secretNames: secretNamesOf(input.body),
             }),
         });
         return {
@@ -192,8 +194,7 @@ function routesOf(spec: KindSpec): AdminRoute[] {
         const options = writeOptions(preconditions, current, what(params.name));
         await deps.store.deleteEntity(writeContext, tenant.id, spec.kind, params.name, {
           ...options,
-          check: (reads) =>
-            checkCandidate(deps, reads, tenant.id, { kind: spec.kind, name: params.name, document: null }),
+          check: (reads) => checkTenantWrite(deps, reads, tenant.id, { kind: spec.kind, name: params.name }),
         });
         return { status: 204 };
       },

@@ -1,46 +1,17 @@
-import { connectionTestExamples } from '../admin-examples.js';
+import {
+  AdminProblem,
+  connectionTestExamples,
+  connectionTestView,
+  entityParams,
+  requireTenant,
+  tenantIdParams,
+  tenantStatusReport,
+  tenantStatusView,
+  testSourceConnection,
+} from '@mcpgw/admin';
 import { errorSummary } from '@mcpgw/core';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { connectionTestView, entityParams, tenantIdParams, tenantStatusView } from '../admin-schemas.js';
-import { requireTenant, tenantView } from '../admin-views.js';
-import { AdminProblem } from '../problem.js';
-import { scrub, testSourceConnection } from '../source-connection-test.js';
-import type { StoredEntity } from '@mcpgw/control-plane';
-import type { TenantStatus } from '@mcpgw/tenancy';
-import type { AdminDeps } from '../admin-route.js';
-
-/** Every source credential value of the tenant, each replaced wherever it appears in `message`. */
-async function scrubber(deps: AdminDeps, tenantId: string, sources: readonly StoredEntity[]) {
-  const secrets: Record<string, string>[] = [];
-  for (const source of sources) {
-    if (source.secretNames.length === 0) continue;
-    secrets.push(await deps.store.openSourceSecrets(tenantId, source.name));
-  }
-  return (message: string) => secrets.reduce((scrubbed, values) => scrub(scrubbed, values), message);
-}
-
-/**
- * The registry's status of a tenant with every source credential value
- * replaced in its last error: a driver's message may quote what it was given.
- */
-function scrubbedStatus(
-  deps: AdminDeps,
-  tenantId: string,
-  clean: (message: string) => string,
-): TenantStatus | undefined {
-  const status = deps.tenants.status(tenantId);
-  if (status?.lastError === undefined) return status;
-  return { ...status, lastError: { ...status.lastError, message: clean(status.lastError.message) } };
-}
-
-/** A health detail with credential values replaced. */
-function optionalDetail(detail: string | undefined, clean: (message: string) => string): { detail?: string } {
-  return detail === undefined ? {} : { detail: clean(detail) };
-}
-
-/** A source's health probe in a status answer waits at most this long (as the readiness prober does). */
-export const STATUS_PROBE_TIMEOUT_MS = 2_000;
 
 /** A tenant's live state, its caches, and trying a source. */
 export const operationRoutes: readonly AdminRoute[] = [
@@ -56,53 +27,7 @@ export const operationRoutes: readonly AdminRoute[] = [
     params: tenantIdParams,
     responses: { 200: { description: 'The status', schema: tenantStatusView } },
     async handler({ params, deps }) {
-      const tenant = await requireTenant(deps, params.tenantId);
-      const stored = await deps.store.listEntities(tenant.id, 'source');
-      const clean = await scrubber(deps, tenant.id, stored);
-      const { revision: _seen, ...status } = scrubbedStatus(deps, tenant.id, clean) ?? {};
-      const lease = deps.tenants.acquire(tenant.id);
-      try {
-        const runtime = lease?.runtime;
-        const opened = new Map((runtime?.catalog.sources ?? []).map((source) => [source.id, source]));
-        const sources = await Promise.all(
-          stored.map(async (entity) => {
-            const source = opened.get(entity.name);
-            const failed = runtime?.failedSources.get(entity.name);
-            const health =
-              source === undefined
-                ? undefined
-                : await source
-                    .health(AbortSignal.timeout(STATUS_PROBE_TIMEOUT_MS))
-                    .catch(() => ({ ok: false, detail: 'the probe failed or timed out' }));
-            const lastError =
-              failed === undefined
-                ? undefined
-                : { message: clean(failed), revision: runtime!.revision, at: status.lastChangeAt ?? entity.updatedAt };
-            return {
-              name: entity.name,
-              serving: source !== undefined && failed === undefined,
-              lastChange: entity.updatedAt,
-              ...(health === undefined ? {} : { health: { ...health, ...optionalDetail(health.detail, clean) } }),
-              ...(lastError === undefined ? {} : { lastError }),
-            };
-          }),
-        );
-        return {
-          status: 200,
-          body: {
-            tenant: tenantView(tenant),
-            runtime: {
-              serving: lease !== undefined,
-              revision: tenant.revision,
-              ...status,
-              upToDate: status.appliedRevision === tenant.revision,
-            },
-            sources,
-          },
-        };
-      } finally {
-        lease?.release();
-      }
+      return { status: 200, body: await tenantStatusReport(deps, params.tenantId) };
     },
   }),
   defineAdminRoute({

@@ -1,10 +1,15 @@
-import { previewExamples } from '../admin-examples.js';
+import {
+  AdminProblem,
+  PreviewRefusal,
+  previewExamples,
+  previewRequestSchema,
+  previewResponseSchema,
+  previewTenant,
+  tenantIdParams,
+} from '@mcpgw/admin';
+import { MCP_ROUTE } from '../../mcp-route.js';
 import type { AdminRoute } from '../admin-route.js';
 import { defineAdminRoute } from '../admin-route.js';
-import { tenantIdParams } from '../admin-schemas.js';
-import { AdminProblem } from '../problem.js';
-import { PreviewRefusal, previewTenant } from '../preview-tenant.js';
-import { previewRequestSchema, previewResponseSchema } from '../preview-schema.js';
 
 /**
  * "Preview as" (docs/admin-api.md): what an MCP caller with the given claims,
@@ -29,7 +34,11 @@ export const previewRoutes: readonly AdminRoute[] = [
     async handler({ params, body, deps, principal, signal }) {
       try {
         const preview = await previewTenant(
-          { acquire: (id) => deps.tenants.acquire(id), tenantFingerprint: deps.tenantFingerprint },
+          {
+            acquire: (id) => deps.tenants.acquire(id),
+            mcpPath: (id) => MCP_ROUTE.replace(':tenant', id),
+            tenantFingerprint: deps.tenantFingerprint,
+          },
           params.tenantId,
           body,
           signal,

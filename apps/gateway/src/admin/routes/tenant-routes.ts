@@ -1,16 +1,19 @@
-import { createTenantExamples, tenantSettingsExamples } from '../admin-examples.js';
-import type { AdminRoute } from '../admin-route.js';
-import { defineAdminRoute } from '../admin-route.js';
 import {
   createTenantBody,
+  createTenantExamples,
+  etagOf,
+  requireTenant,
   tenantIdParams,
   tenantList,
+  tenantSettingsExamples,
   tenantSettingsSchema,
-  tenantView as tenantViewSchema,
-} from '../admin-schemas.js';
-import { requireTenant, tenantView, writeOptions } from '../admin-views.js';
-import { etagOf } from '../etag.js';
-import { checkCandidate } from '../tenant-candidate.js';
+  tenantView,
+  tenantViewSchema,
+  writeOptions,
+} from '@mcpgw/admin';
+import type { AdminRoute } from '../admin-route.js';
+import { defineAdminRoute } from '../admin-route.js';
+import { checkTenantWrite, importSettings, writerOf } from '@mcpgw/control-plane';
 
 const TAG = 'Tenants';
 const tenantResponse = { description: 'The tenant', schema: tenantViewSchema, etag: true };
@@ -65,12 +68,13 @@ export const tenantRoutes: readonly AdminRoute[] = [
     examples: createTenantExamples,
     responses: { 201: tenantResponse },
     async handler({ body, deps, writeContext }) {
-      const { id, ...settings } = body;
+      const { id, ...written } = body;
+      const settings = importSettings(written, writerOf(writeContext));
       const created = await deps.store.createTenant(
         writeContext,
         id,
         { document: settings },
-        { check: (reads) => checkCandidate(deps, reads, id, { kind: 'settings', settings }) },
+        { check: (reads) => checkTenantWrite(deps, reads, id, { kind: 'settings' }) },
       );
       return { status: 201, body: tenantView(created), etag: etagOf(created.version) };
     },
@@ -104,11 +108,12 @@ export const tenantRoutes: readonly AdminRoute[] = [
     async handler({ params, body, deps, preconditions, writeContext }) {
       const tenant = await requireTenant(deps, params.tenantId);
       const options = writeOptions(preconditions, tenant, `tenant "${tenant.id}"`);
+      const settings = importSettings(body, writerOf(writeContext));
       const updated = await deps.store.updateTenant(
         writeContext,
         tenant.id,
-        { document: body },
-        { ...options, check: (reads) => checkCandidate(deps, reads, tenant.id, { kind: 'settings', settings: body }) },
+        { document: settings },
+        { ...options, check: (reads) => checkTenantWrite(deps, reads, tenant.id, { kind: 'settings' }) },
       );
       return { status: 200, body: tenantView(updated), etag: etagOf(updated.version) };
     },

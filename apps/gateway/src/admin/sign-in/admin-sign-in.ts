@@ -3,7 +3,8 @@ import type { AdminSignIn, IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { AdminSessionRows } from '@mcpgw/control-plane';
 import type { EgressGuard } from '@mcpgw/core';
 import type { RateLimits } from '../../plugins/rate-limit.js';
-import type { SignedInAdmin } from '../admin-access.js';
+import type { SignedInAdmin } from '@mcpgw/admin';
+import { tenantAdminResource } from '@mcpgw/admin';
 import type { AdminSession } from './admin-session.js';
 import { createSessionSealer } from './admin-session.js';
 import type { SessionAuth } from './session-authenticator.js';
@@ -13,7 +14,6 @@ import type { SignInClient } from './sign-in-client.js';
 import { createSignInClient } from './sign-in-client.js';
 import { registerSignInRoutes } from './sign-in-routes.js';
 import { tenantAdminPath } from './session-cookie.js';
-import { tenantAdminResource } from '../admin-resources.js';
 
 /**
  * Turns an access token of the tenant's identity provider into an admin

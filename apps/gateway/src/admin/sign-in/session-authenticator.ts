@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AdminAuthenticator, AdminPrincipal } from '../admin-principal.js';
+import type { AdminPrincipal } from '@mcpgw/admin';
+import type { AdminAuthenticator } from '../admin-authenticator.js';
 import type { AdminSession, SessionSealer } from './admin-session.js';
 import { csrfRefusal, isStateChanging } from './csrf.js';
 import { readCookie, sessionCookieName, tenantOfAdminPath } from './session-cookie.js';

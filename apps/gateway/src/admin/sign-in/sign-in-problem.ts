@@ -1,29 +1,13 @@
 import type { FastifyReply } from 'fastify';
-import { PROBLEM_TYPE_PREFIX } from '../problem.js';
+import type { ProblemTypeOf } from '@mcpgw/admin';
+import { problemDocument } from '@mcpgw/admin';
 
 /**
- * The refusals of the browser sign-in and its session, each an RFC 9457
- * problem type in the admin API's vocabulary (`urn:mcpgw:admin:problem:`);
- * `not-found` is the admin API's own type, the others are the sign-in's.
+ * The refusals of the browser sign-in and its session: the registry's
+ * `sign-in` problem types (problem-registry.ts), and the admin API's
+ * `not-found` for a tenant that does not exist or has no browser sign-in.
  */
-export const SIGN_IN_PROBLEMS = {
-  /** The tenant does not exist, or has no browser sign-in: the same answer, so neither is revealed. */
-  'not-found': { status: 404, title: 'Not Found' },
-  /** No session cookie on a route that needs one. */
-  'session-required': { status: 401, title: 'Sign-in required' },
-  /** A session cookie that does not open (tampered, sealed with an unknown key) or has expired. */
-  'session-invalid': { status: 401, title: 'Session invalid or expired' },
-  /** A state-changing request by session without the session's CSRF token or from another origin. */
-  'csrf-refused': { status: 403, title: 'Cross-site request refused' },
-  /** The callback's `state` is not the one this browser was given, or the code exchange failed. */
-  'sign-in-failed': { status: 400, title: 'Sign-in failed' },
-  /** The identity provider cannot be reached or answers nonsense. */
-  'identity-provider-unavailable': { status: 502, title: 'Identity provider unavailable' },
-  /** Signed in, but not as an admin of this tenant. */
-  'not-an-admin': { status: 403, title: 'Not an admin of this tenant' },
-} as const;
-
-export type SignInProblemType = keyof typeof SIGN_IN_PROBLEMS;
+export type SignInProblemType = ProblemTypeOf<'sign-in'> | 'not-found';
 
 /** An RFC 9457 problem details object (section 3.1 members, plus `code`, an extension member, section 3.2). */
 export interface ProblemDetails {
@@ -59,10 +43,9 @@ export class SignInProblem extends Error implements ProblemError {
   constructor(code: SignInProblemType, detail: string) {
     super(detail);
     this.name = 'SignInProblem';
-    const { status, title } = SIGN_IN_PROBLEMS[code];
-    this.statusCode = status;
-    // RFC 9457 section 3.1.1: a URI reference naming the type; the admin API's one vocabulary of URNs.
-    this.problem = { type: `${PROBLEM_TYPE_PREFIX}${code}`, title, status, detail, code };
+    // The registry's type, title and status; the type's name again as the `code` extension member.
+    this.problem = { ...problemDocument(code, detail), code };
+    this.statusCode = this.problem.status;
   }
 }
 

@@ -5,8 +5,8 @@ import type { AdminSessionRows } from '@mcpgw/control-plane';
 import { errorSummary, GatewayError } from '@mcpgw/core';
 import type { RateLimits } from '../../plugins/rate-limit.js';
 import { fromFramework } from '../admin-errors.js';
-import { AdminProblem, problemBody } from '../problem.js';
-import { tooManyRequests } from '../too-many-requests.js';
+import type { AdminProblem } from '@mcpgw/admin';
+import { overloaded, problemBody, serverFault, tooManyRequests } from '@mcpgw/admin';
 import type { ResolveAdmin } from './admin-sign-in.js';
 import type { SessionSealer } from './admin-session.js';
 import { newCsrfToken, newSessionId } from './admin-session.js';
@@ -57,16 +57,13 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     scope.setErrorHandler((error: FastifyError, request, reply) => {
       // Load shedding (plugins/load-shedding.ts) set Retry-After already.
       if (error instanceof GatewayError && error.code === 'MCPGW_OVERLOADED') {
-        return sendAdminProblem(reply, new AdminProblem('unavailable', 'The gateway is overloaded; retry later'));
+        return sendAdminProblem(reply, overloaded());
       }
       // What Fastify refuses before a handler runs (a logout's unreadable body): the admin API's answer.
       const framework = fromFramework(error);
       if (framework !== undefined) return sendAdminProblem(reply, framework);
       request.log.error({ err: errorSummary(error) }, 'admin sign-in request failed');
-      return sendAdminProblem(
-        reply,
-        new AdminProblem('server-fault', 'The request failed on the server; it was logged'),
-      );
+      return sendAdminProblem(reply, serverFault());
     });
     const shed = { config: { loadShed: true } } as const;
 

@@ -1,13 +1,10 @@
 import type { ControlPlaneStore } from '@mcpgw/control-plane';
-import type { EnvConfig } from '@mcpgw/config';
+import type { EnvConfig, IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { Logger, Principal } from '@mcpgw/core';
 import type { IssuerSettings, TokenVerifier } from '@mcpgw/auth';
 import { AuthError, bearerChallenge, createTokenVerifier } from '@mcpgw/auth';
 import type { JWK } from 'jose';
 import { decodeJwt } from 'jose';
-import { devOperator } from '../dev-authorization-server.js';
-import type { PinnedDevAuthorizationServer, TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
-import { toIssuerSettings } from '@mcpgw/tenancy';
 import type { AdminCredential, AdminPrincipal } from './admin-principal.js';
 import {
   adminResourceMetadataUrl,
@@ -15,16 +12,35 @@ import {
   tenantAdminResource,
   tenantOfAdminResource,
 } from './admin-resources.js';
-import { matchesBinding } from './role-bindings.js';
 import { AdminProblem } from './problem.js';
+import { matchesBinding } from './role-bindings.js';
+import type { ServingTenants } from './tenant-ports.js';
 
-export interface AdminAccessOptions {
+/** The development authorization server, when it runs: its issuer and its pinned public keys. */
+export interface DevAuthorizationServerKeys {
+  readonly issuer: string;
+  readonly publicJwks: { readonly keys: readonly object[] };
+}
+
+/** What admin access needs of a tenant's serving runtime: its configuration (issuers). */
+export interface AccessTenantRuntime {
+  readonly config: TenantConfig;
+}
+
+export interface AdminAccessOptions<R extends AccessTenantRuntime = AccessTenantRuntime> {
   readonly env: EnvConfig;
   /** The canonical base URL, then the loopback aliases (publicBaseUrls). */
   readonly baseUrls: readonly [string, ...string[]];
-  readonly tenants: TenantRegistry<TenantRuntime>;
+  readonly tenants: ServingTenants<R>;
+  /** The verifier settings of one of a tenant's issuers, as its MCP endpoint verifies them (keys, egress). */
+  readonly issuerSettings: (entry: IssuerEntry, runtime: R) => IssuerSettings;
   readonly store: ControlPlaneStore;
-  readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+  readonly devAuthorizationServer: DevAuthorizationServerKeys | undefined;
+  /**
+   * Whether the development issuer issues operator tokens: no OPERATOR_ISSUER
+   * and a loopback bind, as the development server itself (docs/admin-api.md).
+   */
+  readonly devOperator: boolean;
   readonly logger: Logger;
 }
 
@@ -104,16 +120,15 @@ function audiences(claims: Record<string, unknown>): string[] {
   return Array.isArray(aud) ? aud.filter((item): item is string => typeof item === 'string') : [];
 }
 
-export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
+export function createAdminAccess<R extends AccessTenantRuntime>(options: AdminAccessOptions<R>): AdminAccess {
   const { env, baseUrls, tenants, store } = options;
   const [baseUrl] = baseUrls;
   const logger = options.logger.child({ component: 'admin-auth' });
   // The operator's own identity provider (OPERATOR_ISSUER); without one, on a
   // loopback bind, the running development issuer is the local operator issuer
   // (`npm run token -- --operator`), with its pinned keys.
-  const localOperator = options.devAuthorizationServer === undefined ? undefined : devOperator(env, baseUrl);
-  const operatorIssuer =
-    env.OPERATOR_ISSUER ?? (localOperator === undefined ? undefined : options.devAuthorizationServer?.issuer);
+  const localOperator = options.devAuthorizationServer !== undefined && options.devOperator;
+  const operatorIssuer = env.OPERATOR_ISSUER ?? (localOperator ? options.devAuthorizationServer?.issuer : undefined);
   const operatorAudience =
     operatorIssuer === undefined ? undefined : (env.OPERATOR_AUDIENCE ?? operatorResource(baseUrl));
   const operatorKeys = (): IssuerSettings['keys'] =>
@@ -144,7 +159,7 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
         });
 
   // One verifier per serving runtime, so a change of the tenant's issuers takes effect with its runtime.
-  const verifiers = new Map<string, { runtime: TenantRuntime; verifier: TokenVerifier }>();
+  const verifiers = new Map<string, { runtime: R; verifier: TokenVerifier }>();
   const tenantVerifier = (tenantId: string): TokenVerifier | undefined => {
     const runtime = tenants.serving.get(tenantId);
     const cached = verifiers.get(tenantId);
@@ -161,7 +176,7 @@ export function createAdminAccess(options: AdminAccessOptions): AdminAccess {
       // The tenant's own identity providers, with their extra MCP audiences
       // dropped: an admin token must name this tenant's admin resource.
       issuers: runtime.config.auth.issuers.map((entry) => ({
-        ...toIssuerSettings(entry, options.devAuthorizationServer, runtime.issuerEgress(entry)),
+        ...options.issuerSettings(entry, runtime),
         audiences: resources.slice(1),
       })),
     });

@@ -28,7 +28,7 @@ const managedBy = z
   .enum(['bootstrap', 'api'])
   .describe('`bootstrap`: the GATEWAY_CONFIG file declares it and wins for what it declares on its next apply');
 
-export const tenantView = z.object({
+export const tenantViewSchema = z.object({
   id: z.string(),
   status: z.enum(['active', 'suspended']),
   managedBy,
@@ -38,7 +38,7 @@ export const tenantView = z.object({
   settings: z.record(z.string(), z.unknown()),
 });
 
-export const tenantList = z.object({ tenants: z.array(tenantView) });
+export const tenantList = z.object({ tenants: z.array(tenantViewSchema) });
 
 /** An issuer: the bootstrap file's `auth.issuers[]` entry; its name is its `issuer` (or `development`). */
 export const issuerBody = issuerSchema;
@@ -68,7 +68,7 @@ export const sourceBody = z.looseObject({
     .optional(),
 });
 
-export const entityView = z.object({
+export const entityViewSchema = z.object({
   name: z.string(),
   document: z.record(z.string(), z.unknown()),
   version: z.int(),
@@ -80,7 +80,7 @@ export const entityView = z.object({
   tenantManagedBy: managedBy,
 });
 
-export const entityList = z.object({ items: z.array(entityView) });
+export const entityList = z.object({ items: z.array(entityViewSchema) });
 
 export const sourceHealthView = z.object({
   name: z.string(),
@@ -94,7 +94,7 @@ export const sourceHealthView = z.object({
 });
 
 export const tenantStatusView = z.object({
-  tenant: tenantView,
+  tenant: tenantViewSchema,
   runtime: z.object({
     serving: z.boolean(),
     revision: z.int().describe("The tenant's stored revision"),

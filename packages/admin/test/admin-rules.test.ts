@@ -1,16 +1,15 @@
-import type { FastifyRequest } from 'fastify';
 import type { Principal } from '@mcpgw/core';
 import { describe, expect, it } from 'vitest';
-import { tenantOfAdminResource } from '../../src/admin/admin-resources.js';
-import { writeOptions } from '../../src/admin/admin-views.js';
-import { readPreconditions } from '../../src/admin/etag.js';
-import { AdminProblem } from '../../src/admin/problem.js';
-import { matchesBinding } from '../../src/admin/role-bindings.js';
+import { tenantOfAdminResource } from '../src/admin-resources.js';
+import { writeOptions } from '../src/admin-views.js';
+import { readPreconditions } from '../src/etag.js';
+import { AdminProblem } from '../src/problem.js';
+import { matchesBinding } from '../src/role-bindings.js';
 
 // The small rules under the admin API: conditional headers (RFC 9110 section
 // 13.1), which tenant an admin token's audience names, and role bindings.
 
-const request = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
+const request = (headers: Record<string, string>) => ({ headers });
 const problemType = (run: () => unknown): string | undefined => {
   try {
     run();

@@ -1,11 +1,20 @@
 import type { StoredEntity } from '@mcpgw/control-plane';
-import type { Source, SourceFailureReason } from '@mcpgw/core';
+import type { EgressGuard, Logger, Source, SourceFactory, SourceFailureReason } from '@mcpgw/core';
 import { sourceFailureReason } from '@mcpgw/core';
 import { servedSourceEntry } from '@mcpgw/tenancy';
-import type { AdminDeps } from './admin-route.js';
 
 /** Opening, probing and closing a source under test take at most this long together. */
 export const CONNECTION_TEST_TIMEOUT_MS = 10_000;
+
+/** What a connection test opens a source with: as serving would. */
+export interface ConnectionTestDeps {
+  readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
+  /** Where relative paths in source options resolve (the bootstrap file's folder). */
+  readonly configDir: string;
+  /** The egress policy (EGRESS_ALLOW) sources a tenant admin wrote are opened under. */
+  readonly egress: EgressGuard;
+  readonly logger: Logger;
+}
 
 export interface ConnectionTestResult {
   readonly ok: boolean;
@@ -46,7 +55,7 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * holds a credential.
  */
 export async function testSourceConnection(
-  deps: AdminDeps,
+  deps: ConnectionTestDeps,
   tenantId: string,
   entity: StoredEntity,
   secrets: Readonly<Record<string, string>>,

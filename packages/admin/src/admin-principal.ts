@@ -1,5 +1,3 @@
-import type { FastifyRequest } from 'fastify';
-
 /** How an admin request proved who it is. */
 export type AdminCredential = 'bearer' | 'session';
 
@@ -22,12 +20,3 @@ export type AdminPrincipal =
       readonly subject: string;
       readonly via: AdminCredential;
     };
-
-/**
- * One way of recognising an admin caller (a bearer token, a browser session
- * cookie). The admin API asks each in turn; `undefined` means "not mine, ask
- * the next", a thrown error with a status is a refusal.
- */
-export interface AdminAuthenticator {
-  authenticate(request: FastifyRequest): Promise<AdminPrincipal | undefined>;
-}

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { AdminExample } from './admin-examples.js';
-import type { AdminRoute, NameInBody } from './admin-route.js';
+import type { AdminOperation, NameInBody } from './admin-operation.js';
 import { problemSchema } from './admin-schemas.js';
 import { ADMIN_PREFIX } from './admin-resources.js';
-import { PROBLEM_TYPES } from './problem.js';
+import { adminProblemRegistry } from './problem-registry.js';
 
 type Json = Record<string, unknown>;
 
@@ -42,7 +42,7 @@ function examplesOf(examples: Readonly<Record<string, AdminExample>> | undefined
 
 /**
  * A body schema as the route takes it: the member that repeats the path's
- * name (AdminRoute.nameInBody) is optional, and allowed where the stored
+ * name (AdminOperation.nameInBody) is optional, and allowed where the stored
  * shape leaves it out (a grant's `name`).
  */
 function withNameFromPath(schema: Json, rule: NameInBody | undefined): Json {
@@ -74,11 +74,15 @@ function withNameFromPath(schema: Json, rule: NameInBody | undefined): Json {
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 
-/** Each problem status's title, for the generic problem responses of an operation. */
-const TITLES = new Map<number, string>(Object.values(PROBLEM_TYPES).map(({ status, title }) => [status, title]));
+/** Each problem status's title, for the generic problem responses of an operation (the API's types, not the sign-in's). */
+const TITLES = new Map<number, string>(
+  Object.values(adminProblemRegistry).flatMap(({ status, title, surface }) =>
+    surface === 'api' ? [[status, title] as const] : [],
+  ),
+);
 
 /** The problems every route of an access level can give, besides its own answers. */
-function problemStatuses(route: AdminRoute): number[] {
+function problemStatuses(route: AdminOperation): number[] {
   const statuses = [500];
   if (route.access !== 'public') statuses.push(401, 403);
   if (route.path.includes('{tenantId}')) statuses.push(404);
@@ -90,7 +94,7 @@ function problemStatuses(route: AdminRoute): number[] {
   return [...new Set(statuses)].sort();
 }
 
-function operation(route: AdminRoute): Json {
+function operation(route: AdminOperation): Json {
   const parameters: Json[] = [
     ...fields(route.params).map(([name, schema]) => ({
       name,
@@ -180,7 +184,7 @@ function operation(route: AdminRoute): Json {
  * The OpenAPI 3.1 document of the admin API, generated from the route table
  * and its zod schemas (so it cannot drift from what the routes accept).
  */
-export function openApiDocument(routes: readonly AdminRoute[], serverUrl: string): Json {
+export function openApiDocument(routes: readonly AdminOperation[], serverUrl: string): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const path = (paths[route.path] ??= {});

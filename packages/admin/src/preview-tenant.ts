@@ -1,8 +1,9 @@
 import type { Principal } from '@mcpgw/core';
-import type { RuntimeLease, TenantRuntime } from '@mcpgw/tenancy';
 import { PreviewInputError, previewAs } from './preview-as.js';
 import type { PatternCheckBudget } from './preview-pattern-check.js';
 import type { PreviewRequest, PreviewResponse } from './preview-schema.js';
+import type { ProblemType } from './problem.js';
+import type { TenantRuntimeLease, TenantRuntimeView } from './tenant-ports.js';
 
 const TENANT_ID = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 /** A preview lists one page and a bounded pattern check; past this the caller gets a 503, not a hang. */
@@ -11,7 +12,9 @@ const PREVIEW_DEADLINE_MS = 15_000;
 /** What a preview needs of the gateway. */
 export interface PreviewDeps {
   /** Holds the runtime the registry serves for a tenant (`TenantRegistry.acquire`). */
-  acquire: (tenantId: string) => RuntimeLease<TenantRuntime> | undefined;
+  acquire: (tenantId: string) => TenantRuntimeLease<TenantRuntimeView> | undefined;
+  /** The path of the tenant's MCP endpoint, where a pasted token is presented. */
+  mcpPath: (tenantId: string) => string;
   /** A caller's fingerprint within a tenant (createTenantPrincipalFingerprint with the server secret). */
   tenantFingerprint: (tenantId: string, principal: Principal) => string;
   patternBudget?: PatternCheckBudget;
@@ -30,7 +33,7 @@ export interface PreviewFieldError {
 export class PreviewRefusal extends Error {
   override readonly name = 'PreviewRefusal';
   constructor(
-    readonly type: 'not-found' | 'validation-failed' | 'unavailable',
+    readonly type: Extract<ProblemType, 'not-found' | 'validation-failed' | 'unavailable'>,
     readonly detail: string,
     readonly errors: readonly PreviewFieldError[] = [],
   ) {
@@ -58,6 +61,7 @@ export async function previewTenant(
   try {
     return await previewAs(lease.runtime, request, {
       tenantFingerprint: deps.tenantFingerprint,
+      mcpPath: deps.mcpPath(tenantId),
       signal: bounded,
       ...(deps.patternBudget === undefined ? {} : { patternBudget: deps.patternBudget }),
     });

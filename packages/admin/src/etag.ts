@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 import { AdminProblem } from './problem.js';
 
 /** A strong entity tag (RFC 9110 section 8.8.3) from a stored row's version. */
@@ -21,7 +21,7 @@ export interface WritePreconditions {
  * is accepted; every tag but the current version fails the same way, so only
  * the first well-formed one is kept.
  */
-export function readPreconditions(request: FastifyRequest): WritePreconditions {
+export function readPreconditions(request: { readonly headers: IncomingHttpHeaders }): WritePreconditions {
   const ifMatch = request.headers['if-match'];
   const ifNoneMatch = request.headers['if-none-match'];
   const result: { ifVersion?: number; mustExist?: boolean; create?: boolean } = {};

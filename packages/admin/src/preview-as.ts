@@ -2,10 +2,10 @@ import type { AccessScope, Principal, ResourceDescriptor } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
 import { AuthError } from '@mcpgw/auth';
 import { matchingGrants } from '@mcpgw/policy';
-import { MCP_ROUTE } from '../mcp-route.js';
-import type { TenantRuntime } from '@mcpgw/tenancy';
+import type { PatternCheckBudget } from './preview-pattern-check.js';
+import { findUnmatchedPatterns } from './preview-pattern-check.js';
 import type { PreviewRequest, PreviewResponse } from './preview-schema.js';
-import { findUnmatchedPatterns, type PatternCheckBudget } from './preview-pattern-check.js';
+import type { TenantAuth, TenantRuntimeView } from './tenant-ports.js';
 
 /**
  * A preview that cannot be answered because its input is wrong: a token the
@@ -31,6 +31,8 @@ export interface PreviewOptions {
   tenantFingerprint: (tenantId: string, principal: Principal) => string;
   /** How much listing the grant-pattern warnings may cost; see preview-pattern-check.ts. */
   patternBudget?: PatternCheckBudget;
+  /** The tenant's MCP endpoint path, where a pasted token is presented as an MCP request would be. */
+  mcpPath: string;
   signal: AbortSignal;
 }
 
@@ -57,7 +59,7 @@ export interface PreviewOptions {
  * cursor is left out, since it is sealed to the previewed caller.
  */
 export async function previewAs(
-  runtime: TenantRuntime,
+  runtime: TenantRuntimeView,
   request: PreviewRequest,
   options: PreviewOptions,
 ): Promise<PreviewResponse> {
@@ -78,7 +80,7 @@ export async function previewAs(
   const principal =
     request.token === undefined
       ? claimsPrincipal(auth, request.claims ?? {}, request.issuer)
-      : await tokenPrincipal(runtime, request.token, options.signal);
+      : await tokenPrincipal(runtime, request.token, options.mcpPath, options.signal);
   const admission = auth.admit(principal);
   const matched = matchingGrants(auth.grants, principal);
   const resources = admission.ok
@@ -117,9 +119,7 @@ export async function previewAs(
   };
 }
 
-type Authenticator = NonNullable<TenantRuntime['auth']>;
-
-function claimsPrincipal(auth: Authenticator, claims: Record<string, unknown>, issuer: string | undefined): Principal {
+function claimsPrincipal(auth: TenantAuth, claims: Record<string, unknown>, issuer: string | undefined): Principal {
   try {
     return auth.principalFromClaims(claims, issuer);
   } catch (error) {
@@ -133,11 +133,16 @@ function claimsPrincipal(auth: Authenticator, claims: Record<string, unknown>, i
  * request to the tenant's endpoint. A refusal other than missing scopes is
  * an input error carrying the authenticator's own reason.
  */
-async function tokenPrincipal(runtime: TenantRuntime, token: string, signal: AbortSignal): Promise<Principal> {
+async function tokenPrincipal(
+  runtime: TenantRuntimeView,
+  token: string,
+  mcpPath: string,
+  signal: AbortSignal,
+): Promise<Principal> {
   const outcome = await runtime.auth!.authenticate(
     {
       rawHeaders: ['authorization', `Bearer ${token}`],
-      url: MCP_ROUTE.replace(':tenant', runtime.config.id),
+      url: mcpPath,
     },
     signal,
   );
@@ -148,7 +153,7 @@ async function tokenPrincipal(runtime: TenantRuntime, token: string, signal: Abo
 }
 
 async function firstPage(
-  runtime: TenantRuntime,
+  runtime: TenantRuntimeView,
   scope: AccessScope,
   signal: AbortSignal,
 ): Promise<PreviewResponse['resources']> {

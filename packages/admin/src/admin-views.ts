@@ -1,8 +1,7 @@
-import type { Document, StoredEntity, StoredTenant, WriteOptions } from '@mcpgw/control-plane';
-import { StoreError } from '@mcpgw/control-plane';
+import type { ControlPlaneStore, Document, StoredEntity, StoredTenant, WriteOptions } from '@mcpgw/control-plane';
+import type { StoreError } from '@mcpgw/control-plane';
 import { valueAtPath, type SourceFactory } from '@mcpgw/core';
 import { credentialsOf, setPath } from '@mcpgw/tenancy';
-import type { AdminDeps } from './admin-route.js';
 import type { WritePreconditions } from './etag.js';
 import { AdminProblem, tenantNotFound } from './problem.js';
 
@@ -70,7 +69,10 @@ export const entityView = (
 };
 
 /** The tenant a request addresses, or the 404 that a tenant one may not see gets too. */
-export async function requireTenant(deps: AdminDeps, tenantId: string): Promise<StoredTenant> {
+export async function requireTenant(
+  deps: { readonly store: Pick<ControlPlaneStore, 'getTenant'> },
+  tenantId: string,
+): Promise<StoredTenant> {
   const tenant = await deps.store.getTenant(tenantId);
   if (tenant === undefined) throw tenantNotFound();
   return tenant;
@@ -117,5 +119,3 @@ export function problemOfStoreError(error: StoreError): AdminProblem {
       return new AdminProblem('conflict', error.message);
   }
 }
-
-export { StoreError };

@@ -1,26 +1,22 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Document, StoredEntity } from '@mcpgw/control-plane';
-import { valueAtPath, type SourceModel } from '@mcpgw/core';
-import { credentialsOf, servedSourceEntry } from '@mcpgw/tenancy';
-import type { AdminDeps } from './admin-route.js';
-import type { AdminPrincipal } from './admin-principal.js';
-import type { ProblemFieldError } from './problem.js';
-import { AdminProblem, jsonPointer } from './problem.js';
+import type { SourceFactory, SourceModel } from '@mcpgw/core';
+import { jsonPointer, valueAtPath } from '@mcpgw/core';
+import type { EntityWriter, StoredEntity } from './entity-rows.js';
+import { credentialsOf, servedSourceEntry } from './served-tenant.js';
+import { operatorFieldSet } from './tenant-model.js';
+import type { Document } from './tenant-rows.js';
+import type { TenantFieldError } from './tenant-write-refusal.js';
+import { TenantWriteRefusal } from './tenant-write-refusal.js';
+import type { ControlPlaneReads } from './write-check.js';
 
 type Secrets = Readonly<Record<string, string>>;
 
-/** A source write the admin API accepted, before the tenant-wide checks (checkCandidate) and the store. */
-export interface SourceWrite {
+/** A source write the model accepted: what the store keeps. */
+export interface ImportedSource {
   /** What is stored and returned: the body without `secrets`. */
   readonly document: Document;
   /** What becomes of the sealed credentials: undefined keeps them, null drops them, an object replaces them. */
   readonly secrets: Secrets | null | undefined;
-  /**
-   * The source as the gateway will serve it (credentials merged in): what
-   * every policy check looks at. Holds credentials: never for a response or
-   * a log line.
-   */
-  readonly served: Document;
 }
 
 /** An unknown type takes no credentials; the tenant-wide check names the type. */
@@ -38,7 +34,7 @@ const quoted = (paths: readonly string[]): string => paths.map((path) => `"${pat
  * credential in the options would be stored in clear, returned and audited.
  */
 function credentialErrors(type: string, model: SourceModel, document: Document, written: Secrets | null | undefined) {
-  const errors: ProblemFieldError[] = [];
+  const errors: TenantFieldError[] = [];
   const declared = new Set(model.credentials);
   const which =
     model.credentials.length === 0
@@ -49,12 +45,11 @@ function credentialErrors(type: string, model: SourceModel, document: Document, 
       errors.push({ pointer: jsonPointer(['secrets', key]), detail: `not a credential: ${which}` });
   }
   for (const path of model.credentials) {
-    if (valueAtPath(document, path) !== undefined) {
-      errors.push({
-        pointer: pointerOf(path),
-        detail: `a credential: put it under "secrets" as "${path}" (sealed, never returned)`,
-      });
-    }
+    if (valueAtPath(document, path) === undefined) continue;
+    errors.push({
+      pointer: pointerOf(path),
+      detail: `a credential: put it under "secrets" as "${path}" (sealed, never returned)`,
+    });
   }
   for (const url of model.urls ?? []) {
     const value = valueAtPath(document, url.path);
@@ -76,22 +71,38 @@ function changedTargets(before: Document, after: Document, model: SourceModel): 
   return model.targets.filter((path) => !isDeepStrictEqual(valueAtPath(before, path), valueAtPath(after, path)));
 }
 
-/** What only platform operators may configure, judged on the source as it will be served. */
-function refuseOperatorOnly(deps: AdminDeps, served: Document): void {
-  const type = String(served.type);
-  const model = deps.sourceFactories.get(type)?.model ?? NO_MODEL;
-  if (model.operatorOnly) {
-    throw new AdminProblem('forbidden', `Only platform operators may configure "${type}" sources`);
+/** A URL's host as libpq reads it: percent-decoded (`%2Fvar%2Frun%2Fpostgresql` is a socket folder). */
+function socketHost(hostname: string): string {
+  try {
+    return decodeURIComponent(hostname);
+  } catch {
+    return hostname;
   }
+}
+
+const isPath = (host: string): boolean => host.startsWith('/');
+
+/**
+ * What only platform operators may configure, judged on the source as it
+ * will be served: an operator-only type (the model's field rule for
+ * `type`), a source without credentials that would connect with the
+ * gateway's own, and files of the gateway's host (Unix sockets, certificate
+ * files named in a URL).
+ */
+function refuseOperatorOnly(model: SourceModel, served: Document): void {
+  const type = String(served.type);
+  const operators = operatorFieldSet('tenant-admin', 'source', { type: served.type }, model);
+  if (operators?.rule.operatorsOnly !== undefined)
+    throw new TenantWriteRefusal('forbidden', operators.rule.operatorsOnly);
   if (model.ambientCredentials === true && model.credentials.every((path) => valueAtPath(served, path) === undefined)) {
-    throw new AdminProblem(
+    throw new TenantWriteRefusal(
       'forbidden',
       `Only platform operators may configure a "${type}" source without credentials: it would connect with the gateway's own`,
       [{ pointer: '/secrets', detail: `give its credentials: ${quoted(model.credentials)}` }],
     );
   }
   const hostOnly = (path: string, detail: string) =>
-    new AdminProblem('forbidden', "Only platform operators may name files of the gateway's host", [
+    new TenantWriteRefusal('forbidden', "Only platform operators may name files of the gateway's host", [
       { pointer: pointerOf(path), detail },
     ]);
   for (const path of model.socketHosts ?? []) {
@@ -110,64 +121,63 @@ function refuseOperatorOnly(deps: AdminDeps, served: Document): void {
   }
 }
 
-/** A URL's host as libpq reads it: percent-decoded (`%2Fvar%2Frun%2Fpostgresql` is a socket folder). */
-function socketHost(hostname: string): string {
-  try {
-    return decodeURIComponent(hostname);
-  } catch {
-    return hostname;
-  }
+/** What a source import needs: the source types, and the reads of the write's transaction. */
+export interface SourceImportContext {
+  readonly sourceFactories: ReadonlyMap<string, SourceFactory>;
+  readonly reads: Pick<ControlPlaneReads, 'openSourceSecrets'>;
 }
 
-const isPath = (host: string): boolean => host.startsWith('/');
-
 /**
- * Checks a source write by the source type's model (SourceFactory.model)
- * and works out what will be served: credentials only under `secrets` and
- * only at credential paths; stored credentials kept only while the type
- * and every target stay as they are (else the write must send them again),
- * and only those the type still declares; operator-only types, host files
- * and the gateway's ambient credentials refused to tenant admins, judged on
- * the source as it will be served. Throws an AdminProblem; changes nothing.
+ * The admin API's importer of one source (a PUT body, `secrets` beside the
+ * options), checked by its type's model (SourceFactory.model): credentials
+ * only under `secrets` and only at credential paths; stored credentials kept
+ * only while the type and every target stay as they are (else the write must
+ * send them again), and only those the type still declares; operator-only
+ * types, host files and the gateway's ambient credentials refused to tenant
+ * admins, judged on the source as it will be served. Runs inside the
+ * write's transaction against the stored source it replaces (`current`).
+ * Throws TenantWriteRefusal; changes nothing.
  */
-export async function sourceWrite(
-  deps: AdminDeps,
+export async function importSource(
+  context: SourceImportContext,
   tenantId: string,
   name: string,
   body: Document,
-  principal: AdminPrincipal | undefined,
+  writer: EntityWriter,
   current: StoredEntity | undefined,
-): Promise<SourceWrite> {
+): Promise<ImportedSource> {
+  const { sourceFactories } = context;
   const { secrets: writtenSecrets, ...document } = body;
   const written = writtenSecrets as Secrets | null | undefined;
   const type = String(document.type);
-  const factory = deps.sourceFactories.get(type);
-  const errors = credentialErrors(type, factory?.model ?? NO_MODEL, document, written);
+  const factory = sourceFactories.get(type);
+  const model = factory?.model ?? NO_MODEL;
+  const errors = credentialErrors(type, model, document, written);
   if (errors.length > 0) {
     if (factory === undefined) {
-      const known = [...deps.sourceFactories.keys()].join(', ');
+      const known = [...sourceFactories.keys()].join(', ');
       errors.unshift({ pointer: '/type', detail: `unknown source type '${type}'; known types: ${known}` });
     }
-    throw new AdminProblem(
+    throw new TenantWriteRefusal(
       'validation-failed',
       'Credentials go under "secrets", by the credential paths of the source type, and nowhere else; nothing was changed',
       errors,
     );
   }
   if (Object.hasOwn(document, 'id')) {
-    throw new AdminProblem('validation-failed', 'The path names the source; nothing was changed', [
+    throw new TenantWriteRefusal('validation-failed', 'The path names the source; nothing was changed', [
       { pointer: '/id', detail: 'leave "id" out: the source is the one the path names' },
     ]);
   }
   let secrets = written;
   let kept: Secrets = {};
   if (written === undefined && current !== undefined && current.secretNames.length > 0) {
-    const stored = await deps.store.openSourceSecrets(tenantId, name);
+    const stored = await context.reads.openSourceSecrets(tenantId, name);
     // The credentials the source is served with now, bound to its type and targets.
-    const bound = Object.keys(credentialsOf(deps.sourceFactories, current.document.type, stored));
-    const changed = changedTargets(current.document, document, factory?.model ?? NO_MODEL);
+    const bound = Object.keys(credentialsOf(sourceFactories, current.document.type, stored));
+    const changed = changedTargets(current.document, document, model);
     if (bound.length > 0 && changed.length > 0) {
-      throw new AdminProblem(
+      throw new TenantWriteRefusal(
         'validation-failed',
         `The stored credentials (${quoted(bound)}) may only be sent where they were written for: send "secrets" again with this change (or "secrets": null to drop them); nothing was changed`,
         changed.map((path) => ({
@@ -178,15 +188,10 @@ export async function sourceWrite(
     }
     // Only what is bound survives; names the type does not declare (sealed before the model
     // bound them) and anything at all across a change of type are dropped.
-    if (changed.length === 0) kept = credentialsOf(deps.sourceFactories, document.type, stored);
+    if (changed.length === 0) kept = credentialsOf(sourceFactories, document.type, stored);
     if (Object.keys(kept).length < Object.keys(stored).length) secrets = Object.keys(kept).length > 0 ? kept : null;
   }
-  const served = servedSourceEntry(
-    deps.sourceFactories,
-    name,
-    document,
-    written === undefined ? kept : (written ?? {}),
-  );
-  if (principal?.kind !== 'operator') refuseOperatorOnly(deps, served);
-  return { document, secrets, served };
+  const served = servedSourceEntry(sourceFactories, name, document, written === undefined ? kept : (written ?? {}));
+  if (writer !== 'operator') refuseOperatorOnly(model, served);
+  return { document, secrets };
 }
