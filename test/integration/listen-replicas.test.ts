@@ -8,6 +8,7 @@ import { withoutChangeFeeds } from '@mcpgw/test-helpers/without-change-feeds';
 import { inspector } from '@mcpgw/test-helpers/redis';
 import { type ListenStream, openListen } from '@mcpgw/test-helpers/sse-listen';
 import { validateStreamMessage } from '@mcpgw/test-helpers/wire-schema';
+import { within } from '@mcpgw/test-helpers/within';
 
 // subscriptions/listen (MCP 2026-07-28, basic/patterns/subscriptions) across
 // two gateway replicas sharing the test Redis and one control plane: real
@@ -36,6 +37,9 @@ const two = () => pair.replicas[1].app;
 
 /** Resolves once the change detection of the replica's `acme` sources has a baseline and nothing in flight. */
 async function sourcesSettled(app: FastifyInstance): Promise<void> {
+  // Detection runs once the replica holds each watched source's lease (docs/adr/0008-one-replica-bus.md).
+  const watched = JSON.stringify(app.events.watchedSources('acme'));
+  await within(5000, async () => JSON.stringify(app.events.detectingSources('acme')) === watched);
   await Promise.all(app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
 }
 

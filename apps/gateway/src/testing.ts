@@ -20,10 +20,10 @@ export { mintTenantToken } from './token-cli.js';
 /** Starts OTLP/HTTP tracing as main.ts does when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
 export { startOtlpTracing } from './observability/otlp-tracing.js';
 /** Tenant events over Redis pub/sub: tests and benchmarks give each replica its own, sharing a namespace. */
-export { createRedisTenantEventBus, type RedisTenantEventBus } from './notifications/redis-tenant-event-bus.js';
-export type { TenantEvent, TenantEventBus } from './notifications/tenant-events.js';
+export { createRedisTenantEventBus, type RedisTenantEventBus } from '@mcpgw/events';
+export type { TenantEvent, TenantEventBus } from '@mcpgw/events';
 /** `app.events`: the bus as streams use it, plus what the producers add (watched sources, runtime changes). */
-export type { EventsOption, TenantEvents } from './notifications/gateway-events.js';
+export type { EventsOption, TenantEvents } from '@mcpgw/events';
 /** The admin API's route table (tests enumerate every route for isolation and the OpenAPI document). */
 export { adminRouteTable } from './admin/admin-routes.js';
 export { defineAdminRoute, type AdminRoute } from './admin/admin-route.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Principal } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
 import type { TenantConfig } from '@mcpgw/config';
-import { resolveCallerView, viewDigest } from '../src/notifications/caller-view.js';
+import { resolveCallerView, viewDigest } from '@mcpgw/events';
 import type { TenantRuntime } from '@mcpgw/tenancy';
 import { createTenantAuthenticator } from '@mcpgw/tenancy';
 

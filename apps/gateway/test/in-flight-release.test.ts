@@ -59,7 +59,7 @@ describe('the in-flight slot of a client that leaves during the rate-limit count
   beforeAll(async () => {
     redis = await startRedisServer();
     // Longer than the client stays: the count is still pending in a paused Redis when it leaves.
-    counter = createRedisRateCounter({ url: redis.url, prefix: 'mcpgw:rl:', commandTimeoutMs: 1500 });
+    counter = createRedisRateCounter({ redis: { url: redis.url, commandTimeoutMs: 1500 }, prefix: 'mcpgw:rl:' });
     gateway = await buildTestApp({
       bootstrap: {
         configDir: '.',

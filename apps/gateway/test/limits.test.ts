@@ -98,7 +98,7 @@ async function close(app: FastifyInstance | undefined): Promise<void> {
  * production's shared counter is.
  */
 async function redisCounter(url: string, prefix: string): Promise<RateCounter> {
-  const counter = createRedisRateCounter({ url, prefix, commandTimeoutMs: 1000 });
+  const counter = createRedisRateCounter({ redis: { url, commandTimeoutMs: 1000 }, prefix });
   if (!(await counter.ready(5000))) throw new Error(`Redis at ${url} did not answer within 5 s`);
   return counter;
 }

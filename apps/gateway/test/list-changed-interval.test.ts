@@ -3,9 +3,7 @@ import type { Principal } from '@mcpgw/core';
 import { silentLogger } from '@mcpgw/core';
 import { compileGrants, resolveAccess } from '@mcpgw/policy';
 import { createStaticSource } from '@mcpgw/source-static';
-import { startCallerSubscription } from '../src/notifications/caller-subscription.js';
-import { createListenStreams } from '../src/notifications/listen-streams.js';
-import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
+import { createListenStreams, createLocalTenantEventBus, startCallerSubscription } from '@mcpgw/events';
 import { acceptListen } from '../src/routes/listen-stream.js';
 import type { TenantRuntime } from '@mcpgw/tenancy';
 

@@ -7,10 +7,8 @@ import { compileGrants, resolveAccess } from '@mcpgw/policy';
 import type { StreamNotification } from '@mcpgw/protocol';
 import { createStaticSource } from '@mcpgw/source-static';
 import { oracleAllows } from '@mcpgw/test-helpers/grant-oracle';
-import { startCallerSubscription } from '../src/notifications/caller-subscription.js';
-import { createListenStreams } from '../src/notifications/listen-streams.js';
-import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
-import type { TenantEvent } from '../src/notifications/tenant-events.js';
+import type { TenantEvent } from '@mcpgw/events';
+import { createListenStreams, createLocalTenantEventBus, startCallerSubscription } from '@mcpgw/events';
 import { acceptListen } from '../src/routes/listen-stream.js';
 import type { TenantRuntime } from '@mcpgw/tenancy';
 

@@ -10,6 +10,7 @@ import type { BreakerStore, CircuitBreakerOptions } from './circuit-breaker.js';
 import { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
 import type { MemoryStoreOptions } from './memory-store.js';
 import { createMemoryStore } from './memory-store.js';
+import type { RedisConnection } from './redis-connection.js';
 import { createRedisStore } from './redis-store.js';
 import type { ResultCall, ResultLookup } from './shared-results.js';
 import { createSharedResults } from './shared-results.js';
@@ -17,7 +18,9 @@ import { SingleFlight } from './single-flight.js';
 import { TenantGenerations } from './tenant-generations.js';
 
 export interface GatewayCacheOptions {
-  /** REDIS_URL; unset: the in-process store (one replica). */
+  /** The process's Redis connection (the caller closes it); takes the place of `redisUrl`. */
+  redis?: RedisConnection | undefined;
+  /** REDIS_URL, for a cache on a connection of its own; neither this nor `redis`: the in-process store (one replica). */
   redisUrl?: string | undefined;
   /** The key naming cache entries: `ServerKeys.cacheKey` from `@mcpgw/core`. */
   key: Uint8Array;
@@ -26,15 +29,13 @@ export interface GatewayCacheOptions {
   namespace?: string;
   /** Bounds of the in-process store. */
   memory?: Omit<MemoryStoreOptions, 'now'>;
-  /** Redis per-command deadline. Default 50 ms. */
+  /** Redis per-command deadline of a connection of its own (`redisUrl`). Default 50 ms. */
   commandTimeoutMs?: number;
   breaker?: Omit<CircuitBreakerOptions, 'logger'>;
   /** How long a replica waits for another replica's in-flight backend call before making its own. Default 500 ms. */
   lockWaitMs?: number;
   /** Values larger than this (characters of JSON) are served but not stored. Default 1 MiB. */
   maxValueBytes?: number;
-  /** See TenantGenerationsOptions.refreshMs. */
-  generationRefreshMs?: number;
   /** Clock; tests pass a fake one (it also drives the in-process store's expiry). */
   now?: () => number;
 }
@@ -108,21 +109,23 @@ export interface GatewayCache {
   close(): Promise<void>;
 }
 
-/** Creates the gateway cache: Redis when `redisUrl` is set, otherwise the in-process LRU. */
+/** Creates the gateway cache: Redis when `redis` or `redisUrl` is given, otherwise the in-process LRU. */
 export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
+  const redis =
+    options.redis ??
+    (options.redisUrl === undefined
+      ? undefined
+      : {
+          url: options.redisUrl,
+          logger,
+          ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
+        });
   const store: CacheStore =
-    options.redisUrl === undefined
+    redis === undefined
       ? createMemoryStore({ ...options.memory, now })
-      : withCircuitBreaker(
-          createRedisStore({
-            url: options.redisUrl,
-            logger,
-            ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
-          }),
-          { ...options.breaker, logger },
-        );
+      : withCircuitBreaker(createRedisStore(redis), { ...options.breaker, logger });
   const keys = createCacheKeys({
     key: options.key,
     ...(options.namespace ? { namespace: options.namespace } : {}),
@@ -134,7 +137,7 @@ export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
 export function createGatewayCacheOn(
   store: CacheStore,
   keys: CacheKeys,
-  options: Pick<GatewayCacheOptions, 'lockWaitMs' | 'maxValueBytes' | 'generationRefreshMs' | 'now' | 'logger'> = {},
+  options: Pick<GatewayCacheOptions, 'lockWaitMs' | 'maxValueBytes' | 'now' | 'logger'> = {},
 ): GatewayCache {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
@@ -142,10 +145,7 @@ export function createGatewayCacheOn(
   const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
   const metrics = new CacheMetrics();
   const flights = new SingleFlight();
-  const generations = new TenantGenerations(store, keys, {
-    now,
-    ...(options.generationRefreshMs === undefined ? {} : { refreshMs: options.generationRefreshMs }),
-  });
+  const generations = new TenantGenerations(store, keys);
   const failed = (tenantId: string, layer: EntryKeyParts['layer'], error: unknown) => {
     const event: CacheEvent = error instanceof CacheBypassError ? 'bypasses' : 'errors';
     metrics.count(tenantId, layer, event);

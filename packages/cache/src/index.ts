@@ -14,5 +14,7 @@ export type { TenantCacheMetrics } from './cache-metrics.js';
 /** Fixed-window request counters for rate limits: in process, in Redis, and Redis with an in-process fallback. */
 export { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from './rate-counter.js';
 export type { RateCounter, WindowCount } from './rate-counter.js';
-/** A Redis connection (one node or a cluster, as REDIS_URL says) for the gateway's other Redis users, and the wait for it to be ready. */
-export { connectRedis, whenRedisReady } from './redis-store.js';
+/** The process's Redis (one node or a cluster, as REDIS_URL says): one command client and one subscriber, with the one resync rule. */
+export { openRedisConnection } from './redis-connection.js';
+export type { RedisConnection, RedisConnectionOptions, ResyncListener } from './redis-connection.js';
+export type { RedisRateCounter } from './rate-counter.js';

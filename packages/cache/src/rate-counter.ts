@@ -1,8 +1,5 @@
-import type { Cluster, Redis } from 'ioredis';
-import type { Logger } from '@mcpgw/core';
-import { silentLogger } from '@mcpgw/core';
-import { ioredis } from './ioredis-module.js';
-import { createCluster, isClusterUrl } from './redis-store.js';
+import type { RedisConnection, RedisConnectionOptions } from './redis-connection.js';
+import { openRedisConnection } from './redis-connection.js';
 
 /** One fixed window's count after an increment, and how long until it resets. */
 export interface WindowCount {
@@ -72,13 +69,10 @@ return {current, ttl}
 `;
 
 export interface RedisRateCounterOptions {
-  /** REDIS_URL: one node or a cluster (see RedisStoreOptions.url). */
-  url: string;
+  /** The process's Redis connection (the caller closes it), or the options to open one of its own. */
+  redis: RedisConnection | RedisConnectionOptions;
   /** Key prefix, e.g. `mcpgw:rl:`; tests use their own namespace. */
   prefix: string;
-  /** Per-command deadline; a slow Redis must not slow requests. Default 50 ms. */
-  commandTimeoutMs?: number;
-  logger?: Logger;
 }
 
 /** The Redis counter, and a way to wait for its first connection at start. */
@@ -92,35 +86,18 @@ interface ScriptClient {
 }
 
 /**
- * Counters shared by every replica through Redis. Like the cache store, it
- * fails fast instead of waiting (no offline queue, a command timeout, no
- * retries: ioredis would otherwise queue commands while Redis is down): a rejected `increment` tells the caller to count in
- * process instead (see `withFallbackCounter`).
+ * Counters shared by every replica through Redis. On the process's Redis
+ * connection it fails fast instead of waiting (no offline queue, a command
+ * deadline, no retries: ioredis would otherwise queue commands while Redis
+ * is down): a rejected `increment` tells the caller to count in process
+ * instead (see `withFallbackCounter`).
  */
 export function createRedisRateCounter(options: RedisRateCounterOptions): RedisRateCounter {
-  const logger = options.logger ?? silentLogger;
-  const common = {
-    commandTimeout: options.commandTimeoutMs ?? 50,
-    connectTimeout: 1000,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: (times: number) => Math.min(times * 100, 1000),
-    // As for the cache store: the counts of requests arriving together go to Redis in one write.
-    enableAutoPipelining: true,
-  };
-  const client = isClusterUrl(options.url)
-    ? createCluster(options.url, common, false)
-    : new (ioredis().Redis)(options.url, common);
+  const owned = !('client' in options.redis);
+  const connection = 'client' in options.redis ? options.redis : openRedisConnection(options.redis);
+  const { client } = connection;
+  // Defining it again on a shared client (a second counter) replaces it with the same script.
   client.defineCommand('rateCount', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
-  let up = false;
-  client.on('ready', () => {
-    up = true;
-  });
-  client.on('error', (error: Error) => {
-    // Never the URL: it may hold a password.
-    if (up) logger.warn({ err: { message: error.message } }, 'Redis rate-limit connection lost; counting in process');
-    up = false;
-  });
   const scripts = client as unknown as ScriptClient;
   return {
     async increment(key, windowMs) {
@@ -130,7 +107,7 @@ export function createRedisRateCounter(options: RedisRateCounterOptions): RedisR
     async forget(keys, prefixes) {
       // One key per command: counters carry no hash tag, so on a cluster any two may live in different slots.
       await Promise.all(keys.map((key) => client.unlink(options.prefix + key)));
-      const nodes = isClusterUrl(options.url) ? (client as Cluster).nodes('master') : [client as Redis];
+      const nodes = connection.masters();
       for (const prefix of prefixes) {
         const match = `${(options.prefix + prefix).replace(/[*?[\]\\]/g, '\\$&')}*`;
         for (const node of nodes) {
@@ -143,22 +120,9 @@ export function createRedisRateCounter(options: RedisRateCounterOptions): RedisR
         }
       }
     },
-    ready(timeoutMs) {
-      if (client.status === 'ready') return Promise.resolve(true);
-      return new Promise((resolve) => {
-        const onReady = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-        const timer = setTimeout(() => {
-          client.off('ready', onReady);
-          resolve(false);
-        }, timeoutMs);
-        client.once('ready', onReady);
-      });
-    },
+    ready: (timeoutMs) => connection.ready(timeoutMs),
     async close() {
-      client.disconnect();
+      if (owned) await connection.close();
     },
   };
 }

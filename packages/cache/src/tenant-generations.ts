@@ -7,9 +7,8 @@ import { CacheBypassError } from './circuit-breaker.js';
 const GENERATION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface TenantGenerationsOptions {
-  /** How long a replica trusts its copy without re-reading Redis, in case a pub/sub message was lost. Default 500 ms. */
-  refreshMs?: number;
-  now?: () => number;
+  /** How often an announcement that could not be published is tried again. Default 1,000 ms. */
+  retryMs?: number;
 }
 
 /**
@@ -35,10 +34,12 @@ export type NewerRevisionListener = (tenantId: string, revision: number) => void
  * Invalidation by key versioning: every entry key folds in the tenant's
  * current generation, a random string kept in the store. Replacing it makes
  * all of the tenant's entries unreachable at once (they expire on their
- * own). Each replica keeps a copy for at most `refreshMs` and drops it at
- * once when the pub/sub channel announces a new generation, so every replica
- * sees an invalidation within about a millisecond, and within `refreshMs`
- * even if the message is lost.
+ * own). Each replica keeps a copy until the pub/sub channel announces a new
+ * generation (within about a millisecond on every replica) or until the
+ * subscription resyncs after a gap (docs/adr/0008-one-replica-bus.md: a
+ * dropped or silent subscriber connection, after which every copy is read
+ * again). An announcement that could not be published is owed and
+ * published again until it goes out.
  *
  * Entry keys also fold in the configuration revision of the runtime that
  * computed them, and the store keeps each tenant's revision floor: the
@@ -51,13 +52,14 @@ export type NewerRevisionListener = (tenantId: string, revision: number) => void
  * signal was lost.
  */
 export class TenantGenerations {
-  private readonly local = new Map<string, { generation: string; loadedAt: number }>();
+  private readonly local = new Map<string, string>();
   private readonly loading = new Map<string, Promise<string>>();
   /** The newest revision seen per tenant id: noted here, or read from the store. */
   private readonly floors = new Map<string, number>();
   private readonly newer = new Set<NewerRevisionListener>();
-  private readonly refreshMs: number;
-  private readonly now: () => number;
+  /** Tenant tags whose announcement failed to publish, to publish again. */
+  private readonly owed = new Set<string>();
+  private readonly retry: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
 
   constructor(
@@ -65,13 +67,16 @@ export class TenantGenerations {
     private readonly keys: CacheKeys,
     options: TenantGenerationsOptions = {},
   ) {
-    this.refreshMs = options.refreshMs ?? 500;
-    this.now = options.now ?? Date.now;
     this.unsubscribe = store.subscribe(
       keys.invalidationChannel,
       (tag) => this.local.delete(tag),
-      () => this.local.clear(),
+      () => {
+        this.local.clear();
+        this.payOwed();
+      },
     );
+    this.retry = setInterval(() => this.payOwed(), options.retryMs ?? 1000);
+    this.retry.unref();
   }
 
   /**
@@ -82,7 +87,7 @@ export class TenantGenerations {
     this.checkFloor(tenantId, revision);
     const tag = this.keys.tenantTag(tenantId);
     const known = this.local.get(tag);
-    if (known !== undefined && this.now() - known.loadedAt < this.refreshMs) return known.generation;
+    if (known !== undefined) return known;
     let pending = this.loading.get(tag);
     if (pending === undefined) {
       pending = this.load(tenantId, tag).finally(() => this.loading.delete(tag));
@@ -104,7 +109,7 @@ export class TenantGenerations {
     const tag = this.keys.tenantTag(tenantId);
     this.local.delete(tag);
     await this.store.raise(this.keys.revisionFloor(tenantId), revision, GENERATION_TTL_MS);
-    await this.store.publish(this.keys.invalidationChannel, tag);
+    await this.announce(tag);
   }
 
   /** Starts a new generation for the tenant and tells every replica. */
@@ -114,8 +119,8 @@ export class TenantGenerations {
     this.local.delete(tag);
     const generation = randomBytes(12).toString('base64url');
     await this.store.set(this.keys.generation(tenantId), generation, GENERATION_TTL_MS);
-    this.local.set(tag, { generation, loadedAt: this.now() });
-    await this.store.publish(this.keys.invalidationChannel, tag);
+    this.local.set(tag, generation);
+    await this.announce(tag);
   }
 
   /**
@@ -131,7 +136,7 @@ export class TenantGenerations {
     const tag = this.keys.tenantTag(tenantId);
     this.local.delete(tag);
     const deleted = await this.store.deleteByPrefix(this.keys.tenantPrefix(tenantId));
-    await this.store.publish(this.keys.invalidationChannel, tag).catch(() => undefined);
+    await this.announce(tag).catch(() => undefined);
     return deleted;
   }
 
@@ -142,8 +147,25 @@ export class TenantGenerations {
   }
 
   close(): void {
+    clearInterval(this.retry);
     this.unsubscribe();
     this.newer.clear();
+    this.owed.clear();
+  }
+
+  /** Tells every replica to drop its copy of the tenant's generation; owed (and rejected) when it cannot be sent. */
+  private async announce(tag: string): Promise<void> {
+    try {
+      await this.store.publish(this.keys.invalidationChannel, tag);
+      this.owed.delete(tag);
+    } catch (error) {
+      this.owed.add(tag);
+      throw error;
+    }
+  }
+
+  private payOwed(): void {
+    for (const tag of [...this.owed]) void this.announce(tag).catch(() => undefined);
   }
 
   private checkFloor(tenantId: string, revision: number): void {
@@ -171,7 +193,7 @@ export class TenantGenerations {
         ? mine
         : ((await this.store.get(key)) ?? mine);
     }
-    this.local.set(tag, { generation, loadedAt: this.now() });
+    this.local.set(tag, generation);
     return generation;
   }
 }

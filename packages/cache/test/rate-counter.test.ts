@@ -35,7 +35,7 @@ describe('Redis rate counter', () => {
 
   beforeAll(async () => {
     await requireRedis();
-    counter = createRedisRateCounter({ url: redisUrl(), prefix: `${namespace}:`, commandTimeoutMs: 1000 });
+    counter = createRedisRateCounter({ redis: { url: redisUrl(), commandTimeoutMs: 1000 }, prefix: `${namespace}:` });
     expect(await counter.ready(3000)).toBe(true);
   });
   afterAll(async () => {

@@ -27,7 +27,6 @@ async function replica(): Promise<GatewayCache> {
   const cache = createGatewayCache({
     key: secret,
     redisUrl: cluster.url,
-    generationRefreshMs: 60_000,
     commandTimeoutMs: 1000,
     // The replica without the lock waits for the other for as long as the test needs, not 500 ms.
     lockWaitMs: 10_000,
@@ -70,7 +69,7 @@ describe('Redis Cluster', () => {
 
     backend.version = 2;
     await a.invalidateTenant('acme');
-    // Far below B's one-minute refresh: only the invalidation message can have told it.
+    // B never re-reads a generation on its own (only after a gap): only the invalidation message can have told it.
     await within(
       10_000,
       async () => expect((await onB.listResources({ limit: 2 })).items[0]?.name).toBe('docs 0 v2'),

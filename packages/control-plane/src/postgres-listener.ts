@@ -6,21 +6,30 @@ import type { ListenHandlers } from './sql-database.js';
 /** Postgres identifiers in LISTEN cannot be parameters: only plain lower-case names are accepted. */
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 
+/** How often the listening connection is asked a trivial query, and how long it has to answer. */
+export const LISTEN_HEARTBEAT_MS = 5000;
+
 /**
  * LISTENs on a dedicated connection (a pooled one would lose its LISTEN when
  * returned). A lost connection is reopened with exponential backoff, and
- * `onResubscribed` tells the caller to compare what it holds with the store.
+ * `onResubscribed` tells the caller to compare what it holds with the store
+ * (the resync of docs/adr/0008-one-replica-bus.md). A connection that went
+ * silent without an error (a half-open one, on which notifications would
+ * never arrive) is found by a heartbeat: a `SELECT 1` every `heartbeatMs`
+ * that must answer within as long, or the connection counts as lost.
  */
 export async function listenOnPostgres(
   connectionString: string,
   channel: string,
   handlers: ListenHandlers,
+  heartbeatMs = LISTEN_HEARTBEAT_MS,
 ): Promise<() => Promise<void>> {
   if (!CHANNEL.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
   const backoff = new Backoff();
   let client: pg.Client | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let lose: ((error: unknown) => void) | undefined;
 
   const connect = async (): Promise<void> => {
     const next = new (postgresDriver().Client)({ connectionString, connectionTimeoutMillis: 5000 });
@@ -36,6 +45,7 @@ export async function listenOnPostgres(
     };
     next.on('error', lost);
     next.on('end', () => lost(new Error('connection ended')));
+    lose = lost;
     try {
       await next.connect();
       await next.query(`LISTEN ${channel}`);
@@ -65,10 +75,30 @@ export async function listenOnPostgres(
     timer.unref();
   };
 
+  const heartbeat = setInterval(() => {
+    const current = client;
+    if (current === undefined || stopped) return;
+    let answered = false;
+    const deadline = setTimeout(() => {
+      if (!answered) lose?.(new Error(`the listening connection did not answer within ${heartbeatMs} ms`));
+    }, heartbeatMs);
+    deadline.unref();
+    current.query('SELECT 1').then(
+      () => {
+        answered = true;
+        clearTimeout(deadline);
+      },
+      // A failed query is the connection's 'error' too, or the deadline's.
+      () => undefined,
+    );
+  }, heartbeatMs);
+  heartbeat.unref();
+
   await connect();
   return async () => {
     stopped = true;
     clearTimeout(timer);
+    clearInterval(heartbeat);
     const current = client;
     client = undefined;
     await current?.end().catch(() => undefined);

@@ -63,4 +63,4 @@ export { credentialsOf, servedSourceEntry, setPath } from '@mcpgw/control-plane'
 /** Keeps this replica's tenant runtimes in step with the control plane. */
 export type { TenantSync, TenantSyncOptions } from './control-plane/tenant-sync.js';
 /** Starts the sync and its reconcile interval. */
-export { RECONCILE_INTERVAL_MS, startTenantSync } from './control-plane/tenant-sync.js';
+export { startTenantSync } from './control-plane/tenant-sync.js';

@@ -23,14 +23,14 @@ export interface CacheOptions {
   cache?: GatewayCache | undefined;
 }
 
-/** Decorates `app.gatewayCache`, waits briefly for Redis, reports the cache's counters to the metrics. */
+/** Decorates `app.gatewayCache` (on the process's Redis connection, redisPlugin), reports the cache's counters to the metrics. */
 export const cachePlugin = fastifyPlugin<CacheOptions>(
   async (app, options) => {
-    const { config, keys, logger } = app.settings;
+    const { keys, logger } = app.settings;
     const cache =
       options.cache ??
       createGatewayCache({
-        redisUrl: config.env.REDIS_URL,
+        redis: app.redis,
         key: keys.cacheKey,
         logger: logger.child({ component: 'cache' }),
       });
@@ -40,9 +40,6 @@ export const cachePlugin = fastifyPlugin<CacheOptions>(
       cacheOperations: () => cacheOperations(cache.metrics()),
       redisCircuitOpen: () => cache.circuitOpen(),
     });
-    if (config.env.REDIS_URL !== undefined && !(await cache.ready(2000))) {
-      logger.warn({}, 'Redis does not answer yet: requests are served uncached until it does');
-    }
   },
-  { name: 'mcpgw-cache', dependencies: ['mcpgw-settings', 'mcpgw-metrics'] },
+  { name: 'mcpgw-cache', dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-redis'] },
 );

@@ -49,7 +49,13 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
     // Another replica started applying a newer revision (the cache's revision floor shows it): apply it here
     // too, even if this replica's own change signal was lost.
     const stopWatchingRevisions = cache.onNewerRevision((tenantId) => sync.request(tenantId));
+    // The one resync rule: after a gap in the Redis subscription, every tenant is compared with the control plane.
+    const stopResync =
+      app.redis?.onResync((gap) => {
+        if (gap) sync.resync();
+      }) ?? (() => undefined);
     app.addHook('onClose', async () => {
+      stopResync();
       stopWatchingRevisions();
       await sync.stop();
     });

@@ -1,7 +1,7 @@
 import type { GatewayCache } from '@mcpgw/cache';
 import fastifyPlugin from 'fastify-plugin';
-import type { EventsOption, TenantEvents } from '../notifications/gateway-events.js';
-import { openGatewayEvents } from '../notifications/gateway-events.js';
+import type { EventsOption, TenantEvents } from '@mcpgw/events';
+import { openGatewayEvents } from '@mcpgw/events';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -25,9 +25,9 @@ export interface EventsPluginOptions {
  */
 export const eventsPlugin = fastifyPlugin<EventsPluginOptions>(
   async (app, options) => {
-    const { config, logger } = app.settings;
+    const { logger } = app.settings;
     const live = openGatewayEvents(options.events, {
-      redisUrl: config.env.REDIS_URL,
+      redis: app.redis,
       tenants: app.tenants,
       cache: app.gatewayCache,
       logger,
@@ -36,5 +36,5 @@ export const eventsPlugin = fastifyPlugin<EventsPluginOptions>(
     app.decorate('cache', live.cache);
     app.addHook('onClose', async () => live.close());
   },
-  { name: 'mcpgw-events', dependencies: ['mcpgw-settings', 'mcpgw-cache', 'mcpgw-tenants'] },
+  { name: 'mcpgw-events', dependencies: ['mcpgw-settings', 'mcpgw-redis', 'mcpgw-cache', 'mcpgw-tenants'] },
 );

@@ -47,6 +47,7 @@ export const limitsPlugin = fastifyPlugin<LimitsOptions>(
       logger,
       onRefused: (scope) => metrics.rateLimited(scope),
       shared: options.rateCounter,
+      redis: app.redis,
     });
     app.addHook('onClose', async () => rateLimits.close());
     app.decorate('limits', {
@@ -56,7 +57,7 @@ export const limitsPlugin = fastifyPlugin<LimitsOptions>(
       inFlightCap: (tenant) => tenant.limits?.maxInFlight ?? env.TENANT_MAX_IN_FLIGHT,
     } satisfies GatewayLimits);
   },
-  { name: 'mcpgw-limits', dependencies: ['mcpgw-settings', 'mcpgw-metrics'] },
+  { name: 'mcpgw-limits', dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-redis'] },
 );
 
 /** Retry-After for a tenant at its in-flight cap: its requests finish or time out within seconds. */

@@ -1,6 +1,6 @@
 import fastifyPlugin from 'fastify-plugin';
-import { createListenStreams } from '../notifications/listen-streams.js';
-import type { ListenStreams } from '../notifications/listen-streams.js';
+import { createListenStreams } from '@mcpgw/events';
+import type { ListenStreams } from '@mcpgw/events';
 import type { ListenContext } from '../routes/listen-stream.js';
 
 declare module 'fastify' {

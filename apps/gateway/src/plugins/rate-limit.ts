@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RateCounter, WindowCount } from '@mcpgw/cache';
+import type { RateCounter, RedisConnection, WindowCount } from '@mcpgw/cache';
 import { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from '@mcpgw/cache';
 import type { EnvConfig, TenantConfig } from '@mcpgw/config';
 import { isLoopbackHost } from '@mcpgw/config';
@@ -58,9 +58,11 @@ export interface RateLimitOptions {
   onRefused?: (scope: RateLimitScope) => void;
   /**
    * The counters every replica shares, which its caller closes; absent: Redis
-   * at REDIS_URL under `mcpgw:rl:` (closed with the limits), or none.
+   * on `redis` under `mcpgw:rl:`, or none.
    */
   shared?: RateCounter | undefined;
+  /** The process's Redis connection (redisPlugin), when REDIS_URL is set. */
+  redis?: RedisConnection | undefined;
 }
 
 interface Subject {
@@ -94,15 +96,10 @@ export async function createRateLimits(options: RateLimitOptions): Promise<RateL
   const { env, logger } = options;
   const local = createMemoryRateCounter();
   let warned = false;
-  let shared = options.shared;
-  if (shared === undefined && env.REDIS_URL !== undefined) {
-    const redis = createRedisRateCounter({ url: env.REDIS_URL, prefix: 'mcpgw:rl:', logger });
-    // Like the cache: wait briefly at start, so the first requests count where the rest will.
-    if (!(await redis.ready(2000))) {
-      logger.warn({}, 'Redis does not answer yet: rate limits count in process until it does');
-    }
-    shared = redis;
-  }
+  // On the process's Redis connection (redisPlugin), which was waited for once at start.
+  const shared =
+    options.shared ??
+    (options.redis === undefined ? undefined : createRedisRateCounter({ redis: options.redis, prefix: 'mcpgw:rl:' }));
   const counter: RateCounter =
     shared === undefined
       ? local

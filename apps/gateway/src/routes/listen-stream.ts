@@ -2,11 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import type { ListenRequest, RequestId, ServerIdentity, SubscriptionFilter } from '@mcpgw/protocol';
 import { acknowledgedNotification, listenCompletion, SSE_KEEPALIVE, sseEvent } from '@mcpgw/protocol';
-import type { CompletionReason } from '../notifications/caller-subscription.js';
-import { startCallerSubscription } from '../notifications/caller-subscription.js';
-import { readDigests, viewDigest, visibleSourceOf } from '../notifications/caller-view.js';
-import type { ListenStreams, StreamSlot } from '../notifications/listen-streams.js';
-import type { TenantEventBus } from '../notifications/tenant-events.js';
+import type { CompletionReason, ListenStreams, StreamSlot, TenantEventBus } from '@mcpgw/events';
+import { readDigests, startCallerSubscription, viewDigest, visibleSourceOf } from '@mcpgw/events';
 import type { TenantRuntime } from '@mcpgw/tenancy';
 
 /** What the MCP route serves listen streams with (built once per app). */

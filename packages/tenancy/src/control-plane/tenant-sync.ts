@@ -7,9 +7,6 @@ import type { TenantRegistry } from '../tenant-registry.js';
 import type { StoredPlacement, TenantRuntime } from '../tenant-runtime.js';
 import { loadServedTenant, runtimeOfStoredTenant } from './stored-tenant-runtime.js';
 
-/** A missed signal (a dropped LISTEN connection, a replica that was paused) is caught within this long. */
-export const RECONCILE_INTERVAL_MS = 10_000;
-
 export interface TenantSyncOptions {
   readonly db: SqlDatabase;
   readonly store: ControlPlaneStore;
@@ -41,12 +38,18 @@ export interface TenantSyncOptions {
    */
   readonly changed?: (tenantId: string) => void;
   readonly logger: Logger;
-  readonly reconcileIntervalMs?: number;
 }
 
 export interface TenantSync {
   /** Reads the tenant from the control plane again and applies it if it changed (a newer revision seen elsewhere). */
   request(tenantId: string): void;
+  /**
+   * The resync after a gap (docs/adr/0008-one-replica-bus.md): compares every
+   * tenant's revision with the control plane once and reads those that differ.
+   * Run when the change signal's connection comes back, and when the
+   * replica bus's subscriber does (a message it carried may be lost).
+   */
+  resync(): void;
   /** Resolves once every refresh requested so far is done (tests, shutdown). */
   settled(): Promise<void>;
   stop(): Promise<void>;
@@ -55,8 +58,10 @@ export interface TenantSync {
 /**
  * Keeps this replica's tenant registry equal to the control plane: every
  * tenant at start, then each tenant a committed change names (Postgres
- * LISTEN/NOTIFY, delivered at commit), plus a periodic comparison of
- * revisions that catches what a lost signal missed. A tenant whose new
+ * LISTEN/NOTIFY, delivered at commit), plus a comparison of every revision
+ * after any gap in a change signal, which catches what a lost signal missed
+ * (`resync`: the LISTEN connection came back, or was found silent by its
+ * heartbeat and reopened; or the replica bus resynced; docs/adr/0008-one-replica-bus.md). A tenant whose new
  * configuration does not validate or cannot be built is no longer served
  * (never by its previous runtime, which holds what the change revoked); a
  * source that fails to open serves as unavailable inside the new runtime.
@@ -148,29 +153,29 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     for (const tenantId of registry.serving.keys()) if (!revisions.has(tenantId)) request(tenantId);
   };
 
+  const resync = (): void => {
+    if (stopped) return;
+    reconcile().catch((error: unknown) =>
+      logger.warn({ err: errorSummary(error) }, 'control-plane reconciliation failed; retrying'),
+    );
+  };
+
   const stopListening = await options.db.listen(CONTROL_PLANE_CHANNEL, {
     onNotify: (tenantId) => request(tenantId),
-    onResubscribed: () => void reconcile().catch(() => undefined),
+    onResubscribed: resync,
     onLost: (error) => logger.warn({ err: errorSummary(error) }, 'control-plane change signal lost; reconnecting'),
   });
   await reconcile();
   await Promise.all([...pending]);
 
-  const timer = setInterval(() => {
-    reconcile().catch((error: unknown) =>
-      logger.warn({ err: errorSummary(error) }, 'control-plane reconciliation failed; retrying'),
-    );
-  }, options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS);
-  timer.unref();
-
   return {
     request,
+    resync,
     async settled() {
       while (pending.size > 0) await Promise.all([...pending]);
     },
     async stop() {
       stopped = true;
-      clearInterval(timer);
       await stopListening();
       await Promise.all([...pending]);
     },

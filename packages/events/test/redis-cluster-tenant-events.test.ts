@@ -3,9 +3,9 @@ import { silentLogger } from '@mcpgw/core';
 import { type OwnRedisCluster, startRedisCluster } from '@mcpgw/test-helpers/redis';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 import { within } from '@mcpgw/test-helpers/within';
-import type { RedisTenantEventBus } from '../src/notifications/redis-tenant-event-bus.js';
-import { createRedisTenantEventBus } from '../src/notifications/redis-tenant-event-bus.js';
-import type { TenantEvent } from '../src/notifications/tenant-events.js';
+import type { RedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
+import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
+import type { TenantEvent } from '../src/tenant-events.js';
 
 // The tenant event bus on Redis Cluster (REDIS_URL=redis+cluster://...), three
 // masters started by the test: a message published through one node reaches

@@ -1,4 +1,5 @@
 import type { SourceChange } from '@mcpgw/core';
+import type { Leases } from './leases.js';
 
 /**
  * Something that may change what a tenant's callers see, in the shape that
@@ -27,6 +28,11 @@ export interface TenantEventBus {
   publish(event: TenantEvent): void;
   /** Listens to one tenant's events on this replica; returns the unsubscribe function (safe to call twice). */
   subscribe(tenantId: string, listener: TenantEventListener): () => void;
+  /**
+   * Leases on this bus's deployment: a source's change detection runs on the
+   * replica holding its lease (docs/adr/0008-one-replica-bus.md).
+   */
+  readonly leases: Leases;
   /** Stops delivery and releases connections. */
   close(): Promise<void>;
 }

@@ -1,6 +1,6 @@
-import type { GatewayCache } from '@mcpgw/cache';
+import type { GatewayCache, RedisConnection } from '@mcpgw/cache';
 import type { Logger } from '@mcpgw/core';
-import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
+import type { ListenedTenant } from './listened-tenant.js';
 import { openTenantEventBus } from './open-tenant-events.js';
 import type { TenantEvents } from './tenant-event-producers.js';
 import { createTenantEventProducers } from './tenant-event-producers.js';
@@ -20,8 +20,10 @@ export interface EventsOption {
 }
 
 export interface GatewayEventsOptions {
-  readonly redisUrl: string | undefined;
-  readonly tenants: TenantRegistry<TenantRuntime>;
+  /** The process's Redis connection; unset: the in-process bus. */
+  readonly redis: RedisConnection | undefined;
+  /** The tenants this replica serves now (the tenancy layer's registry). */
+  readonly tenants: { readonly serving: ReadonlyMap<string, ListenedTenant> };
   readonly cache: GatewayCache;
   readonly logger: Logger;
 }
@@ -43,7 +45,7 @@ export interface GatewayEvents {
 export function openGatewayEvents(given: EventsOption | undefined, options: GatewayEventsOptions): GatewayEvents {
   const { tenants, cache } = options;
   const logger = options.logger.child({ component: 'tenant-events' });
-  const bus = given?.bus ?? openTenantEventBus({ redisUrl: options.redisUrl, namespace: given?.namespace, logger });
+  const bus = given?.bus ?? openTenantEventBus({ redis: options.redis, namespace: given?.namespace, logger });
   const owned = given?.bus === undefined;
   const events = createTenantEventProducers({
     bus,

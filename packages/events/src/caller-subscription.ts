@@ -1,6 +1,6 @@
 import type { RequestId, StreamNotification } from '@mcpgw/protocol';
 import { resourceListChangedNotification, resourceUpdatedNotification } from '@mcpgw/protocol';
-import type { TenantRuntime } from '@mcpgw/tenancy';
+import type { ListenedTenant } from './listened-tenant.js';
 import type { StreamCaller } from './caller-view.js';
 import { readDigests, resolveCallerView, viewDigest, visibleSourceOf } from './caller-view.js';
 import type { TenantEvent, TenantEventBus } from './tenant-events.js';
@@ -27,7 +27,7 @@ export interface CallerSubscriptionOptions {
   /** `readDigests` of the honored URIs when the stream opened. */
   readonly reads: ReadonlyMap<string, string>;
   /** The serving runtimes: looked up per event, never held. */
-  readonly tenants: ReadonlyMap<string, TenantRuntime>;
+  readonly tenants: ReadonlyMap<string, ListenedTenant>;
   readonly bus: TenantEventBus;
   /** At most one `list_changed` per this many milliseconds; the last of a burst is sent after the wait. */
   readonly listChangedIntervalMs: number;

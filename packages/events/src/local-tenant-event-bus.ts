@@ -1,5 +1,6 @@
 import type { Logger } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
+import { createLocalLeases } from './leases.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
 
 /**
@@ -10,6 +11,7 @@ export function createLocalTenantEventBus(logger: Logger): TenantEventBus {
   const listeners = new Map<string, Set<TenantEventListener>>();
   let closed = false;
   return {
+    leases: createLocalLeases(),
     publish(event: TenantEvent): void {
       if (closed) return;
       for (const listener of [...(listeners.get(event.tenantId) ?? [])]) {

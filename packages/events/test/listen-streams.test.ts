@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isGatewayError } from '@mcpgw/core';
-import { createListenStreams } from '../src/notifications/listen-streams.js';
+import { createListenStreams } from '../src/listen-streams.js';
 
 // The stream caps of one replica (docs/configuration.md, LISTEN_MAX_STREAMS*):
 // which reservation is refused, with which cap named, and that every place

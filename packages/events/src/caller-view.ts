@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AccessScope, Principal } from '@mcpgw/core';
 import { unrestrictedScope } from '@mcpgw/core';
-import type { TenantRuntime } from '@mcpgw/tenancy';
+import type { ListenedSourceEntry, ListenedTenant } from './listened-tenant.js';
 
 /** Who a listen stream serves: enough to work out their resource set again under any runtime. */
 export interface StreamCaller {
@@ -12,7 +12,7 @@ export interface StreamCaller {
 
 /** A caller's resource set under the tenant's serving runtime, or why they have none any more. */
 export type CallerView =
-  | { readonly ok: true; readonly runtime: TenantRuntime; readonly scope: AccessScope }
+  | { readonly ok: true; readonly runtime: ListenedTenant; readonly scope: AccessScope }
   | { readonly ok: false; readonly reason: 'tenant-gone' | 'access-revoked' };
 
 /**
@@ -21,7 +21,7 @@ export type CallerView =
  * `resources/list` and `resources/read` apply, resolved for the principal
  * the stream was opened with.
  */
-export function resolveCallerView(tenants: ReadonlyMap<string, TenantRuntime>, caller: StreamCaller): CallerView {
+export function resolveCallerView(tenants: ReadonlyMap<string, ListenedTenant>, caller: StreamCaller): CallerView {
   const runtime = tenants.get(caller.tenantId);
   if (runtime === undefined) return { ok: false, reason: 'tenant-gone' };
   if (runtime.auth === undefined) return { ok: true, runtime, scope: unrestrictedScope };
@@ -36,7 +36,7 @@ export function resolveCallerView(tenants: ReadonlyMap<string, TenantRuntime>, c
  * source that owns the URI, then the caller's grants), so a URI outside the
  * caller's set and one no source owns look the same.
  */
-export function visibleSourceOf(runtime: TenantRuntime, scope: AccessScope, uri: string): string | undefined {
+export function visibleSourceOf(runtime: ListenedTenant, scope: AccessScope, uri: string): string | undefined {
   const owner = runtime.catalog.sources.find((source) => source.owns(uri));
   if (owner === undefined || !scope.allowsSource(owner.id) || !scope.allows(owner.id, uri)) return undefined;
   return owner.id;
@@ -49,7 +49,7 @@ export function visibleSourceOf(runtime: TenantRuntime, scope: AccessScope, uri:
  * digests before and after a configuration change mean their set did not
  * move, so they get no `list_changed` for it, whatever changed for others.
  */
-export function viewDigest(runtime: TenantRuntime, scope: AccessScope): string {
+export function viewDigest(runtime: ListenedTenant, scope: AccessScope): string {
   const visible = runtime.config.sources
     .filter((entry) => scope.allowsSource(entry.id))
     .map((entry) => listingPart(entry, scope));
@@ -64,7 +64,7 @@ export function viewDigest(runtime: TenantRuntime, scope: AccessScope): string {
  * (a static source's text is its configuration), so its subscribers get
  * `updated`; one that alters only other resources leaves it alone.
  */
-export function readDigests(runtime: TenantRuntime, uris: Iterable<string>): Map<string, string> {
+export function readDigests(runtime: ListenedTenant, uris: Iterable<string>): Map<string, string> {
   const digests = new Map<string, string>();
   // A static source's resources by URI, indexed once per call (a stream may subscribe to many of them).
   const indexed = new Map<string, ReadonlyMap<string, StaticResourceEntry>>();
@@ -77,7 +77,7 @@ export function readDigests(runtime: TenantRuntime, uris: Iterable<string>): Map
 }
 
 /** A source entry of the tenant's configuration. */
-type SourceEntry = TenantRuntime['config']['sources'][number];
+type SourceEntry = ListenedSourceEntry;
 
 /** A `static` source's resource entry: its descriptor's fields and its body. */
 interface StaticResourceEntry {

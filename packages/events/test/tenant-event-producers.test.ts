@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Source } from '@mcpgw/core';
 import { ChangeHub, DEFAULT_SOURCE_TTL_MS, silentLogger } from '@mcpgw/core';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
-import { createLocalTenantEventBus } from '../src/notifications/local-tenant-event-bus.js';
-import { createTenantEventProducers } from '../src/notifications/tenant-event-producers.js';
-import type { TenantEvent } from '../src/notifications/tenant-events.js';
-import { MAX_MESSAGE_CHARS, decodeEnvelope, encodeEnvelope } from '../src/notifications/tenant-event-wire.js';
+import { createLocalTenantEventBus } from '../src/local-tenant-event-bus.js';
+import { createTenantEventProducers } from '../src/tenant-event-producers.js';
+import type { TenantEvent } from '../src/tenant-events.js';
+import { MAX_MESSAGE_CHARS, decodeEnvelope, encodeEnvelope } from '../src/tenant-event-wire.js';
 
 // The producers on the in-process bus (one replica). The sources are minimal
 // ones around the real ChangeHub every source uses, so a test can tell
