@@ -21,7 +21,7 @@ import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { problemBody, tenantNotFound } from '@mcpgw/admin';
-import { createSessionSealer } from '../src/admin/sign-in/admin-session.js';
+import { createSessionSealer } from '@mcpgw/admin';
 import type { Jar } from './admin-sign-in-harness.js';
 import {
   ADMIN_BINDING,

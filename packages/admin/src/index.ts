@@ -118,3 +118,8 @@ export type { PreviewDeps, PreviewFieldError } from './preview-tenant.js';
 // The API's description: the OpenAPI document and its page.
 export { openApiDocument } from './openapi-document.js';
 export { docsPage } from './docs-page.js';
+
+// Browser sessions: the sealed cookie a signed-in admin carries, and the random ids it names.
+/** Seals and opens admin session cookies (AES-256-GCM under the admin-session keys, the first sealing). */
+export { createSessionSealer, newCsrfToken, newSessionId } from './admin-session.js';
+export type { AdminSession, OpenedSession, SessionSealer } from './admin-session.js';

@@ -35,6 +35,8 @@ export {
   publicBaseUrls,
   tenantResourceUri,
 } from './public-url.js';
+/** DNS-rebinding protection: every request's Host and Origin must name this gateway (2026-07-28 transports, Security). */
+export { createRequestGuard, type GuardVerdict, type RequestGuardOptions } from './request-guard-policy.js';
 /** The keyed fingerprints of a principal (cache keys, logs) that never reveal the principal. */
 export { createPrincipalFingerprint, createTenantPrincipalFingerprint } from './principal-fingerprint.js';
 /** A start that failed for a reason the operator fixes by changing one setting, and its causes. */

@@ -1,7 +1,7 @@
 import fastifyPlugin from 'fastify-plugin';
 import { errorResponse, wireError } from '@mcpgw/protocol';
 import { MCP_ROUTE } from '../mcp-route.js';
-import { createRequestGuard, type RequestGuardOptions } from '../request-guard-policy.js';
+import { createRequestGuard, type RequestGuardOptions } from '@mcpgw/tenancy';
 import { noteRpcResponse } from '../request-log-fields.js';
 
 /**

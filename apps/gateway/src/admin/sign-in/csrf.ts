@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { AdminSession } from './admin-session.js';
+import type { AdminSession } from '@mcpgw/admin';
 import { SignInProblem } from './sign-in-problem.js';
 
 /** RFC 9110 section 9.2.1: every method but these may change state. */

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminPrincipal } from '@mcpgw/admin';
 import type { AdminAuthenticator } from '../admin-authenticator.js';
-import type { AdminSession, SessionSealer } from './admin-session.js';
+import type { AdminSession, SessionSealer } from '@mcpgw/admin';
 import { csrfRefusal, isStateChanging } from './csrf.js';
 import { readCookie, sessionCookieName, tenantOfAdminPath } from './session-cookie.js';
 import type { ProblemError } from './sign-in-problem.js';

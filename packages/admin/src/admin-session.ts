@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox } from '@mcpgw/control-plane';
-import type { AdminPrincipal } from '@mcpgw/admin';
+import type { AdminPrincipal } from './admin-principal.js';
 
 /** A tenant admin signed in from a browser, as the sealed cookie carries it. */
 export interface AdminSession {
