@@ -41,7 +41,8 @@ const same = (a: unknown, b: unknown): boolean => canonical(a) === canonical(b);
  * applied twice, the second run writes nothing (no version bump, no audit
  * event, no change signal). What the declaration states wins over what an
  * admin wrote through the API for the same names; a tenant it declares is
- * marked `managedBy: bootstrap`. Each write is its own audited transaction.
+ * marked `managedBy: bootstrap`. Each tenant is applied in one transaction
+ * (every write audited): a write that fails leaves that tenant as it was.
  * Applies run one at a time across replicas ({@link ControlPlaneStore.exclusively}):
  * replicas starting together on an empty database with the same file each
  * come up, the first writing the declaration and the others finding nothing
@@ -62,39 +63,50 @@ async function applyEach(
 ): Promise<ApplyReport> {
   const changes: string[] = [];
   for (const declared of tenants) {
-    const current = await store.getTenant(declared.id);
-    if (current === undefined) {
-      await store.createTenant(context, declared.id, { document: declared.document, managedBy: 'bootstrap' });
-      changes.push(`create tenant ${declared.id}`);
-    } else if (!same(current.document, declared.document) || current.managedBy !== 'bootstrap') {
-      await store.updateTenant(
-        context,
-        declared.id,
-        { document: declared.document, managedBy: 'bootstrap' },
-        { ifVersion: current.version },
-      );
-      changes.push(`update tenant ${declared.id}`);
-    }
-    for (const kind of KINDS) {
-      const stored = new Map((await store.listEntities(declared.id, kind)).map((entity) => [entity.name, entity]));
-      for (const { name, document } of declared.entities[kind]) {
-        const existing = stored.get(name);
-        stored.delete(name);
-        // An entry a tenant admin last wrote is written again, so the file's owner (an operator) owns it.
-        if (existing !== undefined && same(existing.document, document) && existing.writtenBy === writerOf(context)) {
-          continue;
-        }
-        await store.putEntity(context, declared.id, kind, name, document, {
-          ...(existing === undefined ? { create: true } : { ifVersion: existing.version }),
-        });
-        changes.push(`${existing === undefined ? 'create' : 'update'} ${kind} ${declared.id}/${name}`);
-      }
-      if (declared.prune !== true) continue;
-      for (const leftover of stored.values()) {
-        await store.deleteEntity(context, declared.id, kind, leftover.name, { ifVersion: leftover.version });
-        changes.push(`delete ${kind} ${declared.id}/${leftover.name}`);
-      }
-    }
+    changes.push(...(await store.inOneTransaction((tenantStore) => applyTenant(tenantStore, declared, context))));
   }
   return { changes };
+}
+
+/** One declared tenant's writes, through a store whose writes share one transaction. */
+async function applyTenant(
+  store: ControlPlaneStore,
+  declared: DeclaredTenant,
+  context: WriteContext,
+): Promise<string[]> {
+  const changes: string[] = [];
+  const current = await store.getTenant(declared.id);
+  if (current === undefined) {
+    await store.createTenant(context, declared.id, { document: declared.document, managedBy: 'bootstrap' });
+    changes.push(`create tenant ${declared.id}`);
+  } else if (!same(current.document, declared.document) || current.managedBy !== 'bootstrap') {
+    await store.updateTenant(
+      context,
+      declared.id,
+      { document: declared.document, managedBy: 'bootstrap' },
+      { ifVersion: current.version },
+    );
+    changes.push(`update tenant ${declared.id}`);
+  }
+  for (const kind of KINDS) {
+    const stored = new Map((await store.listEntities(declared.id, kind)).map((entity) => [entity.name, entity]));
+    for (const { name, document } of declared.entities[kind]) {
+      const existing = stored.get(name);
+      stored.delete(name);
+      // An entry a tenant admin last wrote is written again, so the file's owner (an operator) owns it.
+      if (existing !== undefined && same(existing.document, document) && existing.writtenBy === writerOf(context)) {
+        continue;
+      }
+      await store.putEntity(context, declared.id, kind, name, document, {
+        ...(existing === undefined ? { create: true } : { ifVersion: existing.version }),
+      });
+      changes.push(`${existing === undefined ? 'create' : 'update'} ${kind} ${declared.id}/${name}`);
+    }
+    if (declared.prune !== true) continue;
+    for (const leftover of stored.values()) {
+      await store.deleteEntity(context, declared.id, kind, leftover.name, { ifVersion: leftover.version });
+      changes.push(`delete ${kind} ${declared.id}/${leftover.name}`);
+    }
+  }
+  return changes;
 }

@@ -23,6 +23,15 @@ export interface ControlPlaneStore extends TenantRows, EntityRows {
    * writes, and two replicas doing that at once would both create the same rows.
    */
   readonly exclusively: ExclusiveRunner;
+  /**
+   * Runs `work` with a store whose writes all share one transaction: they
+   * commit together when `work` resolves (each still audited, the revision
+   * bumped, the NOTIFY delivered at that commit) or none does. A declared
+   * tenant is applied this way, so a failure halfway leaves it as it was.
+   * The inner store is for writes and reads only: no `exclusively`, no
+   * nested `inOneTransaction`.
+   */
+  inOneTransaction<T>(work: (store: ControlPlaneStore) => Promise<T>): Promise<T>;
 }
 
 export interface ControlPlaneStoreOptions {
@@ -50,5 +59,26 @@ export function createControlPlaneStore({ db, secrets }: ControlPlaneStoreOption
     ...createEntityRows(db, sourceSecrets, readsIn),
     auditEvents: (tenantId, query) => listAuditEvents(db, tenantId, query),
     exclusively: createExclusiveRunner(db),
+    inOneTransaction: (work) =>
+      db.transaction((tx) => work(createControlPlaneStore({ db: withinTransaction(db, tx), secrets }))),
+  };
+}
+
+/**
+ * `tx` as a database whose every write transaction is `tx` itself: the
+ * store's writes, each written as its own transaction, join the one that
+ * is open (Postgres has no nested transactions; the outer one decides).
+ */
+function withinTransaction(db: SqlDatabase, tx: SqlExecutor): SqlDatabase {
+  const refuse = (what: string) => () => {
+    throw new Error(`${what} is not available inside one transaction`);
+  };
+  return {
+    engine: db.engine,
+    query: (text, values) => tx.query(text, values),
+    exec: (script) => tx.exec(script),
+    transaction: (work) => work(tx),
+    listen: refuse('listen'),
+    close: refuse('close'),
   };
 }

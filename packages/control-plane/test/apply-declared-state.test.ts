@@ -80,4 +80,25 @@ describe.each(Object.keys(ENGINES) as (keyof typeof ENGINES)[])('applying the bo
     expect(report.changes).toEqual(['delete grant acme/from-the-api']);
     expect((await store.listEntities('acme', 'grant')).map((g) => g.name)).toEqual(['everyone']);
   });
+
+  it('applies each tenant in one transaction: a write that fails leaves that tenant as it was', async () => {
+    const store = await open();
+    // jsonb refuses the NUL character, so the grant's write fails after the tenant, issuer and source were written.
+    const broken = acme({
+      entities: { ...acme().entities, grant: [{ name: 'everyone', document: { match: {}, note: 'a\u0000b' } }] },
+    });
+    await expect(applyDeclaredState(store, [broken], file)).rejects.toThrow();
+    expect(await store.getTenant('acme')).toBeUndefined();
+    expect(await store.listEntities('acme', 'source')).toEqual([]);
+    expect(await store.auditEvents('acme')).toEqual([]);
+    // A tenant that exists already keeps what it held: the update of its settings rolls back with the grant.
+    await applyDeclaredState(store, [acme()], file);
+    const before = await store.getTenant('acme');
+    const changed = { ...broken, document: { name: 'Acme renamed', anonymous: false } };
+    await expect(applyDeclaredState(store, [changed], file)).rejects.toThrow();
+    expect(await store.getTenant('acme')).toEqual(before);
+    expect((await store.listEntities('acme', 'grant')).map((grant) => grant.document)).toEqual([
+      { match: {}, allow: [{ source: 'docs' }] },
+    ]);
+  });
 });
