@@ -37,7 +37,7 @@ const two = () => pair.replicas[1].app;
 
 /** Resolves once the change detection of the replica's `acme` sources has a baseline and nothing in flight. */
 async function sourcesSettled(app: FastifyInstance): Promise<void> {
-  // Detection runs once the replica holds each watched source's lease (docs/adr/0008-one-replica-bus.md).
+  // Detection runs once the replica holds each watched source's lease (docs/adr/0010-one-replica-bus.md).
   const watched = JSON.stringify(app.events.watchedSources('acme'));
   await within(5000, async () => JSON.stringify(app.events.detectingSources('acme')) === watched);
   await Promise.all(app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 
 // Without SECRETS_KEY every key of the process comes from one random secret of its own
-// (createServerKeys, docs/adr/0008-one-key-per-purpose.md), and the operator is told so once,
+// (createServerKeys, docs/adr/0009-one-key-per-purpose.md), and the operator is told so once,
 // at start; with it, nothing is said.
 
 const UNSET = 'SECRETS_KEY is unset';

@@ -36,7 +36,7 @@ export type NewerRevisionListener = (tenantId: string, revision: number) => void
  * all of the tenant's entries unreachable at once (they expire on their
  * own). Each replica keeps a copy until the pub/sub channel announces a new
  * generation (within about a millisecond on every replica) or until the
- * subscription resyncs after a gap (docs/adr/0008-one-replica-bus.md: a
+ * subscription resyncs after a gap (docs/adr/0010-one-replica-bus.md: a
  * dropped or silent subscriber connection, after which every copy is read
  * again). An announcement that could not be published is owed and
  * published again until it goes out.

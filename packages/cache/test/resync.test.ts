@@ -14,7 +14,7 @@ import { countingSource } from './counting-source.js';
 import { TenantGenerations } from '../src/tenant-generations.js';
 import { within } from '@mcpgw/test-helpers/within';
 
-// The one resync rule (docs/adr/0008-one-replica-bus.md): a replica whose
+// The one resync rule (docs/adr/0010-one-replica-bus.md): a replica whose
 // subscriber connection dropped re-reads what it holds from the source of
 // truth once the subscription holds again, so an invalidation published
 // while it was away is not missed. Two caches with the same secret on the

@@ -145,7 +145,7 @@ export const envSchema = z.object({
     .register(envSettingDocs, {
       group: 'State and secrets',
       description:
-        '32+ characters from which the gateway derives one key per purpose: cursor encryption, cache keys, admin session cookies, principal fingerprints, and the sealing of source credentials in the control plane. Set the same value on every replica. Unset: a random key per process, so cursors, cache keys and sessions survive neither a restart nor a trip to another replica, and source credentials are sealed with a key kept in `DATA_DIR/control-plane.key`. See [ADR 8](adr/0008-one-key-per-purpose.md)',
+        '32+ characters from which the gateway derives one key per purpose: cursor encryption, cache keys, admin session cookies, principal fingerprints, and the sealing of source credentials in the control plane. Set the same value on every replica. Unset: a random key per process, so cursors, cache keys and sessions survive neither a restart nor a trip to another replica, and source credentials are sealed with a key kept in `DATA_DIR/control-plane.key`. See [ADR 9](adr/0009-one-key-per-purpose.md)',
       unset: 'random per process',
     }),
   RATE_LIMIT_IP_PER_MINUTE: perMinute.default(0).register(envSettingDocs, {

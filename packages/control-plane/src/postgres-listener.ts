@@ -13,7 +13,7 @@ export const LISTEN_HEARTBEAT_MS = 5000;
  * LISTENs on a dedicated connection (a pooled one would lose its LISTEN when
  * returned). A lost connection is reopened with exponential backoff, and
  * `onResubscribed` tells the caller to compare what it holds with the store
- * (the resync of docs/adr/0008-one-replica-bus.md). A connection that went
+ * (the resync of docs/adr/0010-one-replica-bus.md). A connection that went
  * silent without an error (a half-open one, on which notifications would
  * never arrive) is found by a heartbeat: a `SELECT 1` every `heartbeatMs`
  * that must answer within as long, or the connection counts as lost.

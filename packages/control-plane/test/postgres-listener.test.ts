@@ -8,7 +8,7 @@ import { within } from '@mcpgw/test-helpers/within';
 // connection that goes silent without an error (half-open) would never
 // deliver another notification and never say so. Its heartbeat finds it, the
 // connection is reopened, and the caller is told to resync
-// (docs/adr/0008-one-replica-bus.md). The listener connects through a proxy
+// (docs/adr/0010-one-replica-bus.md). The listener connects through a proxy
 // that can freeze it.
 
 const closers: (() => Promise<unknown>)[] = [];

@@ -1,6 +1,6 @@
 // The public surface of @mcpgw/events: change events between replicas and the
 // listen streams that turn them into each caller's notifications
-// (docs/adr/0006-tenant-events.md, docs/adr/0008-one-replica-bus.md). Tests
+// (docs/adr/0006-tenant-events.md, docs/adr/0010-one-replica-bus.md). Tests
 // of this package reach the other modules by path (../src/<module>.js).
 
 /** A tenant event (`source`, `configuration`, `stale`), a listener, and the bus that carries them to every replica. */

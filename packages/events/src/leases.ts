@@ -11,7 +11,7 @@ export interface LeaseHandlers {
 
 /**
  * Leases on named pieces of work that should run on one replica of the
- * deployment at a time (a source's change detection, docs/adr/0008-one-replica-bus.md).
+ * deployment at a time (a source's change detection, docs/adr/0010-one-replica-bus.md).
  */
 export interface Leases {
   /**

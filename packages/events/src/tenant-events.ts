@@ -30,7 +30,7 @@ export interface TenantEventBus {
   subscribe(tenantId: string, listener: TenantEventListener): () => void;
   /**
    * Leases on this bus's deployment: a source's change detection runs on the
-   * replica holding its lease (docs/adr/0008-one-replica-bus.md).
+   * replica holding its lease (docs/adr/0010-one-replica-bus.md).
    */
   readonly leases: Leases;
   /** Stops delivery and releases connections. */

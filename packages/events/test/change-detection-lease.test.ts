@@ -11,7 +11,7 @@ import type { TenantEvent } from '../src/tenant-events.js';
 import { within } from '@mcpgw/test-helpers/within';
 
 // A source's change detection runs on one replica of the deployment, the one
-// holding its lease (docs/adr/0008-one-replica-bus.md). Two buses on the
+// holding its lease (docs/adr/0010-one-replica-bus.md). Two buses on the
 // shared Redis under a namespace of their own stand for two replicas; each
 // serves the tenant with a source of its own around the real ChangeHub, so a
 // test sees on which replica detection runs (`hub.active`).

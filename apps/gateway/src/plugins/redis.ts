@@ -7,7 +7,7 @@ declare module 'fastify' {
     /**
      * The process's one Redis connection when REDIS_URL is set (a command
      * client and a subscriber), shared by the cache, the rate limits and the
-     * replica bus (docs/adr/0008-one-replica-bus.md); undefined without Redis.
+     * replica bus (docs/adr/0010-one-replica-bus.md); undefined without Redis.
      */
     redis: RedisConnection | undefined;
   }

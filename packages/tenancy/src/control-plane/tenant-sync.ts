@@ -44,7 +44,7 @@ export interface TenantSync {
   /** Reads the tenant from the control plane again and applies it if it changed (a newer revision seen elsewhere). */
   request(tenantId: string): void;
   /**
-   * The resync after a gap (docs/adr/0008-one-replica-bus.md): compares every
+   * The resync after a gap (docs/adr/0010-one-replica-bus.md): compares every
    * tenant's revision with the control plane once and reads those that differ.
    * Run when the change signal's connection comes back, and when the
    * replica bus's subscriber does (a message it carried may be lost).
@@ -61,7 +61,7 @@ export interface TenantSync {
  * LISTEN/NOTIFY, delivered at commit), plus a comparison of every revision
  * after any gap in a change signal, which catches what a lost signal missed
  * (`resync`: the LISTEN connection came back, or was found silent by its
- * heartbeat and reopened; or the replica bus resynced; docs/adr/0008-one-replica-bus.md). A tenant whose new
+ * heartbeat and reopened; or the replica bus resynced; docs/adr/0010-one-replica-bus.md). A tenant whose new
  * configuration does not validate or cannot be built is no longer served
  * (never by its previous runtime, which holds what the change revoked); a
  * source that fails to open serves as unavailable inside the new runtime.
