@@ -1,6 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Source } from '@mcpgw/core';
-import { ChangeHub, DEFAULT_SOURCE_TTL_MS, silentLogger } from '@mcpgw/core';
+import { silentLogger } from '@mcpgw/core';
 import { openRedisConnection } from '@mcpgw/cache';
 import { inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
@@ -8,6 +7,7 @@ import { createRedisLeases } from '../src/leases.js';
 import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import { createTenantEventProducers } from '../src/tenant-event-producers.js';
 import type { TenantEvent } from '../src/tenant-events.js';
+import { hubSource } from './hub-source.js';
 import { within } from '@mcpgw/test-helpers/within';
 
 // A source's change detection runs on one replica of the deployment, the one
@@ -15,23 +15,6 @@ import { within } from '@mcpgw/test-helpers/within';
 // shared Redis under a namespace of their own stand for two replicas; each
 // serves the tenant with a source of its own around the real ChangeHub, so a
 // test sees on which replica detection runs (`hub.active`).
-
-function hubSource(id: string): Source & { hub: ChangeHub } {
-  const hub = new ChangeHub({ sourceId: id, logger: silentLogger });
-  return {
-    id,
-    kind: 'test',
-    ttlMs: DEFAULT_SOURCE_TTL_MS,
-    hub,
-    listResources: async () => ({ items: [] }),
-    listTemplates: async () => [],
-    owns: () => false,
-    read: async () => undefined,
-    watch: (listener) => hub.watch(listener),
-    health: async () => ({ ok: true }),
-    close: async () => hub.close(),
-  };
-}
 
 const closers: (() => Promise<unknown>)[] = [];
 

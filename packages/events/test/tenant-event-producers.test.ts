@@ -1,32 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { Source } from '@mcpgw/core';
-import { ChangeHub, DEFAULT_SOURCE_TTL_MS, silentLogger } from '@mcpgw/core';
+import { silentLogger } from '@mcpgw/core';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 import { createLocalTenantEventBus } from '../src/local-tenant-event-bus.js';
 import { createTenantEventProducers } from '../src/tenant-event-producers.js';
 import type { TenantEvent } from '../src/tenant-events.js';
+import { hubSource } from './hub-source.js';
 import { MAX_MESSAGE_CHARS, decodeEnvelope, encodeEnvelope } from '../src/tenant-event-wire.js';
 
 // The producers on the in-process bus (one replica). The sources are minimal
 // ones around the real ChangeHub every source uses, so a test can tell
 // whether anyone watches (`hub.active`) and make a change happen.
-
-function hubSource(id: string): Source & { hub: ChangeHub } {
-  const hub = new ChangeHub({ sourceId: id, logger: silentLogger });
-  return {
-    id,
-    kind: 'test',
-    ttlMs: DEFAULT_SOURCE_TTL_MS,
-    hub,
-    listResources: async () => ({ items: [] }),
-    listTemplates: async () => [],
-    owns: () => false,
-    read: async () => undefined,
-    watch: (listener) => hub.watch(listener),
-    health: async () => ({ ok: true }),
-    close: async () => hub.close(),
-  };
-}
 
 function setup() {
   const runtimes = new Map<string, { runtime: object; sources: Source[] }>();
