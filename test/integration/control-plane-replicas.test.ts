@@ -20,7 +20,10 @@ const PUBLIC_URL = 'http://127.0.0.1:1';
 const ENDPOINT_AUD = `${PUBLIC_URL}/t/acme/mcp`;
 const admin: WriteContext = { actor: { kind: 'tenant-admin', subject: 'alice' }, clientAddress: '127.0.0.1' };
 
-/** How long a change may take to reach the other replica: generous, and still half the 10 s reconcile, so it is the notification that told it. */
+/**
+ * How long a change may take to reach the other replica: generous for a busy machine. There is no
+ * periodic reconcile (docs/adr/0010-one-replica-bus.md), so only the notification can have told it.
+ */
 const BOUND_MS = 5000;
 
 let database: TestDatabase;

@@ -38,8 +38,9 @@ interface Listing {
 }
 
 /**
- * How long a committed change may take to be applied by a replica: generous for a busy machine, and
- * still half the 10 s reconcile, so it is the change signal that told it. How soon, against the 1 s
+ * How long a committed change may take to be applied by a replica: generous for a busy machine. There
+ * is no periodic reconcile (docs/adr/0010-one-replica-bus.md), so it is the change signal that told
+ * it. How soon, against the 1 s
  * target, is measured by bench/revocation-propagation.ts.
  */
 const BOUND_MS = 5000;

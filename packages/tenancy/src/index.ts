@@ -64,5 +64,5 @@ export {
 export { credentialsOf, servedSourceEntry, setPath } from '@mcpgw/control-plane';
 /** Keeps this replica's tenant runtimes in step with the control plane. */
 export type { TenantSync, TenantSyncOptions } from './control-plane/tenant-sync.js';
-/** Starts the sync and its reconcile interval. */
+/** Starts the sync: an initial pass over every tenant, then one per change signal and a full resync after a gap. */
 export { startTenantSync } from './control-plane/tenant-sync.js';
