@@ -31,3 +31,12 @@ export { silencePinnedDependencyNotices } from './pinned-dependency-notices.js';
 /** The documentation beside each environment setting, and the table and .env.example generated from it. */
 export { ENV_GROUPS, envSettingDocs, type EnvGroup, type EnvSettingDoc } from './env-setting-docs.js';
 export { renderEnvExample, renderEnvTable, withEnvTable } from './env-docs.js';
+/** A tenant's hosted OAuth 2.1 authorization server (bootstrap file `authorizationServer`). */
+export {
+  authorizationServerSchema,
+  CONNECTOR_PRESETS,
+  type AuthorizationServerSettings,
+  type ClaimMapping,
+  type ClientPolicy,
+  type UpstreamSettings,
+} from './authorization-server-schema.js';

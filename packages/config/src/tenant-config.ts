@@ -1,4 +1,5 @@
 import type { AdminSignIn } from './admin-sign-in-schema.js';
+import type { AuthorizationServerSettings } from './authorization-server-schema.js';
 import type { GrantEntry, TenantAuth } from './auth-schema.js';
 import type { TenantLimits } from './bootstrap-schema.js';
 
@@ -25,4 +26,6 @@ export interface TenantConfig {
   limits?: TenantLimits | undefined;
   /** How the tenant's admins sign in from a browser; absent: no browser sign-in. */
   adminSignIn?: AdminSignIn | undefined;
+  /** The tenant's hosted authorization server; absent: clients use the tenant's own issuers only. */
+  authorizationServer?: AuthorizationServerSettings | undefined;
 }
