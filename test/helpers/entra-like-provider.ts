@@ -59,6 +59,8 @@ export interface EntraLikeProvider {
   readonly tokenRequests: { params: URLSearchParams; authorization: string | undefined }[];
   /** Requests received on a path. */
   hits(path: string): number;
+  /** Replaces the signing key (a new `kid`); the JWKS publishes only the new one. */
+  rotateKeys(): Promise<void>;
   /**
    * Plays the browser at an authorization URL: follows the redirect the
    * provider answers with (submitting the form in interactive mode, with
@@ -133,10 +135,14 @@ interface IssuedCode {
 export async function startEntraLikeProvider(options: EntraLikeProviderOptions): Promise<EntraLikeProvider> {
   const flavour = options.flavour ?? 'entra';
   const tenantId = randomUUID();
-  const { privateKey, publicKey } = await generateKeyPair('RS256');
+  const newKey = async () => {
+    const { privateKey, publicKey } = await generateKeyPair('RS256');
+    const kid = randomBytes(8).toString('hex');
+    const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, use: 'sig', alg: 'RS256' };
+    return { privateKey, kid, publicJwk };
+  };
+  let signing = await newKey();
   const forged = await generateKeyPair('RS256');
-  const kid = randomBytes(8).toString('hex');
-  const publicJwk: JWK = { ...(await exportJWK(publicKey)), kid, use: 'sig', alg: 'RS256' };
   const codes = new Map<string, IssuedCode>();
   const accessTokens = new Map<string, { subject: string }>();
   const hits = new Map<string, number>();
@@ -187,6 +193,9 @@ export async function startEntraLikeProvider(options: EntraLikeProviderOptions):
     authorizationRequests: [],
     tokenRequests: [],
     hits: (path) => hits.get(path) ?? 0,
+    async rotateKeys() {
+      signing = await newKey();
+    },
     async signIn(authorizationUrl, signInOptions = {}) {
       let answer = await fetch(authorizationUrl, { redirect: 'manual' });
       if (answer.status === 200 && options.interactive === true) {
@@ -233,7 +242,8 @@ export async function startEntraLikeProvider(options: EntraLikeProviderOptions):
     if (url.pathname === `${paths.issuer}/.well-known/openid-configuration` && request.method === 'GET') {
       return json(response, 200, discovery());
     }
-    if (url.pathname === paths.jwks && request.method === 'GET') return json(response, 200, { keys: [publicJwk] });
+    if (url.pathname === paths.jwks && request.method === 'GET')
+      return json(response, 200, { keys: [signing.publicJwk] });
     if (url.pathname === paths.authorize && request.method === 'GET') return authorize(url.searchParams, response);
     if (url.pathname === paths.authorize && request.method === 'POST') {
       return authorize(new URLSearchParams(await bodyOf(request)), response);
@@ -427,8 +437,8 @@ export async function startEntraLikeProvider(options: EntraLikeProviderOptions):
   }
 
   async function sign(claims: Record<string, unknown>, idToken: boolean): Promise<string> {
-    const key: CryptoKey = idToken && provider.tamper.forgeSignature === true ? forged.privateKey : privateKey;
-    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(key);
+    const key: CryptoKey = idToken && provider.tamper.forgeSignature === true ? forged.privateKey : signing.privateKey;
+    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: signing.kid, typ: 'JWT' }).sign(key);
   }
 
   function userinfo(request: IncomingMessage, response: ServerResponse): void {

@@ -18,10 +18,10 @@ type KeyResolver = ReturnType<typeof createLocalJWKSet>;
  */
 export function cachedUpstreamKeys(fetcher: typeof fetch, now: () => number) {
   let known: { uri: string; keys: KeyResolver; readAt: number } | undefined;
-  let attemptedAt = Number.NEGATIVE_INFINITY;
+  // Only reads for an unknown `kid` count: a rotation right after the first read is still picked up.
+  let refetchedAt = Number.NEGATIVE_INFINITY;
 
   const read = async (uri: string): Promise<KeyResolver> => {
-    attemptedAt = now();
     const { status, body } = await fetchBoundedJson(
       uri,
       { method: 'GET' },
@@ -49,7 +49,8 @@ export function cachedUpstreamKeys(fetcher: typeof fetch, now: () => number) {
     try {
       return await current(header, token);
     } catch (error) {
-      if (!(error instanceof errors.JWKSNoMatchingKey) || now() - attemptedAt < KEYS_REFETCH_COOLDOWN_MS) throw error;
+      if (!(error instanceof errors.JWKSNoMatchingKey) || now() - refetchedAt < KEYS_REFETCH_COOLDOWN_MS) throw error;
+      refetchedAt = now();
       return (await read(uri))(header, token);
     }
   };

@@ -13,6 +13,7 @@ import {
   type PendingSignInStore,
   type PendingUpstreamSignIn,
 } from '../../src/upstream/pending-sign-in-store.js';
+import { KEYS_REFETCH_COOLDOWN_MS } from '../../src/upstream/upstream-keys.js';
 import { UpstreamSignInError } from '../../src/upstream/upstream-sign-in-error.js';
 import {
   createUpstreamSignIn,
@@ -295,6 +296,38 @@ describe('the ID token', () => {
     const error = await rejection(signIn.finish(callback.searchParams));
     expect(error.code).toBe('upstream_misconfigured');
     expect(error.message).toContain('openid');
+  });
+});
+
+describe('the provider’s keys', () => {
+  it('are read once, and again when the provider signs with a new key', async () => {
+    const idp = await provider();
+    const { signIn } = signInAt(idp);
+    const jwks = `/${idp.tenantId}/discovery/v2.0/keys`;
+    for (const uid of ['interaction-1', 'interaction-2']) {
+      await signIn.finish((await idp.signIn(await signIn.start(uid))).searchParams);
+    }
+    expect(idp.hits(jwks)).toBe(1);
+    await idp.rotateKeys();
+    await signIn.finish((await idp.signIn(await signIn.start('interaction-3'))).searchParams);
+    expect(idp.hits(jwks)).toBe(2);
+  });
+
+  it('are read again at most once per cooldown for ID tokens with unknown keys', async () => {
+    const idp = await provider();
+    const { signIn, clock } = signInAt(idp);
+    const jwks = `/${idp.tenantId}/discovery/v2.0/keys`;
+    await signIn.finish((await idp.signIn(await signIn.start('interaction-1'))).searchParams);
+    await idp.rotateKeys();
+    await signIn.finish((await idp.signIn(await signIn.start('interaction-2'))).searchParams);
+    await idp.rotateKeys();
+    // Within the cooldown the new key is not looked for: the sign-in fails rather than hammer the provider.
+    const error = await rejection(signIn.finish((await idp.signIn(await signIn.start('interaction-3'))).searchParams));
+    expect(error.code).toBe('id_token_invalid');
+    expect(idp.hits(jwks)).toBe(2);
+    clock.now += KEYS_REFETCH_COOLDOWN_MS + 1;
+    await signIn.finish((await idp.signIn(await signIn.start('interaction-4'))).searchParams);
+    expect(idp.hits(jwks)).toBe(3);
   });
 });
 
