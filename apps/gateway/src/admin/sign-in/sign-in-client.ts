@@ -1,7 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { discoverIssuerMetadata, egressFetch } from '@mcpgw/auth';
+import { authorizationRequestUrl, randomToken, redeemAuthorizationCode } from '@mcpgw/authorization-server';
 import type { EgressGuard } from '@mcpgw/core';
 import type { AdminSignIn } from '@mcpgw/config';
 import { flowCookieNames, tenantAdminPath } from './session-cookie.js';
@@ -39,32 +39,15 @@ export interface SignInClientSettings {
 
 /** Seconds the `state` and verifier cookies live: a sign-in left longer starts again. */
 const FLOW_COOKIE_SECONDS = 600;
-/** The token request gives up after this long. */
-const TOKEN_TIMEOUT_MS = 5_000;
-/** Token responses are small JSON objects (RFC 6749 section 5.1); anything larger is refused unread. */
-const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
-
-/** 32 random bytes, base64url: a `state` (RFC 6749 section 10.10) or a PKCE verifier (RFC 7636 section 4.1, 43 characters). */
-const randomToken = (): string => randomBytes(32).toString('base64url');
-
-/** RFC 7636 section 4.2: `code_challenge = BASE64URL(SHA256(ASCII(code_verifier)))`. */
-const s256 = (verifier: string): string => createHash('sha256').update(verifier, 'ascii').digest('base64url');
-
-/**
- * RFC 6749 section 2.3.1: the client id and secret of HTTP Basic are each
- * form-urlencoded (Appendix B) before they are joined and base64-encoded.
- */
-function basicCredentials(id: string, secret: string): string {
-  const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
-  return `Basic ${Buffer.from(`${encode(id)}:${encode(secret)}`, 'utf8').toString('base64')}`;
-}
 
 /**
  * Builds one tenant's client for the authorization code grant (RFC 6749
  * section 4.1) with PKCE S256 (RFC 7636 section 4.2, the verifier in an
  * HttpOnly cookie), a random `state` in a cookie checked at the callback
  * (RFC 6749 section 10.12), and `resource` (RFC 8707 section 2) on both
- * requests. It is ours rather than `@fastify/oauth2`'s: that plugin
+ * requests, built from the code-grant pieces it shares with the hosted
+ * authorization server's upstream sign-in. It is ours rather than
+ * `@fastify/oauth2`'s: that plugin
  * configures one provider per registration on a Fastify instance, while
  * tenants and their issuers come and go as the gateway runs, so each
  * tenant's client was the plugin registered in a private, never-listening
@@ -102,20 +85,16 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
       const verifier = randomToken();
       reply.setCookie(names.state, state, cookie);
       reply.setCookie(names.verifier, verifier, cookie);
-      // RFC 6749 section 3.1: the endpoint's own query is kept; the request's parameters are added to it.
-      const url = new URL(metadata.authorization_endpoint);
-      const parameters = {
-        response_type: 'code',
-        client_id: signIn.clientId,
-        redirect_uri: settings.callbackUri(request),
-        scope: signIn.scopes.join(' '),
+      // The admin API is this client's own resource: `resource` names it (RFC 8707 section 2).
+      return authorizationRequestUrl({
+        endpoint: metadata.authorization_endpoint,
+        client: signIn,
+        redirectUri: settings.callbackUri(request),
+        scopes: signIn.scopes,
         state,
-        code_challenge: s256(verifier),
-        code_challenge_method: 'S256',
-        resource: settings.resource,
-      };
-      for (const [name, value] of Object.entries(parameters)) url.searchParams.set(name, value);
-      return url.toString();
+        codeVerifier: verifier,
+        parameters: { resource: settings.resource },
+      });
     },
     async redeem(request, reply) {
       const query = request.query as { state?: unknown; code?: unknown };
@@ -131,21 +110,15 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
         throw new Error('the callback has no code, or this browser no PKCE verifier');
       }
       // RFC 6749 section 4.1.3, with the verifier (RFC 7636 section 4.5) and the resource (RFC 8707 section 2.2).
-      const body = new URLSearchParams({
-        grant_type: 'authorization_code',
+      const answer = await redeemAuthorizationCode({
+        endpoint: metadata.token_endpoint,
+        client: signIn,
         code: query.code,
-        redirect_uri: settings.callbackUri(request),
-        code_verifier: verifier,
-        resource: settings.resource,
+        redirectUri: settings.callbackUri(request),
+        codeVerifier: verifier,
+        parameters: { resource: settings.resource },
+        fetch: fetcher,
       });
-      const headers: Record<string, string> = {
-        accept: 'application/json',
-        'content-type': 'application/x-www-form-urlencoded',
-      };
-      // A confidential client authenticates with HTTP Basic (RFC 6749 section 2.3.1); a public one only names itself.
-      if (signIn.clientSecret === undefined) body.set('client_id', signIn.clientId);
-      else headers.authorization = basicCredentials(signIn.clientId, signIn.clientSecret);
-      const answer = await tokenResponse(fetcher, metadata.token_endpoint, { method: 'POST', headers, body });
       if (typeof answer.access_token !== 'string' || answer.access_token === '') {
         throw new Error('the token response has no access_token');
       }
@@ -156,33 +129,6 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
       return { accessToken: answer.access_token, expiresAt: expiryOf(answer.access_token, expiresAt) };
     },
   };
-}
-
-/** POSTs the token request and reads its JSON answer; an error response (RFC 6749 section 5.2) rejects with its code. */
-async function tokenResponse(
-  fetcher: typeof fetch,
-  endpoint: string,
-  init: RequestInit,
-): Promise<{ access_token?: unknown; expires_in?: unknown }> {
-  const response = await fetcher(endpoint, {
-    ...init,
-    redirect: 'error',
-    signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
-  });
-  const text = await response.text();
-  if (text.length > MAX_TOKEN_RESPONSE_BYTES) throw new Error('the token response is too large');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error(`the token endpoint answered ${response.status} without JSON`);
-  }
-  const answer = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as Record<string, unknown>;
-  if (!response.ok) {
-    const code = typeof answer.error === 'string' ? answer.error.slice(0, 100) : 'no error code';
-    throw new Error(`the token endpoint refused the code: ${response.status} (${code})`);
-  }
-  return answer;
 }
 
 /**

@@ -1,0 +1,2 @@
+// The public surface of @mcpgw/authorization-server.
+export * from './upstream/index.js';
