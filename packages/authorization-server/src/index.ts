@@ -1,0 +1,2 @@
+/** The clients a tenant's hosted authorization server accepts (metadata documents, dynamic registration). */
+export * from './clients/index.js';
