@@ -28,11 +28,17 @@ export class RegistrationLimitReached extends errors.OIDCProviderError {
  * advertises a `registration_endpoint`. No registration access token: no
  * client reads or updates its registration (RFC 7592).
  *
- * The cap is checked in `issueRegistrationAccessToken`, the one hook
- * oidc-provider awaits on every registration before it stores the client.
- * It is a count, then an insert: registrations racing at the cap may pass it
- * by a few; it bounds what one caller can make this server store, it is not
- * a quota.
+ * `issueRegistrationAccessToken` is the one hook oidc-provider awaits on
+ * every registration before it reads the request into a client, so it does
+ * two things there:
+ * - the cap: a count, then an insert, so registrations racing at the cap
+ *   may pass it by a few; it bounds what one caller can make this server
+ *   store, it is not a quota;
+ * - the default `token_endpoint_auth_method`: RFC 7591 section 2 makes it
+ *   `client_secret_basic`, and oidc-provider decides whether to issue a
+ *   secret from the request as sent, so a request without one gets `none`
+ *   (this server's default, see clientDefaults) written into it, and no
+ *   secret is issued.
  */
 export function registrationFeature(
   policy: RegistrationPolicy,
@@ -43,7 +49,9 @@ export function registrationFeature(
   return {
     enabled: true,
     initialAccessToken: false,
-    async issueRegistrationAccessToken() {
+    async issueRegistrationAccessToken(ctx) {
+      const body = ctx.oidc.body as { token_endpoint_auth_method?: unknown } | undefined;
+      if (body !== undefined && body.token_endpoint_auth_method === undefined) body.token_endpoint_auth_method = 'none';
       const registered = await clients.count();
       if (registered >= policy.maxClients) {
         logger.debug({ registered, maxClients: policy.maxClients }, 'client registration refused: limit reached');

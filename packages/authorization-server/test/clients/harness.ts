@@ -6,7 +6,7 @@
  * double counting the registrations the provider announces, standing in for
  * the store's SQL one.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { LookupAddress } from 'node:dns';
 import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
@@ -137,7 +137,16 @@ export async function startProvider(
   });
   registeredClients.watch(provider);
   attachClientPolicy(provider, { registeredClients, logger, ...(options.now ? { now: options.now } : {}) });
-  server.on('request', provider.callback());
+  const callback = provider.callback();
+  server.on('request', (request, response) => {
+    if (request.url?.startsWith('/interaction/')) {
+      signInAndConsent(provider, request, response).catch((error: unknown) => {
+        response.writeHead(500).end(String(error));
+      });
+      return;
+    }
+    callback(request, response);
+  });
   return {
     issuer,
     provider,
@@ -149,6 +158,22 @@ export async function startProvider(
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * The interaction, done at once: every visitor is `user-1` and consents to
+ * what the client asked (the pages module does the real sign-in and consent).
+ */
+async function signInAndConsent(provider: Provider, request: IncomingMessage, response: ServerResponse) {
+  const details = await provider.interactionDetails(request, response);
+  const grant = new provider.Grant({ accountId: 'user-1', clientId: String(details.params.client_id) });
+  grant.addOIDCScope(String(details.params.scope));
+  const grantId = await grant.save();
+  const location = await provider.interactionResult(request, response, {
+    login: { accountId: 'user-1' },
+    consent: { grantId },
+  });
+  response.writeHead(303, { location }).end();
 }
 
 /** An S256 PKCE pair (RFC 7636 section 4). */
