@@ -7,7 +7,7 @@
  * ("draft") and the MCP enterprise-managed authorization extension ("EMA").
  */
 import { randomUUID } from 'node:crypto';
-import { createEgressGuard } from '@mcpgw/core';
+import { createEgressGuard, type Logger } from '@mcpgw/core';
 import { newSigningKey, startLocalIssuer, type LocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +28,17 @@ let acme: TenantServer;
 let globex: TenantServer;
 let initech: TenantServer;
 const acmeReplay = memoryReplayStore();
+/** Everything acme's grant logged. */
+const acmeLog: Array<{ obj: object; msg: string | undefined }> = [];
+const recordingLogger: Logger = {
+  debug: (obj, msg) => acmeLog.push({ obj, msg }),
+  info: (obj, msg) => acmeLog.push({ obj, msg }),
+  warn: (obj, msg) => acmeLog.push({ obj, msg }),
+  error: (obj, msg) => acmeLog.push({ obj, msg }),
+  child: () => recordingLogger,
+};
+/** Every assertion presented at acme. */
+const presented: string[] = [];
 
 beforeAll(async () => {
   [acmeIdp, globexIdp, strangerIdp] = await Promise.all([startLocalIssuer(), startLocalIssuer(), startLocalIssuer()]);
@@ -42,6 +53,7 @@ beforeAll(async () => {
       },
       egress: createEgressGuard({ allow: ['127.0.0.1'] }),
       replay: acmeReplay,
+      logger: recordingLogger,
     }),
     // Keys pinned inline; refresh tokens for assertions switched on.
     startTenantServer({
@@ -84,8 +96,10 @@ function claimsFor(idp: LocalIssuer, server: TenantServer, overrides: JWTPayload
   };
 }
 
-function idJag(idp: LocalIssuer, claims: JWTPayload, typ: string | null = 'oauth-id-jag+jwt'): Promise<string> {
-  return idp.sign(claims, { typ });
+async function idJag(idp: LocalIssuer, claims: JWTPayload, typ: string | null = 'oauth-id-jag+jwt'): Promise<string> {
+  const assertion = await idp.sign(claims, { typ });
+  presented.push(assertion);
+  return assertion;
 }
 
 async function verifyAccessToken(token: string, server: TenantServer) {
@@ -288,8 +302,19 @@ describe('refusals (draft section 4.4.1, EMA sections 7.4 and 7.6): invalid_gran
   });
 });
 
+it('logs each refusal with its reason, and never an assertion (EMA section 7.4.2)', () => {
+  const reasons = acmeLog.filter((entry) => entry.msg === 'identity assertion refused').map((entry) => entry.obj);
+  expect(reasons).toContainEqual(expect.objectContaining({ reason: 'replayed', clientId: CONNECTOR.clientId }));
+  expect(reasons).toContainEqual(expect.objectContaining({ reason: 'wrong_type' }));
+  const logged = JSON.stringify(acmeLog);
+  for (const assertion of presented) expect(logged).not.toContain(assertion.split('.')[2]);
+});
+
 it('records each accepted jti once, for at least the assertion lifetime', () => {
   const ttls = [...acmeReplay.keys.values()].map((until) => until - Date.now());
   expect(ttls.length).toBeGreaterThan(0);
-  for (const ttl of ttls) expect(ttl).toBeLessThanOrEqual(330_000);
+  for (const ttl of ttls) {
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(330_000);
+  }
 });
