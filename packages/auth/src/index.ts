@@ -21,3 +21,9 @@ export { discoverIssuerMetadata } from './discovery.js';
 export { egressFetch } from './egress-fetch.js';
 /** The Principal of verified claims under an issuer's claim settings (the admin preview maps given claims with it too). */
 export { principalFromClaims } from './principal-from-claims.js';
+/**
+ * One issuer's cached verification keys (cooldown on unknown kids, stale-if-error), for other
+ * verifiers of an issuer's JWTs: the hosted authorization server's identity assertion grants.
+ */
+export { IssuerKeySet, KeysUnavailableError } from './jwks-cache.js';
+export type { IssuerKeysSource } from './issuer-settings.js';
