@@ -46,7 +46,8 @@ export interface PostgresReplicaBus extends ReplicaBus {
  * and delivers what it subscribes to (a control plane's traffic: revisions,
  * invalidations, source changes of listened tenants). The gap is the
  * listening connection's: it dropped, or its heartbeat found it silent, and
- * it was reopened. Messages must stay small: a payload of 8000 bytes or more
+ * it was reopened. One replica's messages arrive in the order it published
+ * them. Messages must stay small: a payload of 8000 bytes or more
  * is refused by Postgres, so a larger publish rejects here.
  * Resolves once the connection listens (a database that is not there fails the start).
  */
@@ -57,6 +58,7 @@ export async function openPostgresReplicaBus(options: PostgresReplicaBusOptions)
   const topics = new Map<string, Set<ReplicaBusListener>>();
   const gaps = new Set<() => void>();
   let closed = false;
+  let queue: Promise<void> = Promise.resolve();
 
   const deliver = (topic: string, message: string, own: boolean) => {
     if (closed) return;
@@ -97,7 +99,13 @@ export async function openPostgresReplicaBus(options: PostgresReplicaBusOptions)
       if (bytes > MAX_PAYLOAD_BYTES) {
         throw new Error(`a bus message of ${bytes} bytes is over Postgres's NOTIFY bound (${MAX_PAYLOAD_BYTES})`);
       }
-      await options.db.query('SELECT pg_notify($1, $2)', [BUS_CHANNEL, payload]);
+      // One NOTIFY after the other: on several pooled connections they could commit, and arrive, out of order.
+      const sent = queue.then(() => options.db.query('SELECT pg_notify($1, $2)', [BUS_CHANNEL, payload]));
+      queue = sent.then(
+        () => undefined,
+        () => undefined,
+      );
+      await sent;
     },
     subscribe(topic, listener) {
       checkTopic(topic);
