@@ -150,7 +150,11 @@ describe('replicas on a Postgres control plane without Redis', () => {
       expect(one().events.watchedSources('acme')).toEqual([]);
       expect(two().events.watchedSources('acme')).toEqual(['tables']);
       await within(BOUND_MS, () => expect(two().events.detectingSources('acme')).toEqual(['tables']));
-      await Promise.all(two().tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
+      await Promise.all(
+        two()
+          .tenants.serving.get('acme')!
+          .catalog.sources.map((source) => source.settled?.()),
+      );
       await sourceDb.sql('CREATE TABLE public.invoices (id int PRIMARY KEY)');
       const event = await heard.next(
         (candidate) => candidate.type === 'source' && candidate.change.type === 'list-changed',

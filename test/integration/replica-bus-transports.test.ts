@@ -260,7 +260,9 @@ describe.each(transports)('the replica bus over $name', (transport) => {
     eventsA.publish({ type: 'source', tenantId: 'acme', sourceId: 'docs', change: { type: 'list-changed', uris } });
     await within(5000, () =>
       expect(
-        onB.events.slice(from).flatMap((event) => (event.type === 'source' && 'uris' in event.change ? event.change.uris : [])),
+        onB.events
+          .slice(from)
+          .flatMap((event) => (event.type === 'source' && 'uris' in event.change ? event.change.uris : [])),
       ).toEqual(uris),
     );
     expect(eventsA.stats().publishFailed).toBe(0);

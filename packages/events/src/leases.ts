@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisConnection } from '@mcpgw/cache';
-import type { LeaseHandlers, Leases } from '@mcpgw/core';
+import type { Leases } from '@mcpgw/core';
 
 export type { LeaseHandlers, Leases } from '@mcpgw/core';
 

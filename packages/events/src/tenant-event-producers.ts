@@ -76,7 +76,9 @@ export function createTenantEventProducers(options: TenantEventProducersOptions)
         stop();
         detecting.add(source.id);
         // The bus splits a large burst into pieces that fit one message of its transport.
-        stopWatching = source.watch!((change) => bus.publish({ type: 'source', tenantId, sourceId: source.id, change }));
+        stopWatching = source.watch!((change) =>
+          bus.publish({ type: 'source', tenantId, sourceId: source.id, change }),
+        );
         if (takeover) bus.publish({ type: 'stale', tenantId });
       },
       lost: stop,

@@ -79,6 +79,13 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
   },
   {
     name: 'mcpgw-control-plane-sync',
-    dependencies: ['mcpgw-settings', 'mcpgw-replica-bus', 'mcpgw-cache', 'mcpgw-tenants', 'mcpgw-events', 'mcpgw-limits'],
+    dependencies: [
+      'mcpgw-settings',
+      'mcpgw-replica-bus',
+      'mcpgw-cache',
+      'mcpgw-tenants',
+      'mcpgw-events',
+      'mcpgw-limits',
+    ],
   },
 );

@@ -37,5 +37,8 @@ export const eventsPlugin = fastifyPlugin<EventsPluginOptions>(
     app.decorate('cache', live.cache);
     app.addHook('onClose', async () => live.close());
   },
-  { name: 'mcpgw-events', dependencies: ['mcpgw-settings', 'mcpgw-redis', 'mcpgw-replica-bus', 'mcpgw-cache', 'mcpgw-tenants'] },
+  {
+    name: 'mcpgw-events',
+    dependencies: ['mcpgw-settings', 'mcpgw-redis', 'mcpgw-replica-bus', 'mcpgw-cache', 'mcpgw-tenants'],
+  },
 );

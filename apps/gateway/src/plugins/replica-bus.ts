@@ -38,7 +38,8 @@ export const replicaBusPlugin = fastifyPlugin<ReplicaBusPluginOptions>(
         db: controlPlane.db,
         // The control plane's own NOTIFY at commit is the revision message: the writing transaction publishes it.
         channelTopics: { [CONTROL_PLANE_CHANNEL]: revisionsTopic() },
-        onLost: (error) => log.warn({ err: errorSummary(error) }, 'replica bus connection to Postgres lost; reconnecting'),
+        onLost: (error) =>
+          log.warn({ err: errorSummary(error) }, 'replica bus connection to Postgres lost; reconnecting'),
       });
     } else bus = createInProcessReplicaBus();
     app.decorate('replicaBus', bus);

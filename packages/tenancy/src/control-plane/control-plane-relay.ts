@@ -38,7 +38,11 @@ export async function startControlPlaneRelay(options: ControlPlaneRelayOptions):
         if (owed) payOwed();
       },
       (error: unknown) => {
-        if (!owed) logger.warn({ err: errorSummary(error) }, 'relaying a control-plane change failed; every replica resyncs once it goes out');
+        if (!owed)
+          logger.warn(
+            { err: errorSummary(error) },
+            'relaying a control-plane change failed; every replica resyncs once it goes out',
+          );
         owed = true;
       },
     );
