@@ -34,7 +34,7 @@ export const NO_SHEDDING_ENV: Readonly<Record<string, string>> = {
  * The test app's Redis cache deadline, instead of the 50 ms default: on a busy
  * test machine a late event loop runs that timer before it reads a live Redis's
  * reply, and the lookup becomes a miss that a test counting hits would see.
- * The test app is given a cache made with it (BuildAppOptions.cache).
+ * With REDIS_URL the test app is given a cache made with it (BuildAppOptions.cache).
  */
 export const TEST_CACHE_COMMAND_TIMEOUT_MS = 1000;
 
@@ -103,18 +103,22 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     const controlPlane = await openServingControlPlane(config, logger);
     closers.push(() => controlPlane.close());
     const { SECRETS_KEY, SECRETS_KEY_PREVIOUS, REDIS_URL } = config.env;
-    const cache = createGatewayCache({
-      redisUrl: REDIS_URL,
-      // As the app keys its own: replicas with one SECRETS_KEY share entries.
-      key: createServerKeys({ secretsKey: SECRETS_KEY, previousSecretsKey: SECRETS_KEY_PREVIOUS }).cacheKey,
-      logger: logger.child({ component: 'cache' }),
-      commandTimeoutMs: TEST_CACHE_COMMAND_TIMEOUT_MS,
-    });
-    closers.push(() => cache.close());
+    // Without Redis the app makes its own in-process cache, on its replica bus (Postgres NOTIFY between replicas).
+    const cache =
+      REDIS_URL === undefined
+        ? undefined
+        : createGatewayCache({
+            redisUrl: REDIS_URL,
+            // As the app keys its own: replicas with one SECRETS_KEY share entries.
+            key: createServerKeys({ secretsKey: SECRETS_KEY, previousSecretsKey: SECRETS_KEY_PREVIOUS }).cacheKey,
+            logger: logger.child({ component: 'cache' }),
+            commandTimeoutMs: TEST_CACHE_COMMAND_TIMEOUT_MS,
+          });
+    if (cache !== undefined) closers.push(() => cache.close());
     const app = await buildApp(config, {
       registry,
       controlPlane,
-      cache,
+      ...(cache === undefined ? {} : { cache }),
       ...(options.logStream === undefined ? {} : { logStream: options.logStream }),
       ...(options.events === undefined ? {} : { events: options.events }),
       ...(options.admin === undefined ? {} : { admin: options.admin }),

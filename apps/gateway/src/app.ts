@@ -11,6 +11,7 @@ import type { EventsOption } from '@mcpgw/events';
 import { createGatewayLogger } from './observability/gateway-logger.js';
 import { cachePlugin } from './plugins/cache.js';
 import { redisPlugin } from './plugins/redis.js';
+import { replicaBusPlugin } from './plugins/replica-bus.js';
 import { controlPlaneSyncPlugin } from './plugins/control-plane-sync.js';
 import { devAuthorizationServerPlugin } from './plugins/dev-authorization-server.js';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
@@ -99,6 +100,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
     await app.register(tracingPlugin, { tracerProvider: options.tracerProvider });
     await app.register(devAuthorizationServerPlugin);
     await app.register(redisPlugin);
+    await app.register(replicaBusPlugin, { controlPlane: options.controlPlane });
     await app.register(cachePlugin, { cache: options.cache });
     await app.register(tenantsPlugin);
     await app.register(requestObservationPlugin);

@@ -38,6 +38,8 @@ export interface CacheKeys {
   body(tenantId: string, mac: string): string;
   lock(entryKey: string): string;
   generation(tenantId: string): string;
+  /** The same key from the tenant's tag, as an invalidation announces it. */
+  generationOfTag(tag: string): string;
   /** The tenant's revision floor: runtimes of a lower revision neither read nor write entries. */
   revisionFloor(tenantId: string): string;
   /** What every key of the tenant starts with (deleting a tenant deletes by it). */
@@ -116,6 +118,7 @@ export function createCacheKeys(options: CacheKeysOptions): CacheKeys {
     body: (tenantId, bodyMac) => `${ns}:{${tenantTag(tenantId)}}:b:${bodyMac}`,
     lock: (entryKey) => `${entryKey}:l`,
     generation: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:g`,
+    generationOfTag: (tag) => `${ns}:{${tag}}:g`,
     revisionFloor: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:r`,
     tenantPrefix: (tenantId) => `${ns}:{${tenantTag(tenantId)}}:`,
     invalidationChannel: `${ns}:invalidate`,

@@ -27,14 +27,6 @@ export interface CacheStore {
   raise(key: string, value: number, ttlMs: number): Promise<number>;
   /** Deletes every key starting with `prefix` (one tenant's keys: a hash tag, so one slot); resolves to how many. */
   deleteByPrefix(prefix: string): Promise<number>;
-  /** Fire-and-forget broadcast to every replica subscribed to `channel`. */
-  publish(channel: string, message: string): Promise<void>;
-  /**
-   * Delivers messages on `channel`. `onResync` runs whenever the subscription
-   * (re)connects: messages sent while it was down are lost, so listeners must
-   * drop whatever those messages would have invalidated. Returns an unsubscribe.
-   */
-  subscribe(channel: string, listener: (message: string) => void, onResync?: () => void): () => void;
   /** Resolves true once connected (at once for the in-process store), false after `timeoutMs`. */
   ready(timeoutMs: number): Promise<boolean>;
   /** A cheap round trip, used by the circuit breaker's background probe. */

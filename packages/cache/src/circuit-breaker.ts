@@ -28,7 +28,7 @@ export interface BreakerStore extends CacheStore {
  * requests nothing (not even the 50 ms timeout): after `failureThreshold`
  * consecutive failures every command fails at once with CacheBypassError,
  * and a background PING every `probeIntervalMs` closes the circuit on the
- * first success. Subscriptions are not guarded: they reconnect on their own.
+ * first success.
  */
 export function withCircuitBreaker(store: CacheStore, options: CircuitBreakerOptions = {}): BreakerStore {
   const threshold = options.failureThreshold ?? 5;
@@ -81,8 +81,6 @@ export function withCircuitBreaker(store: CacheStore, options: CircuitBreakerOpt
     raise: (key, value, ttlMs) => guard(() => store.raise(key, value, ttlMs)),
     // Not guarded: a tenant's deletion must reach Redis even while requests bypass it.
     deleteByPrefix: (prefix) => store.deleteByPrefix(prefix),
-    publish: (channel, message) => guard(() => store.publish(channel, message)),
-    subscribe: (channel, listener, onResync) => store.subscribe(channel, listener, onResync),
     ready: (timeoutMs) => store.ready(timeoutMs),
     ping: () => store.ping(),
     async close() {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Logger } from '@mcpgw/core';
-import { errorSummary, silentLogger } from '@mcpgw/core';
+import type { Logger, ReplicaBus } from '@mcpgw/core';
+import { createInProcessReplicaBus, errorSummary, silentLogger } from '@mcpgw/core';
 import type { CacheKeys, EntryKeyParts } from './cache-keys.js';
 import { createCacheKeys } from './cache-keys.js';
 import type { CacheEvent, TenantCacheMetrics } from './cache-metrics.js';
@@ -11,6 +11,8 @@ import { CacheBypassError, withCircuitBreaker } from './circuit-breaker.js';
 import type { MemoryStoreOptions } from './memory-store.js';
 import { createMemoryStore } from './memory-store.js';
 import type { RedisConnection } from './redis-connection.js';
+import { openRedisConnection } from './redis-connection.js';
+import { createRedisReplicaBus } from './redis-replica-bus.js';
 import { createRedisStore } from './redis-store.js';
 import type { ResultCall, ResultLookup } from './shared-results.js';
 import { createSharedResults } from './shared-results.js';
@@ -20,8 +22,14 @@ import { TenantGenerations } from './tenant-generations.js';
 export interface GatewayCacheOptions {
   /** The process's Redis connection (the caller closes it); takes the place of `redisUrl`. */
   redis?: RedisConnection | undefined;
-  /** REDIS_URL, for a cache on a connection of its own; neither this nor `redis`: the in-process store (one replica). */
+  /** REDIS_URL, for a cache on a connection of its own; neither this nor `redis`: the in-process store. */
   redisUrl?: string | undefined;
+  /**
+   * The replica bus invalidations travel on (the app's, which its owner
+   * closes). Absent: the bus over the cache's Redis connection, or in
+   * process without Redis (one replica).
+   */
+  bus?: ReplicaBus | undefined;
   /** The key naming cache entries: `ServerKeys.cacheKey` from `@mcpgw/core`. */
   key: Uint8Array;
   logger?: Logger;
@@ -113,15 +121,16 @@ export interface GatewayCache {
 export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
   const logger = options.logger ?? silentLogger;
   const now = options.now ?? Date.now;
-  const redis =
-    options.redis ??
-    (options.redisUrl === undefined
-      ? undefined
-      : {
+  // A connection of its own (`redisUrl`) is closed with the cache; the process's (`redis`) by its owner.
+  const own =
+    options.redis === undefined && options.redisUrl !== undefined
+      ? openRedisConnection({
           url: options.redisUrl,
           logger,
           ...(options.commandTimeoutMs === undefined ? {} : { commandTimeoutMs: options.commandTimeoutMs }),
-        });
+        })
+      : undefined;
+  const redis = options.redis ?? own;
   const store: CacheStore =
     redis === undefined
       ? createMemoryStore({ ...options.memory, now })
@@ -130,13 +139,24 @@ export function createGatewayCache(options: GatewayCacheOptions): GatewayCache {
     key: options.key,
     ...(options.namespace ? { namespace: options.namespace } : {}),
   });
-  return createGatewayCacheOn(store, keys, { ...options, logger, now });
+  const bus = options.bus ?? (redis === undefined ? createInProcessReplicaBus() : createRedisReplicaBus(redis));
+  const cache = createGatewayCacheOn(store, keys, bus, { ...options, logger, now });
+  if (options.bus !== undefined && own === undefined) return cache;
+  return {
+    ...cache,
+    async close() {
+      await cache.close();
+      if (options.bus === undefined) await bus.close();
+      await own?.close();
+    },
+  };
 }
 
-/** The engine over any store (exported for tests that bring their own). */
+/** The engine over any store and bus (exported for tests that bring their own); closes the store, not the bus. */
 export function createGatewayCacheOn(
   store: CacheStore,
   keys: CacheKeys,
+  bus: ReplicaBus,
   options: Pick<GatewayCacheOptions, 'lockWaitMs' | 'maxValueBytes' | 'now' | 'logger'> = {},
 ): GatewayCache {
   const logger = options.logger ?? silentLogger;
@@ -145,7 +165,7 @@ export function createGatewayCacheOn(
   const maxValueBytes = options.maxValueBytes ?? 1024 * 1024;
   const metrics = new CacheMetrics();
   const flights = new SingleFlight();
-  const generations = new TenantGenerations(store, keys);
+  const generations = new TenantGenerations(store, keys, bus);
   const failed = (tenantId: string, layer: EntryKeyParts['layer'], error: unknown) => {
     const event: CacheEvent = error instanceof CacheBypassError ? 'bypasses' : 'errors';
     metrics.count(tenantId, layer, event);

@@ -14,7 +14,9 @@ export type { TenantCacheMetrics } from './cache-metrics.js';
 /** Fixed-window request counters for rate limits: in process, in Redis, and Redis with an in-process fallback. */
 export { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from './rate-counter.js';
 export type { RateCounter, WindowCount } from './rate-counter.js';
-/** The process's Redis (one node or a cluster, as REDIS_URL says): one command client and one subscriber, with the one resync rule. */
+/** The process's Redis (one node or a cluster, as REDIS_URL says): one command client and one subscriber, with its heartbeat. */
 export { openRedisConnection } from './redis-connection.js';
 export type { RedisConnection, RedisConnectionOptions, ResyncListener } from './redis-connection.js';
+/** The replica bus over Redis pub/sub, on that connection's subscriber (docs/adr/0012-one-bus-two-transports.md). */
+export { createRedisReplicaBus, type RedisReplicaBus } from './redis-replica-bus.js';
 export type { RedisRateCounter } from './rate-counter.js';

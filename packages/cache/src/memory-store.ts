@@ -20,15 +20,14 @@ interface Entry {
  * The in-process store used when REDIS_URL is unset: bounded by entry count
  * and bytes, the least recently used evicted first, with a TTL per entry. A
  * RecencyMap keeps the order without moving an entry on each hit (see there
- * why that matters on the hot path). Publish/subscribe stays inside the
- * process (there is only one replica).
+ * why that matters on the hot path). It is this replica's own: invalidations
+ * between replicas travel on the replica bus (TenantGenerations).
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore {
   const maxEntries = options.maxEntries ?? 10_000;
   const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
   const now = options.now ?? Date.now;
   const entries = new RecencyMap<string, Entry>();
-  const channels = new Map<string, Set<(message: string) => void>>();
   let bytes = 0;
 
   const remove = (key: string) => {
@@ -92,22 +91,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
       for (const key of doomed) remove(key);
       return doomed.length;
     },
-    async publish(channel, message) {
-      for (const listener of channels.get(channel) ?? []) queueMicrotask(() => listener(message));
-    },
-    subscribe(channel, listener) {
-      const set = channels.get(channel) ?? new Set();
-      set.add(listener);
-      channels.set(channel, set);
-      return () => set.delete(listener);
-    },
     async ready() {
       return true;
     },
     async ping() {},
     async close() {
       entries.clear();
-      channels.clear();
       bytes = 0;
     },
   };

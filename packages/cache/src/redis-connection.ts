@@ -35,7 +35,7 @@ export type ResyncListener = (gap: boolean) => void;
 
 /**
  * The process's Redis: one command client (the cache store, the rate-limit
- * counters and the replica bus's publishing share it) and one subscriber
+ * counters, the leases and the replica bus's publishing share it) and one subscriber
  * connection (pub/sub takes a connection for itself), opened once, with one
  * readiness wait and one log line per change of state.
  */
@@ -58,12 +58,13 @@ export interface RedisConnection {
   /**
    * Delivers messages on `channel` from the one subscriber connection; the
    * channel is subscribed while it has a listener. Returns an unsubscribe
-   * (safe to call twice).
+   * (safe to call twice). The replica bus (createRedisReplicaBus) is its
+   * user: consumers subscribe to the bus, not here.
    */
   subscribe(channel: string, listener: (message: string) => void): () => void;
   /**
-   * The one resync rule: called each time the subscriber connection has
-   * (re)subscribed every channel. With `gap` true (a reconnection, or a first
+   * Called each time the subscriber connection has (re)subscribed every
+   * channel; the replica bus turns `gap` into its one gap signal. With `gap` true (a reconnection, or a first
    * connection later than a normal start) messages may have been lost, and
    * the listener must read what it holds again from the source of truth.
    */

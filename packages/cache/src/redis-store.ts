@@ -17,8 +17,7 @@ return ARGV[1]
  * The Redis store, on the process's Redis connection: its commands fail fast
  * instead of waiting (no offline queue, the connection's command deadline, no
  * per-request retries; auto-pipelining) and reconnection continues in the
- * background. Invalidation messages use the connection's subscriber, whose
- * resync tells listeners to drop what a missed message would have invalidated.
+ * background. Invalidation messages travel on the replica bus, not here.
  * Given options instead of a connection, it opens one and closes it with itself.
  */
 export function createRedisStore(redis: RedisStoreConnection): CacheStore {
@@ -61,18 +60,6 @@ export function createRedisStore(redis: RedisStoreConnection): CacheStore {
         } while (cursor !== '0');
       }
       return deleted;
-    },
-    async publish(channel, message) {
-      await client.publish(channel, message);
-    },
-    subscribe(channel, listener, onResync) {
-      const stop = connection.subscribe(channel, listener);
-      // Every resync, first connection included: a generation read before the subscription held may be stale.
-      const stopResync = onResync === undefined ? () => undefined : connection.onResync(() => onResync());
-      return () => {
-        stop();
-        stopResync();
-      };
     },
     ready: (timeoutMs) => connection.ready(timeoutMs),
     async ping() {

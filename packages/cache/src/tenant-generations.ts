@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ReplicaBus } from '@mcpgw/core';
 import type { CacheKeys } from './cache-keys.js';
 import type { CacheStore } from './cache-store.js';
 import { CacheBypassError } from './circuit-breaker.js';
@@ -34,12 +35,16 @@ export type NewerRevisionListener = (tenantId: string, revision: number) => void
  * Invalidation by key versioning: every entry key folds in the tenant's
  * current generation, a random string kept in the store. Replacing it makes
  * all of the tenant's entries unreachable at once (they expire on their
- * own). Each replica keeps a copy until the pub/sub channel announces a new
- * generation (within about a millisecond on every replica) or until the
- * subscription resyncs after a gap (docs/adr/0010-one-replica-bus.md: a
- * dropped or silent subscriber connection, after which every copy is read
- * again). An announcement that could not be published is owed and
- * published again until it goes out.
+ * own). Each replica keeps a copy until the replica bus announces a new
+ * generation (within about a millisecond on every replica) or until the bus
+ * reports a gap (docs/adr/0012-one-bus-two-transports.md: a dropped or silent
+ * connection, after which every copy is read again). An announcement that
+ * could not be published is owed and published again until it goes out.
+ *
+ * A store of this replica's own (in process: several replicas without Redis)
+ * holds generations no other replica reads, so there another replica's
+ * announcement, or a gap, replaces the tenant's generation in this store
+ * instead: its entries become unreachable here too.
  *
  * Entry keys also fold in the configuration revision of the runtime that
  * computed them, and the store keeps each tenant's revision floor: the
@@ -59,22 +64,27 @@ export class TenantGenerations {
   private readonly newer = new Set<NewerRevisionListener>();
   /** Tenant tags whose announcement failed to publish, to publish again. */
   private readonly owed = new Set<string>();
+  /** Tags whose generation this replica has read or written: what a gap replaces in a store of its own. */
+  private readonly known = new Set<string>();
   private readonly retry: NodeJS.Timeout;
   private readonly unsubscribe: () => void;
+  private readonly stopGap: () => void;
 
   constructor(
     private readonly store: CacheStore,
     private readonly keys: CacheKeys,
+    private readonly bus: ReplicaBus,
     options: TenantGenerationsOptions = {},
   ) {
-    this.unsubscribe = store.subscribe(
-      keys.invalidationChannel,
-      (tag) => this.local.delete(tag),
-      () => {
-        this.local.clear();
-        this.payOwed();
-      },
-    );
+    // This replica's own announcement is already applied here (its echo would only cost a re-read).
+    this.unsubscribe = bus.subscribe(keys.invalidationChannel, (tag, own) => {
+      if (!own) this.forget(tag);
+    });
+    // The one resync rule: after a gap every copy is read again (and a store of this replica's own starts over).
+    this.stopGap = bus.onGap(() => {
+      for (const tag of this.store.kind === 'memory' ? [...this.known] : [...this.local.keys()]) this.forget(tag);
+      this.payOwed();
+    });
     this.retry = setInterval(() => this.payOwed(), options.retryMs ?? 1000);
     this.retry.unref();
   }
@@ -120,6 +130,7 @@ export class TenantGenerations {
     const generation = randomBytes(12).toString('base64url');
     await this.store.set(this.keys.generation(tenantId), generation, GENERATION_TTL_MS);
     this.local.set(tag, generation);
+    this.known.add(tag);
     await this.announce(tag);
   }
 
@@ -149,6 +160,7 @@ export class TenantGenerations {
   close(): void {
     clearInterval(this.retry);
     this.unsubscribe();
+    this.stopGap();
     this.newer.clear();
     this.owed.clear();
   }
@@ -156,11 +168,20 @@ export class TenantGenerations {
   /** Tells every replica to drop its copy of the tenant's generation; owed (and rejected) when it cannot be sent. */
   private async announce(tag: string): Promise<void> {
     try {
-      await this.store.publish(this.keys.invalidationChannel, tag);
+      await this.bus.publish(this.keys.invalidationChannel, tag);
       this.owed.delete(tag);
     } catch (error) {
       this.owed.add(tag);
       throw error;
+    }
+  }
+
+  /** Another replica replaced the tenant's generation: read it again (from a shared store) or start one here. */
+  private forget(tag: string): void {
+    this.local.delete(tag);
+    if (this.store.kind === 'memory') {
+      this.known.delete(tag);
+      void this.store.delete(this.keys.generationOfTag(tag)).catch(() => undefined);
     }
   }
 
@@ -194,6 +215,7 @@ export class TenantGenerations {
         : ((await this.store.get(key)) ?? mine);
     }
     this.local.set(tag, generation);
+    this.known.add(tag);
     return generation;
   }
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { createInProcessReplicaBus } from '@mcpgw/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFreezingProxy } from '@mcpgw/test-helpers/freezing-proxy';
 import { deleteNamespace, inspector, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
@@ -116,18 +117,18 @@ describe('an announcement that could not be published', () => {
   it('is owed and published again until it goes out', async () => {
     const store = createMemoryStore();
     const keys = createCacheKeys({ key: secret });
+    const bus = createInProcessReplicaBus();
     let failures = 1;
-    const publish = store.publish.bind(store);
     const flaky = {
-      ...store,
-      publish: async (channel: string, message: string) => {
+      ...bus,
+      publish: async (topic: string, message: string) => {
         if (failures-- > 0) throw new Error('Redis did not answer');
-        await publish(channel, message);
+        await bus.publish(topic, message);
       },
     };
     const heard: string[] = [];
-    store.subscribe(keys.invalidationChannel, (tag) => heard.push(tag));
-    const generations = new TenantGenerations(flaky, keys, { retryMs: 10 });
+    bus.subscribe(keys.invalidationChannel, (tag) => heard.push(tag));
+    const generations = new TenantGenerations(store, keys, flaky, { retryMs: 10 });
     closers.push(async () => generations.close());
     await expect(generations.invalidate('acme')).rejects.toThrow('Redis did not answer');
     expect(heard).toEqual([]);

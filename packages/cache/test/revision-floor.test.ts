@@ -3,9 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCacheKeys } from '../src/cache-keys.js';
 import { createCachingResourceService } from '../src/caching-resource-service.js';
 import type { CacheStore } from '../src/cache-store.js';
+import type { RedisConnection } from '../src/redis-connection.js';
 import type { GatewayCache } from '../src/gateway-cache.js';
 import { createGatewayCacheOn } from '../src/gateway-cache.js';
 import { createMemoryStore } from '../src/memory-store.js';
+import { openRedisConnection } from '../src/redis-connection.js';
+import { createRedisReplicaBus } from '../src/redis-replica-bus.js';
 import { createRedisStore } from '../src/redis-store.js';
 import { deleteNamespace, redisUrl, requireRedis, testNamespace } from '@mcpgw/test-helpers/redis';
 import { within } from '@mcpgw/test-helpers/within';
@@ -31,6 +34,7 @@ describe.each(['memory', 'redis'] as const)('revision floor (%s store)', (kind) 
   const secret = randomBytes(32);
   const keys = createCacheKeys({ key: secret, namespace });
   const stores: CacheStore[] = [];
+  const connections: RedisConnection[] = [];
   let shared: CacheStore;
   let replicaA: GatewayCache;
   let replicaB: GatewayCache;
@@ -38,16 +42,26 @@ describe.each(['memory', 'redis'] as const)('revision floor (%s store)', (kind) 
     const open = () => (kind === 'memory' ? shared : createRedisStore({ url: redisUrl(), commandTimeoutMs: 1000 }));
     shared = kind === 'memory' ? createMemoryStore() : createRedisStore({ url: redisUrl(), commandTimeoutMs: 1000 });
     stores.push(shared);
-    replicaA = createGatewayCacheOn(open(), keys);
+    // Each replica's announcements travel on a bus of its own over the real Redis (its echo marked as its own).
+    const bus = () => {
+      const connection = openRedisConnection({ url: redisUrl(), commandTimeoutMs: 1000 });
+      connections.push(connection);
+      return createRedisReplicaBus(connection);
+    };
+    const [busA, busB] = [bus(), bus()];
+    expect(await busA.ready(3000)).toBe(true);
+    expect(await busB.ready(3000)).toBe(true);
+    replicaA = createGatewayCacheOn(open(), keys, busA);
     const storeB = open();
     if (storeB !== shared) stores.push(storeB);
-    replicaB = createGatewayCacheOn(storeB, keys);
+    replicaB = createGatewayCacheOn(storeB, keys, busB);
     expect(await replicaA.ready(3000)).toBe(true);
     expect(await replicaB.ready(3000)).toBe(true);
   });
   afterAll(async () => {
     await replicaA?.close();
     await replicaB?.close();
+    await Promise.all(connections.map((connection) => connection.close()));
   });
 
   const serviceOn = (cache: GatewayCache, tenantId: string, revision: number, label: string) => {

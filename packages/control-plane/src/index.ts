@@ -5,6 +5,9 @@
 export type { SqlDatabase } from './sql-database.js';
 /** The store on a Postgres server (DATABASE_URL). */
 export { createPostgresDatabase } from './postgres-database.js';
+/** The replica bus over Postgres LISTEN/NOTIFY, for several replicas without Redis (docs/adr/0012-one-bus-two-transports.md). */
+export { BUS_CHANNEL, openPostgresReplicaBus } from './postgres-replica-bus.js';
+export type { PostgresReplicaBus, PostgresReplicaBusOptions } from './postgres-replica-bus.js';
 /** The embedded store (PGlite under DATA_DIR), the `npm start` default. */
 export { createPgliteDatabase } from './pglite-database.js';
 /** Brings the schema up to date at start; refuses a newer or edited schema. */

@@ -39,7 +39,7 @@ export async function createPgliteDatabase(options: PgliteDatabaseOptions = {}):
     transaction: (work) => db.transaction((tx) => work(executor(tx))),
     async listen(channel, handlers) {
       // One in-process database: a notification can never be missed.
-      const stop = await db.listen(channel, (payload) => handlers.onNotify(payload));
+      const stop = await db.listen(channel, (payload) => handlers.onNotify(payload, channel));
       return stop;
     },
     close: () => db.close(),

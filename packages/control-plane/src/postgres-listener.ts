@@ -11,20 +11,25 @@ export const LISTEN_HEARTBEAT_MS = 5000;
 
 /**
  * LISTENs on a dedicated connection (a pooled one would lose its LISTEN when
- * returned). A lost connection is reopened with exponential backoff, and
+ * returned), to one channel or several (the replica bus's and the control
+ * plane's share one connection and one heartbeat). A lost connection is reopened with exponential backoff, and
  * `onResubscribed` tells the caller to compare what it holds with the store
- * (the resync of docs/adr/0010-one-replica-bus.md). A connection that went
+ * (the gap of docs/adr/0012-one-bus-two-transports.md). A connection that went
  * silent without an error (a half-open one, on which notifications would
  * never arrive) is found by a heartbeat: a `SELECT 1` every `heartbeatMs`
  * that must answer within as long, or the connection counts as lost.
  */
 export async function listenOnPostgres(
   connectionString: string,
-  channel: string,
+  channel: string | readonly string[],
   handlers: ListenHandlers,
   heartbeatMs = LISTEN_HEARTBEAT_MS,
+  /** The connection's application_name (operators find it in pg_stat_activity; tests end it by it). */
+  applicationName = 'mcpgw-listener',
 ): Promise<() => Promise<void>> {
-  if (!CHANNEL.test(channel)) throw new Error(`not a plain channel name: ${channel}`);
+  const channels = typeof channel === 'string' ? [channel] : [...channel];
+  for (const name of channels) if (!CHANNEL.test(name)) throw new Error(`not a plain channel name: ${name}`);
+  if (channels.length === 0) throw new Error('no channel to listen to');
   const backoff = new Backoff();
   let client: pg.Client | undefined;
   let stopped = false;
@@ -32,9 +37,13 @@ export async function listenOnPostgres(
   let lose: ((error: unknown) => void) | undefined;
 
   const connect = async (): Promise<void> => {
-    const next = new (postgresDriver().Client)({ connectionString, connectionTimeoutMillis: 5000 });
+    const next = new (postgresDriver().Client)({
+      connectionString,
+      connectionTimeoutMillis: 5000,
+      application_name: applicationName,
+    });
     next.on('notification', (message) => {
-      if (message.channel === channel) handlers.onNotify(message.payload ?? '');
+      if (channels.includes(message.channel)) handlers.onNotify(message.payload ?? '', message.channel);
     });
     const lost = (error: unknown): void => {
       if (client !== next || stopped) return;
@@ -48,7 +57,7 @@ export async function listenOnPostgres(
     lose = lost;
     try {
       await next.connect();
-      await next.query(`LISTEN ${channel}`);
+      for (const name of channels) await next.query(`LISTEN ${name}`);
     } catch (error) {
       await next.end().catch(() => undefined);
       throw error;

@@ -36,7 +36,8 @@ export interface SqlDatabase extends SqlExecutor {
 }
 
 export interface ListenHandlers {
-  onNotify(payload: string): void;
+  /** `channel`: the one it came on (the same for every notification of a one-channel listen). */
+  onNotify(payload: string, channel: string): void;
   /** The listening connection came back after a loss: look for what changed meanwhile. */
   onResubscribed?(): void;
   /** The listening connection was lost (it reconnects by itself); for logs. */

@@ -86,3 +86,8 @@ export { valueAtPath } from './value-at-path.js';
 export { createServerKeys, sealedCredentialKeys, type ServerKeys, type ServerKeysOptions } from './server-keys.js';
 /** A JSON Pointer (RFC 6901) from a path of keys and indexes: the admin API's field errors point with it. */
 export { jsonPointer } from './json-pointer.js';
+/** The one bus replicas learn of change by (ADR 12): its interface, the in-process bus of one replica, the text frame. */
+export { checkTopic, createInProcessReplicaBus, type ReplicaBus, type ReplicaBusListener } from './replica-bus.js';
+export { decodeBusFrame, encodeBusFrame } from './replica-bus-frame.js';
+/** Leases keeping a piece of work on one replica (change detection, the control-plane relay). */
+export type { LeaseHandlers, Leases } from './leases.js';

@@ -1,5 +1,5 @@
 import type { GatewayCache, RedisConnection } from '@mcpgw/cache';
-import type { Logger } from '@mcpgw/core';
+import type { Logger, ReplicaBus } from '@mcpgw/core';
 import type { ListenedTenant } from './listened-tenant.js';
 import { openTenantEventBus } from './open-tenant-events.js';
 import type { TenantEvents } from './tenant-event-producers.js';
@@ -10,9 +10,9 @@ export type { TenantEvents } from './tenant-event-producers.js';
 
 /**
  * BuildAppOptions.events. `bus`: one the caller owns and closes (tests pass
- * their own, one per replica). Otherwise the app opens Redis pub/sub when
- * REDIS_URL is set (channels `<namespace>:events:<tenant>`, `namespace`
- * default `mcpgw`), else the in-process bus, and closes it with itself.
+ * their own, one per replica). Otherwise the app's tenant events ride its
+ * replica bus (topics `<namespace>:events:<tenant>`, `namespace` default
+ * `mcpgw`), and close with it.
  */
 export interface EventsOption {
   readonly bus?: TenantEventBus;
@@ -20,7 +20,9 @@ export interface EventsOption {
 }
 
 export interface GatewayEventsOptions {
-  /** The process's Redis connection; unset: the in-process bus. */
+  /** The app's replica bus (Redis, Postgres or in process), which its owner closes. */
+  readonly replicaBus: ReplicaBus;
+  /** The process's Redis connection, for the change-detection leases; unset: in-process leases. */
   readonly redis: RedisConnection | undefined;
   /** The tenants this replica serves now (the tenancy layer's registry). */
   readonly tenants: { readonly serving: ReadonlyMap<string, ListenedTenant> };
@@ -45,7 +47,9 @@ export interface GatewayEvents {
 export function openGatewayEvents(given: EventsOption | undefined, options: GatewayEventsOptions): GatewayEvents {
   const { tenants, cache } = options;
   const logger = options.logger.child({ component: 'tenant-events' });
-  const bus = given?.bus ?? openTenantEventBus({ redis: options.redis, namespace: given?.namespace, logger });
+  const bus =
+    given?.bus ??
+    openTenantEventBus({ bus: options.replicaBus, redis: options.redis, namespace: given?.namespace, logger });
   const owned = given?.bus === undefined;
   const events = createTenantEventProducers({
     bus,

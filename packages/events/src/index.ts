@@ -5,9 +5,12 @@
 
 /** A tenant event (`source`, `configuration`, `stale`), a listener, and the bus that carries them to every replica. */
 export type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
+/** Tenant events on any replica bus (Redis, Postgres, in process), with its counters (docs/adr/0012-one-bus-two-transports.md). */
+export { createReplicaTenantEventBus } from './tenant-event-bus.js';
+export type { ReplicaTenantEventBus, ReplicaTenantEventBusOptions, TenantEventBusStats } from './tenant-event-bus.js';
 /** The in-process bus of a single replica. */
 export { createLocalTenantEventBus } from './local-tenant-event-bus.js';
-/** The bus over Redis pub/sub, on the process's Redis connection (or one of its own), with its counters. */
+/** Tenant events on the Redis transport, on the process's Redis connection (or one of its own), with Redis leases. */
 export { createRedisTenantEventBus } from './redis-tenant-event-bus.js';
 export type {
   RedisTenantEventBus,

@@ -1,28 +1,35 @@
 import type { RedisConnection } from '@mcpgw/cache';
-import type { Logger } from '@mcpgw/core';
-import { createLocalTenantEventBus } from './local-tenant-event-bus.js';
-import { createRedisTenantEventBus } from './redis-tenant-event-bus.js';
-import type { TenantEventBus } from './tenant-events.js';
+import type { Logger, ReplicaBus } from '@mcpgw/core';
+import { createLocalLeases, createRedisLeases } from './leases.js';
+import type { ReplicaTenantEventBus } from './tenant-event-bus.js';
+import { createReplicaTenantEventBus } from './tenant-event-bus.js';
 
 export interface OpenTenantEventBusOptions {
-  /** The process's Redis connection (REDIS_URL); unset: the in-process bus (one replica). */
+  /** The app's replica bus (its owner closes it). */
+  readonly bus: ReplicaBus;
+  /** The process's Redis connection (REDIS_URL), for the change-detection leases; unset: in-process leases. */
   readonly redis: RedisConnection | undefined;
-  /** Channel prefix (see RedisTenantEventBusOptions.namespace). */
+  /** Topic and lease prefix (`<namespace>:events:`, `<namespace>:lease:`). Default `mcpgw`. */
   readonly namespace?: string | undefined;
   readonly logger: Logger;
 }
 
 /**
- * The bus the configuration asks for: Redis pub/sub on the process's Redis connection when REDIS_URL is set,
- * else in-process. Nothing waits for Redis here: until it answers, publishes
- * are owed to the other replicas as `stale`, and listeners that were already
- * listening are told `stale` once it does.
+ * The tenant events the configuration asks for, on the app's replica bus:
+ * with Redis, leases in Redis keep each source's detection on one replica;
+ * without, every replica detects for its own listeners (and hears the
+ * others' detections over the bus). Nothing waits for the transport here:
+ * until it answers, publishes are owed to the other replicas as `stale`.
  */
-export function openTenantEventBus(options: OpenTenantEventBusOptions): TenantEventBus {
-  if (options.redis === undefined) return createLocalTenantEventBus(options.logger);
-  return createRedisTenantEventBus({
-    redis: options.redis,
+export function openTenantEventBus(options: OpenTenantEventBusOptions): ReplicaTenantEventBus {
+  const namespace = options.namespace ?? 'mcpgw';
+  return createReplicaTenantEventBus({
+    bus: options.bus,
+    leases:
+      options.redis === undefined
+        ? createLocalLeases()
+        : createRedisLeases({ redis: options.redis, prefix: `${namespace}:lease:` }),
+    namespace,
     logger: options.logger,
-    ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
   });
 }

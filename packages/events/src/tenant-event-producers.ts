@@ -1,10 +1,9 @@
 import type { Logger, Source } from '@mcpgw/core';
 import { TenantListeners } from './tenant-listeners.js';
-import { wireChanges } from './tenant-event-wire.js';
 import type { TenantEvent, TenantEventBus, TenantEventListener } from './tenant-events.js';
 
 export interface TenantEventProducersOptions {
-  /** Where events travel (Redis pub/sub or in-process), and whose leases decide where detection runs. Not closed by these producers. */
+  /** Where events travel (the replica bus), and whose leases decide where detection runs. Not closed by these producers. */
   readonly bus: TenantEventBus;
   /** The sources of the runtime serving a tenant now; undefined while none serves. */
   readonly sourcesOf: (
@@ -76,11 +75,10 @@ export function createTenantEventProducers(options: TenantEventProducersOptions)
       acquired: (takeover) => {
         stop();
         detecting.add(source.id);
-        stopWatching = source.watch!((change) => {
-          // In pieces that fit one bus message each (a large burst names many resources).
-          for (const piece of wireChanges(change))
-            bus.publish({ type: 'source', tenantId, sourceId: source.id, change: piece });
-        });
+        // The bus splits a large burst into pieces that fit one message of its transport.
+        stopWatching = source.watch!((change) =>
+          bus.publish({ type: 'source', tenantId, sourceId: source.id, change }),
+        );
         if (takeover) bus.publish({ type: 'stale', tenantId });
       },
       lost: stop,

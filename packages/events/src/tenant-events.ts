@@ -1,5 +1,5 @@
 import type { SourceChange } from '@mcpgw/core';
-import type { Leases } from './leases.js';
+import type { Leases } from '@mcpgw/core';
 
 /**
  * Something that may change what a tenant's callers see, in the shape that
@@ -19,9 +19,10 @@ export type TenantEvent =
 export type TenantEventListener = (event: TenantEvent) => void;
 
 /**
- * Carries tenant events to every replica's listeners: Redis pub/sub per
- * tenant when Redis is configured, in-process otherwise. A throwing listener
- * never stops delivery to the others.
+ * Carries tenant events to every replica's listeners, on the replica bus
+ * (Redis pub/sub, Postgres LISTEN/NOTIFY, or in process;
+ * docs/adr/0012-one-bus-two-transports.md). A throwing listener never stops
+ * delivery to the others.
  */
 export interface TenantEventBus {
   /** Sends an event to every replica (this one included). Never throws; failures are logged. */

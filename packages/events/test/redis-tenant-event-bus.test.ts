@@ -8,6 +8,7 @@ import type { RedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import { createRedisTenantEventBus } from '../src/redis-tenant-event-bus.js';
 import type { TenantEvent } from '../src/tenant-events.js';
 import { encodeEnvelope } from '../src/tenant-event-wire.js';
+import { encodeBusFrame } from '@mcpgw/core';
 
 // Two buses on the shared Redis stand for two replicas (one namespace per
 // test, so other runs on the same server hear nothing of them). Redis itself
@@ -109,17 +110,21 @@ describe('the Redis tenant event bus', () => {
     bus.subscribe('acme', acme.listener);
     await channelsBecome(namespace, [`${namespace}:events:acme`]);
     const channel = `${namespace}:events:acme`;
+    // Each in the bus's frame from another replica, so that the tenant event bus reads it.
     const bad = [
       'not json',
-      JSON.stringify({ v: 1, origin: 'elsewhere', event: { type: 'source', tenantId: 'acme' } }),
-      JSON.stringify({ v: 2, origin: 'elsewhere', event: { type: 'stale', tenantId: 'acme' } }),
-      JSON.stringify({ v: 1, origin: 'elsewhere', event: { type: 'stale', tenantId: 'acme' }, extra: true }),
+      JSON.stringify({ v: 2, event: { type: 'source', tenantId: 'acme' } }),
+      // An envelope of the previous wire version (the origin inside it).
+      JSON.stringify({ v: 1, origin: 'elsewhere', event: { type: 'stale', tenantId: 'acme' } }),
+      JSON.stringify({ v: 2, event: { type: 'stale', tenantId: 'acme' }, extra: true }),
       // A valid event of another tenant on this tenant's channel.
-      encodeEnvelope('elsewhere', { type: 'configuration', tenantId: 'other' }),
-      encodeEnvelope('elsewhere', updated('acme', `docs://${'x'.repeat(20_000)}`)),
+      encodeEnvelope({ type: 'configuration', tenantId: 'other' }),
+      encodeEnvelope(updated('acme', `docs://${'x'.repeat(20_000)}`)),
     ];
-    for (const message of bad) await redis.publish(channel, message);
-    await redis.publish(channel, encodeEnvelope('elsewhere', updated('acme', 'docs://fine')));
+    for (const message of bad) await redis.publish(channel, encodeBusFrame('elsewhere', message));
+    // Not a frame at all: the transport drops it before any tenant event bus sees it.
+    await redis.publish(channel, 'no frame');
+    await redis.publish(channel, encodeBusFrame('elsewhere', encodeEnvelope(updated('acme', 'docs://fine'))));
     await acme.next((event) => event.type === 'source');
     expect(acme.events).toEqual([updated('acme', 'docs://fine')]);
     expect(bus.stats()).toMatchObject({ dropped: bad.length, received: 1 });

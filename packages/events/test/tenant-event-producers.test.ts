@@ -110,13 +110,13 @@ describe('tenant event producers', () => {
     expect(shown.flatMap((change) => change.because ?? [])).toEqual(uris);
     // Each piece travels: it encodes within the bound and another replica decodes it as it was sent.
     for (const event of viaBus.events) {
-      const message = encodeEnvelope('r1', event);
+      const message = encodeEnvelope(event);
       expect(message.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
-      expect(decodeEnvelope('acme', message)).toEqual({ ok: true, origin: 'r1', event });
+      expect(decodeEnvelope('acme', message)).toEqual({ ok: true, event });
     }
     // A list change that names nothing cannot be decided per caller: another replica drops it.
     const unnamed = { type: 'source', tenantId: 'acme', sourceId: 'docs', change: { type: 'list-changed' } };
-    expect(decodeEnvelope('acme', JSON.stringify({ v: 1, origin: 'r1', event: unnamed }))).toEqual({
+    expect(decodeEnvelope('acme', JSON.stringify({ v: 2, event: unnamed }))).toEqual({
       ok: false,
       reason: 'malformed',
     });

@@ -66,3 +66,6 @@ export { credentialsOf, servedSourceEntry, setPath } from '@mcpgw/control-plane'
 export type { TenantSync, TenantSyncOptions } from './control-plane/tenant-sync.js';
 /** Starts the sync: an initial pass over every tenant, then one per change signal and a full resync after a gap. */
 export { startTenantSync } from './control-plane/tenant-sync.js';
+/** The revisions topic on the replica bus, and the relay of the control plane's own NOTIFY onto a bus that is not Postgres. */
+export { EVERY_TENANT, revisionsTopic } from './control-plane/revisions-topic.js';
+export { startControlPlaneRelay, type ControlPlaneRelayOptions } from './control-plane/control-plane-relay.js';

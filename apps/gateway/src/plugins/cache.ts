@@ -23,7 +23,10 @@ export interface CacheOptions {
   cache?: GatewayCache | undefined;
 }
 
-/** Decorates `app.gatewayCache` (on the process's Redis connection, redisPlugin), reports the cache's counters to the metrics. */
+/**
+ * Decorates `app.gatewayCache` (on the process's Redis connection, redisPlugin; invalidations on the replica bus,
+ * replicaBusPlugin), reports the cache's counters to the metrics.
+ */
 export const cachePlugin = fastifyPlugin<CacheOptions>(
   async (app, options) => {
     const { keys, logger } = app.settings;
@@ -31,6 +34,7 @@ export const cachePlugin = fastifyPlugin<CacheOptions>(
       options.cache ??
       createGatewayCache({
         redis: app.redis,
+        bus: app.replicaBus,
         key: keys.cacheKey,
         logger: logger.child({ component: 'cache' }),
       });
@@ -41,5 +45,5 @@ export const cachePlugin = fastifyPlugin<CacheOptions>(
       redisCircuitOpen: () => cache.circuitOpen(),
     });
   },
-  { name: 'mcpgw-cache', dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-redis'] },
+  { name: 'mcpgw-cache', dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-redis', 'mcpgw-replica-bus'] },
 );

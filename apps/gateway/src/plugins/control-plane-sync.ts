@@ -1,7 +1,7 @@
 import fastifyPlugin from 'fastify-plugin';
 import type { ControlPlane } from '@mcpgw/tenancy';
 import type { TenantSync } from '@mcpgw/tenancy';
-import { startTenantSync } from '@mcpgw/tenancy';
+import { revisionsTopic, startControlPlaneRelay, startTenantSync } from '@mcpgw/tenancy';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,7 +19,10 @@ export interface ControlPlaneSyncOptions {
 
 /**
  * Serves the tenants the control plane holds, built into `app.tenants`
- * before the app is ready, and follows its changes live. A tenant or a
+ * before the app is ready, and follows its changes live on the replica bus
+ * (docs/adr/0012-one-bus-two-transports.md). On a bus that is not the
+ * control plane's own database (Redis, or in process beside the embedded
+ * store) this replica relays the control plane's NOTIFY onto it. A tenant or a
  * source that cannot start is served as unavailable, not a startup error:
  * one tenant's broken backend never keeps the others from being served.
  */
@@ -27,10 +30,21 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
   async (app, { controlPlane }) => {
     const { config, sourceFactories, logger } = app.settings;
     const cache = app.gatewayCache;
-    const { events, limits } = app;
+    const { events, limits, replicaBus } = app;
+    const topic = revisionsTopic();
     app.decorate('controlPlane', controlPlane);
+    const stopRelay =
+      replicaBus.transport === 'postgres'
+        ? async () => undefined
+        : await startControlPlaneRelay({
+            db: controlPlane.db,
+            bus: replicaBus,
+            topic,
+            logger: logger.child({ component: 'control-plane' }),
+          });
     const sync = await startTenantSync({
-      db: controlPlane.db,
+      bus: replicaBus,
+      topic,
       store: controlPlane.store,
       registry: app.tenants,
       sourceFactories,
@@ -49,14 +63,9 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
     // Another replica started applying a newer revision (the cache's revision floor shows it): apply it here
     // too, even if this replica's own change signal was lost.
     const stopWatchingRevisions = cache.onNewerRevision((tenantId) => sync.request(tenantId));
-    // The one resync rule: after a gap in the Redis subscription, every tenant is compared with the control plane.
-    const stopResync =
-      app.redis?.onResync((gap) => {
-        if (gap) sync.resync();
-      }) ?? (() => undefined);
     app.addHook('onClose', async () => {
-      stopResync();
       stopWatchingRevisions();
+      await stopRelay();
       await sync.stop();
     });
     for (const tenant of app.tenants.serving.values()) {
@@ -70,6 +79,13 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
   },
   {
     name: 'mcpgw-control-plane-sync',
-    dependencies: ['mcpgw-settings', 'mcpgw-cache', 'mcpgw-tenants', 'mcpgw-events', 'mcpgw-limits'],
+    dependencies: [
+      'mcpgw-settings',
+      'mcpgw-replica-bus',
+      'mcpgw-cache',
+      'mcpgw-tenants',
+      'mcpgw-events',
+      'mcpgw-limits',
+    ],
   },
 );

@@ -13,7 +13,7 @@ declare module 'fastify' {
 }
 
 export interface EventsPluginOptions {
-  /** Where tenant change events travel; default: Redis pub/sub with REDIS_URL, else in-process. */
+  /** Where tenant change events travel; default: the app's replica bus. */
   events?: EventsOption | undefined;
 }
 
@@ -27,6 +27,7 @@ export const eventsPlugin = fastifyPlugin<EventsPluginOptions>(
   async (app, options) => {
     const { logger } = app.settings;
     const live = openGatewayEvents(options.events, {
+      replicaBus: app.replicaBus,
       redis: app.redis,
       tenants: app.tenants,
       cache: app.gatewayCache,
@@ -36,5 +37,8 @@ export const eventsPlugin = fastifyPlugin<EventsPluginOptions>(
     app.decorate('cache', live.cache);
     app.addHook('onClose', async () => live.close());
   },
-  { name: 'mcpgw-events', dependencies: ['mcpgw-settings', 'mcpgw-redis', 'mcpgw-cache', 'mcpgw-tenants'] },
+  {
+    name: 'mcpgw-events',
+    dependencies: ['mcpgw-settings', 'mcpgw-redis', 'mcpgw-replica-bus', 'mcpgw-cache', 'mcpgw-tenants'],
+  },
 );

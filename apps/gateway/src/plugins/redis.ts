@@ -6,8 +6,9 @@ declare module 'fastify' {
   interface FastifyInstance {
     /**
      * The process's one Redis connection when REDIS_URL is set (a command
-     * client and a subscriber), shared by the cache, the rate limits and the
-     * replica bus (docs/adr/0010-one-replica-bus.md); undefined without Redis.
+     * client and a subscriber), shared by the cache, the rate limits, the
+     * leases and the replica bus's Redis transport (docs/adr/0010-one-replica-bus.md,
+     * docs/adr/0012-one-bus-two-transports.md); undefined without Redis.
      */
     redis: RedisConnection | undefined;
   }

@@ -1,14 +1,17 @@
-import type { ControlPlaneStore, SqlDatabase } from '@mcpgw/control-plane';
-import { CONTROL_PLANE_CHANNEL } from '@mcpgw/control-plane';
+import type { ControlPlaneStore } from '@mcpgw/control-plane';
 import type { TenantConfig } from '@mcpgw/config';
-import type { Logger, SourceFactory } from '@mcpgw/core';
+import type { Logger, ReplicaBus, SourceFactory } from '@mcpgw/core';
 import { errorSummary } from '@mcpgw/core';
+import { EVERY_TENANT } from './revisions-topic.js';
 import type { TenantRegistry } from '../tenant-registry.js';
 import type { StoredPlacement, TenantRuntime } from '../tenant-runtime.js';
 import { loadServedTenant, runtimeOfStoredTenant } from './stored-tenant-runtime.js';
 
 export interface TenantSyncOptions {
-  readonly db: SqlDatabase;
+  /** The replica bus revisions arrive on (its owner closes it). */
+  readonly bus: ReplicaBus;
+  /** The topic of configuration revisions on it (revisionsTopic). */
+  readonly topic: string;
   readonly store: ControlPlaneStore;
   readonly registry: TenantRegistry<TenantRuntime>;
   /** The source types: a source is served with the credentials its type declares, no others. */
@@ -44,10 +47,10 @@ export interface TenantSync {
   /** Reads the tenant from the control plane again and applies it if it changed (a newer revision seen elsewhere). */
   request(tenantId: string): void;
   /**
-   * The resync after a gap (docs/adr/0010-one-replica-bus.md): compares every
-   * tenant's revision with the control plane once and reads those that differ.
-   * Run when the change signal's connection comes back, and when the
-   * replica bus's subscriber does (a message it carried may be lost).
+   * The resync after a gap (docs/adr/0012-one-bus-two-transports.md): compares
+   * every tenant's revision with the control plane once and reads those that
+   * differ. Run after a gap on the bus, and when a relay of the control
+   * plane's own signal asks every replica to (its connection had a gap).
    */
   resync(): void;
   /** Resolves once every refresh requested so far is done (tests, shutdown). */
@@ -57,11 +60,11 @@ export interface TenantSync {
 
 /**
  * Keeps this replica's tenant registry equal to the control plane: every
- * tenant at start, then each tenant a committed change names (Postgres
- * LISTEN/NOTIFY, delivered at commit), plus a comparison of every revision
- * after any gap in a change signal, which catches what a lost signal missed
- * (`resync`: the LISTEN connection came back, or was found silent by its
- * heartbeat and reopened; or the replica bus resynced; docs/adr/0010-one-replica-bus.md). A tenant whose new
+ * tenant at start, then each tenant a revision message on the replica bus
+ * names (the control plane's NOTIFY at commit, carried by the bus's
+ * transport or relayed onto it), plus a comparison of every revision after
+ * a gap on the bus, which catches what a lost message missed (`resync`;
+ * docs/adr/0012-one-bus-two-transports.md). A tenant whose new
  * configuration does not validate or cannot be built is no longer served
  * (never by its previous runtime, which holds what the change revoked); a
  * source that fails to open serves as unavailable inside the new runtime.
@@ -136,11 +139,27 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     }
   };
 
+  /** Tenants being read now; `true` once asked again meanwhile (each relay announces a change: one read more, not one per copy). */
+  const reading = new Map<string, boolean>();
   const request = (tenantId: string): void => {
     if (stopped) return;
-    const work = refresh(tenantId).catch((error: unknown) =>
-      logger.error({ tenant: tenantId, err: errorSummary(error) }, 'reading the tenant from the control plane failed'),
-    );
+    if (reading.has(tenantId)) {
+      reading.set(tenantId, true);
+      return;
+    }
+    reading.set(tenantId, false);
+    const work = (async () => {
+      do {
+        reading.set(tenantId, false);
+        await refresh(tenantId).catch((error: unknown) =>
+          logger.error(
+            { tenant: tenantId, err: errorSummary(error) },
+            'reading the tenant from the control plane failed',
+          ),
+        );
+      } while (reading.get(tenantId) === true && !stopped);
+      reading.delete(tenantId);
+    })();
     pending.add(work);
     void work.finally(() => pending.delete(work));
   };
@@ -160,11 +179,11 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     );
   };
 
-  const stopListening = await options.db.listen(CONTROL_PLANE_CHANNEL, {
-    onNotify: (tenantId) => request(tenantId),
-    onResubscribed: resync,
-    onLost: (error) => logger.warn({ err: errorSummary(error) }, 'control-plane change signal lost; reconnecting'),
-  });
+  // Subscribed before the first comparison, so a change committed in between is heard or compared.
+  const stopListening = options.bus.subscribe(options.topic, (message) =>
+    message === EVERY_TENANT ? resync() : request(message),
+  );
+  const stopGap = options.bus.onGap(resync);
   await reconcile();
   await Promise.all([...pending]);
 
@@ -176,7 +195,8 @@ export async function startTenantSync(options: TenantSyncOptions): Promise<Tenan
     },
     async stop() {
       stopped = true;
-      await stopListening();
+      stopListening();
+      stopGap();
       await Promise.all([...pending]);
     },
   };
