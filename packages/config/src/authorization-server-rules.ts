@@ -1,6 +1,7 @@
 import type { AuthorizationServerSettings } from './authorization-server-schema.js';
 import type { TenantEntry } from './bootstrap-schema.js';
 import type { ConfigIssue } from './config-error.js';
+import { formatPath } from './config-error.js';
 import type { EnvConfig } from './env.js';
 import { isLoopbackHost } from './env.js';
 
@@ -55,17 +56,27 @@ export function advertisedScopes(tenant: TenantEntry): string[] {
   );
 }
 
-/** Every URL of the settings that the gateway fetches or sends a user to, with its path under the settings. */
-export function authorizationServerUrls(settings: AuthorizationServerSettings): { path: string; url: string }[] {
-  const urls: { path: string; url: string }[] = [];
+/**
+ * Every URL of the settings that the gateway fetches or sends a user to,
+ * with its path under the settings: the egress policy and the rules below
+ * judge each.
+ */
+export function authorizationServerUrls(
+  settings: AuthorizationServerSettings,
+): { path: (string | number)[]; url: string }[] {
+  const urls: { path: (string | number)[]; url: string }[] = [];
   const upstream = settings.upstream;
   if ('issuer' in upstream) {
-    urls.push({ path: 'upstream.issuer', url: upstream.issuer });
-    for (const [key, url] of Object.entries(upstream.endpoints ?? {})) urls.push({ path: `upstream.endpoints.${key}`, url });
+    urls.push({ path: ['upstream', 'issuer'], url: upstream.issuer });
+    for (const [key, url] of Object.entries(upstream.endpoints ?? {})) {
+      urls.push({ path: ['upstream', 'endpoints', key], url });
+    }
   }
   for (const [i, entry] of (settings.enterpriseManaged?.issuers ?? []).entries()) {
-    urls.push({ path: `enterpriseManaged.issuers[${i}].issuer`, url: entry.issuer });
-    if (entry.jwksUri !== undefined) urls.push({ path: `enterpriseManaged.issuers[${i}].jwksUri`, url: entry.jwksUri });
+    urls.push({ path: ['enterpriseManaged', 'issuers', i, 'issuer'], url: entry.issuer });
+    if (entry.jwksUri !== undefined) {
+      urls.push({ path: ['enterpriseManaged', 'issuers', i, 'jwksUri'], url: entry.jwksUri });
+    }
   }
   return urls;
 }
@@ -116,7 +127,7 @@ export function authorizationServerIssues(tenant: TenantEntry, at: string, env: 
   for (const { path, url } of authorizationServerUrls(settings)) {
     if (URL.canParse(url) && isGatewayOrigin(new URL(url), env)) {
       issues.push({
-        path: `${here}.${path}`,
+        path: formatPath(path, here),
         message: "must be another server than this gateway (the sign-in would go round in a circle)",
       });
     }
