@@ -92,7 +92,7 @@ function isGatewayOrigin(url: URL, env: EnvConfig): boolean {
 
 /**
  * The rules of a tenant's hosted authorization server beyond its schema
- * (docs/configuration.md, "Hosted authorization server"):
+ * (docs/configuration.md, `authorizationServer`):
  *
  * - the demo login signs every visitor in as the demo user: loopback binds only,
  *   as the development issuer;

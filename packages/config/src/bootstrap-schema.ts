@@ -73,7 +73,7 @@ export const tenantSchema = z.strictObject({
   adminSignIn: adminSignInSchema.optional(),
   /**
    * The tenant's hosted OAuth 2.1 authorization server (docs/configuration.md,
-   * "Hosted authorization server"); `upstream.clientSecret` is written as
+   * `authorizationServer`); `upstream.clientSecret` is written as
    * `{ "$env": "NAME" }`, `upstream: { "demo": true }` only on a loopback bind.
    */
   authorizationServer: authorizationServerSchema.optional(),

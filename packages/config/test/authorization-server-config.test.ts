@@ -7,7 +7,7 @@ import type { SourceFactory } from '@mcpgw/core';
 import { ConfigError } from '../src/config-error.js';
 import { loadConfig } from '../src/load-config.js';
 
-// The bootstrap file's `authorizationServer` (docs/configuration.md, "Hosted authorization server"), through
+// The bootstrap file's `authorizationServer` (docs/configuration.md, `authorizationServer`), through
 // loadConfig as the gateway reads it: the client secret from the environment, and the rules beyond the schema.
 const factory: SourceFactory<{ root: string }> = {
   type: 'folder',
