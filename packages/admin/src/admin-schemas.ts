@@ -135,7 +135,12 @@ export const oauthClientView = z.object({
 export const oauthClientList = z.object({ clients: z.array(oauthClientView) });
 
 export const oauthGrantQuery = z.strictObject({
-  subject: z.string().min(1).max(500).optional().describe("One user's grants: their account (`sub`)"),
+  subject: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe("One user's grants: their account, the sub claim of their tokens"),
   clientId: z.string().min(1).max(2048).optional().describe("One client's grants"),
 });
 

@@ -17,7 +17,9 @@ export function authorizationServerView(entity: StoredEntity, tenant: StoredTena
   const upstream = entity.document.upstream as Document | undefined;
   const written = upstream?.clientSecret;
   const document =
-    typeof written === 'string' ? { ...entity.document, upstream: { ...upstream, clientSecret: REDACTED } } : entity.document;
+    typeof written === 'string'
+      ? { ...entity.document, upstream: { ...upstream, clientSecret: REDACTED } }
+      : entity.document;
   return {
     document,
     clientSecretSet: entity.secretNames.length > 0 || written !== undefined,
@@ -45,7 +47,10 @@ export function refuseInternalDestinations(settings: AuthorizationServerSettings
       egress.checkHost(new URL(url).hostname.replace(/^\[|\]$/g, ''));
     } catch (error) {
       if (!(error instanceof EgressRefusedError)) throw error;
-      errors.push({ pointer: jsonPointer(path), detail: `${error.reason}: destinations a tenant admin configures must be public` });
+      errors.push({
+        pointer: jsonPointer(path),
+        detail: `${error.reason}: destinations a tenant admin configures must be public`,
+      });
     }
   }
   if (errors.length > 0) {

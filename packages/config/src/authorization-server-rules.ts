@@ -128,7 +128,7 @@ export function authorizationServerIssues(tenant: TenantEntry, at: string, env: 
     if (URL.canParse(url) && isGatewayOrigin(new URL(url), env)) {
       issues.push({
         path: formatPath(path, here),
-        message: "must be another server than this gateway (the sign-in would go round in a circle)",
+        message: 'must be another server than this gateway (the sign-in would go round in a circle)',
       });
     }
   }

@@ -64,7 +64,8 @@ function accessIssues(
   }
   if (tenant.auth === undefined) {
     // A hosted authorization server is the issuer the tenant trusts.
-    if (completeness === 'being-set-up' || tenant.authorizationServer !== undefined) return publicUrlIssues(tenant, env);
+    if (completeness === 'being-set-up' || tenant.authorizationServer !== undefined)
+      return publicUrlIssues(tenant, env);
     return [
       {
         path: `${at}.auth`,
@@ -227,9 +228,7 @@ export async function checkTenant(
     anonymous: tenant.anonymous,
     // A tenant with a hosted authorization server authenticates even without issuers of its own:
     // an `auth` with none, so its runtime has an authenticator (fails closed) and never counts as anonymous.
-    auth:
-      tenant.auth ??
-      (tenant.authorizationServer === undefined ? undefined : { issuers: [], requiredScopes: [] }),
+    auth: tenant.auth ?? (tenant.authorizationServer === undefined ? undefined : { issuers: [], requiredScopes: [] }),
     grants: tenant.grants,
     sources,
     ...(tenant.limits === undefined ? {} : { limits: tenant.limits }),

@@ -120,7 +120,9 @@ describe('tenant authorizationServer', () => {
     expect(await issues(load({ authorizationServer: server(['mcp:read', 'mcp:raed']) }))).toEqual([
       {
         path: 'tenants[0].authorizationServer.scopes[1]',
-        message: expect.stringContaining('"mcp:raed" is not a scope this tenant uses; it advertises "mcp:read"') as string,
+        message: expect.stringContaining(
+          '"mcp:raed" is not a scope this tenant uses; it advertises "mcp:read"',
+        ) as string,
       },
     ]);
     const required = { auth: { issuers: [], requiredScopes: ['mcp:use'] } };
@@ -147,6 +149,9 @@ describe('tenant authorizationServer', () => {
   it('refuses a hosted server on an anonymous tenant', async () => {
     expect(
       await issues(load({ anonymous: true, grants: [], authorizationServer: { upstream: { demo: true } } })),
-    ).toContainEqual({ path: 'tenants[0].authorizationServer', message: expect.stringContaining('anonymous') as string });
+    ).toContainEqual({
+      path: 'tenants[0].authorizationServer',
+      message: expect.stringContaining('anonymous') as string,
+    });
   });
 });

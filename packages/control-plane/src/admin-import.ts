@@ -67,7 +67,7 @@ export function checkEntityBody(input: EntityWriteInput): void {
   if (kind === 'source') return;
   refuseOperatorFields(writer, kind, body);
   if (kind === 'authorization-server' && name !== AUTHORIZATION_SERVER_NAME) {
-    throw new TenantWriteRefusal('validation-failed', "A tenant has one authorization server", [
+    throw new TenantWriteRefusal('validation-failed', 'A tenant has one authorization server', [
       { parameter: 'name', detail: `must be ${JSON.stringify(AUTHORIZATION_SERVER_NAME)}` },
     ]);
   }

@@ -77,7 +77,10 @@ export async function importAuthorizationServer(
     );
   }
   if (reference !== undefined) {
-    return { document: { ...document, upstream: { ...asDocument(document.upstream), [SECRET_KEY]: reference } }, secrets: undefined };
+    return {
+      document: { ...document, upstream: { ...asDocument(document.upstream), [SECRET_KEY]: reference } },
+      secrets: undefined,
+    };
   }
   // Proves the sealed secret still opens here before the write keeps it.
   await reads.openAuthorizationServerSecrets(tenantId);

@@ -76,7 +76,9 @@ export function fieldRule(
       return sourceModel?.credentials.includes(path) === true ? CREDENTIAL : TENANT_ADMIN;
     case 'authorization-server':
       if (path === AUTHORIZATION_SERVER_DEMO) {
-        return operatorField('Only platform operators may turn on the demo login (every visitor signs in as the demo user)');
+        return operatorField(
+          'Only platform operators may turn on the demo login (every visitor signs in as the demo user)',
+        );
       }
       return path === AUTHORIZATION_SERVER_SECRET ? CREDENTIAL : TENANT_ADMIN;
     case 'grant':

@@ -136,9 +136,10 @@ describe("a tenant's hosted authorization server through the admin API", () => {
     const created = await put({ upstream: upstream({ clientSecret: SECRET }), claims: { groups: 'roles' } });
     expect(created.status, created.text).toBe(201);
     expect(created.json).toMatchObject({ clientSecretSet: true, writtenBy: 'tenant-admin', version: 1 });
-    expect(created.json.document).toMatchObject({
-      upstream: { issuer: UPSTREAM, clientId: 'gateway-alpha', scopes: ['openid', 'profile', 'email'] },
-      claims: { groups: 'roles', subject: 'sub' },
+    // Stored as written, as the bootstrap file's entry is (the defaults are filled in when it is served).
+    expect(created.json.document).toEqual({
+      upstream: { issuer: UPSTREAM, clientId: 'gateway-alpha' },
+      claims: { groups: 'roles' },
     });
     expect(created.text).not.toContain(SECRET);
     expect(created.json.document).toHaveProperty('upstream');
@@ -148,7 +149,12 @@ describe("a tenant's hosted authorization server through the admin API", () => {
     expect(got.headers.get('etag')).toBe('"1"');
     expect(got.json).toEqual(created.json);
     // Served through servedTenantEntry → runtimeOfStoredTenant with the sealed secret merged back in.
-    expect((await served())?.upstream).toMatchObject({ issuer: UPSTREAM, clientSecret: SECRET });
+    expect((await served())?.upstream).toEqual({
+      issuer: UPSTREAM,
+      clientId: 'gateway-alpha',
+      clientSecret: SECRET,
+      scopes: ['openid', 'profile', 'email'],
+    });
     const audit = await f.call('GET', '/tenants/alpha/audit?targetType=authorization-server', { token: alphaAdmin });
     expect(audit.json.events).toEqual([
       expect.objectContaining({

@@ -42,7 +42,9 @@ export const authorizationRecordRoutes: readonly AdminRoute[] = [
     tag: 'AuthorizationServer',
     access: 'tenant',
     params: tenantIdParams,
-    responses: { 200: { description: 'Registered clients and metadata-document clients seen', schema: oauthClientList } },
+    responses: {
+      200: { description: 'Registered clients and metadata-document clients seen', schema: oauthClientList },
+    },
     async handler({ params, deps }) {
       const tenant = await requireTenant(deps, params.tenantId);
       const clients = await recordsOf(deps).listClients(tenant.id);

@@ -1,6 +1,12 @@
 import type { AuthorizationServerSettings } from '@mcpgw/config';
 import type { Document, EntityWriteInput } from '@mcpgw/control-plane';
-import { AUTHORIZATION_SERVER_NAME, checkEntityBody, checkTenantWrite, importEntity, writerOf } from '@mcpgw/control-plane';
+import {
+  AUTHORIZATION_SERVER_NAME,
+  checkEntityBody,
+  checkTenantWrite,
+  importEntity,
+  writerOf,
+} from '@mcpgw/control-plane';
 import {
   AdminProblem,
   authorizationServerBody,
@@ -19,7 +25,11 @@ import { defineAdminRoute } from '../admin-route.js';
 const PATH = '/tenants/{tenantId}/authorization-server';
 const KIND = 'authorization-server';
 const WHAT = "the tenant's authorization server";
-const one = { description: "The tenant's authorization server settings", schema: authorizationServerViewSchema, etag: true };
+const one = {
+  description: "The tenant's authorization server settings",
+  schema: authorizationServerViewSchema,
+  etag: true,
+};
 const absent = () => new AdminProblem('not-found', 'This tenant has no hosted authorization server');
 
 /**
@@ -52,7 +62,7 @@ export const authorizationServerRoutes: readonly AdminRoute[] = [
     operationId: 'putAuthorizationServer',
     summary: "Create or replace the tenant's hosted authorization server settings",
     description:
-      "The bootstrap file's `authorizationServer`. `upstream.clientSecret` is write-only (sealed at rest, never returned; absent keeps the stored one while `upstream.issuer` and `upstream.endpoints.token` stay the same, `null` removes it). `upstream: {\"demo\": true}` is for platform operators on a loopback bind only. A tenant admin's upstream and assertion issuers must be public destinations (the egress policy).",
+      'The bootstrap file\'s `authorizationServer`. `upstream.clientSecret` is write-only (sealed at rest, never returned; absent keeps the stored one while `upstream.issuer` and `upstream.endpoints.token` stay the same, `null` removes it). `upstream: {"demo": true}` is for platform operators on a loopback bind only. A tenant admin\'s upstream and assertion issuers must be public destinations (the egress policy).',
     tag: 'AuthorizationServer',
     access: 'tenant',
     params: tenantIdParams,
@@ -67,7 +77,10 @@ export const authorizationServerRoutes: readonly AdminRoute[] = [
         tenantId: tenant.id,
         kind: KIND,
         name: AUTHORIZATION_SERVER_NAME,
-        body: call.body as Document,
+        // As written (validated by the body schema above), as the bootstrap file's entry is stored:
+        // the schema's output fills in defaults and turns connector presets into objects it does
+        // not itself accept again, so storing it would make the next check refuse the tenant.
+        body: call.request.body as Document,
         writer: writerOf(call.writeContext),
       };
       checkEntityBody(input);
@@ -76,11 +89,18 @@ export const authorizationServerRoutes: readonly AdminRoute[] = [
       }
       const current = await deps.store.getEntity(tenant.id, KIND, AUTHORIZATION_SERVER_NAME);
       const options = writeOptions(call.preconditions, current, WHAT);
-      const stored = await deps.store.putEntity(call.writeContext, tenant.id, KIND, AUTHORIZATION_SERVER_NAME, input.body, {
-        ...options,
-        prepare: (reads, replaced) => importEntity({ sourceFactories: deps.sourceFactories, reads }, input, replaced),
-        check: (reads) => checkTenantWrite(deps, reads, tenant.id, { kind: KIND, name: AUTHORIZATION_SERVER_NAME }),
-      });
+      const stored = await deps.store.putEntity(
+        call.writeContext,
+        tenant.id,
+        KIND,
+        AUTHORIZATION_SERVER_NAME,
+        input.body,
+        {
+          ...options,
+          prepare: (reads, replaced) => importEntity({ sourceFactories: deps.sourceFactories, reads }, input, replaced),
+          check: (reads) => checkTenantWrite(deps, reads, tenant.id, { kind: KIND, name: AUTHORIZATION_SERVER_NAME }),
+        },
+      );
       return {
         status: current === undefined ? 201 : 200,
         body: authorizationServerView(stored, tenant),
