@@ -115,3 +115,21 @@ export const connectionTestExamples: Readonly<Record<string, AdminExample>> = {
     },
   },
 };
+
+export const authorizationServerExamples: Readonly<Record<string, AdminExample>> = {
+  entra: {
+    summary:
+      'Sign users in at Entra ID (no dynamic registration there: the gateway is its one client); the secret is write-only',
+    value: {
+      upstream: {
+        issuer: 'https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0',
+        clientId: '11111111-2222-3333-4444-555555555555',
+        clientSecret: 'the-client-secret',
+        scopes: ['openid', 'profile', 'email'],
+      },
+      claims: { groups: 'roles' },
+      clients: { metadataDocuments: { allow: ['claude'] }, registration: { enabled: false } },
+      tokens: { accessTokenSeconds: 600 },
+    },
+  },
+};

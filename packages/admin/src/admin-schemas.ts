@@ -1,4 +1,11 @@
-import { grantSchema, issuerSchema, slug, sourceTtlMsSchema, tenantLimitsSchema } from '@mcpgw/config';
+import {
+  authorizationServerSchema,
+  grantSchema,
+  issuerSchema,
+  slug,
+  sourceTtlMsSchema,
+  tenantLimitsSchema,
+} from '@mcpgw/config';
 import { adminRoleBindingSchema } from '@mcpgw/config';
 import { SOURCE_FAILURE_REASONS } from '@mcpgw/core';
 import { z } from 'zod';
@@ -82,6 +89,73 @@ export const entityViewSchema = z.object({
 
 export const entityList = z.object({ items: z.array(entityViewSchema) });
 
+const [openIdUpstream, demoUpstream] = authorizationServerSchema.shape.upstream.options;
+
+/**
+ * A tenant's hosted authorization server settings: the bootstrap file's
+ * `authorizationServer`, its upstream's `clientSecret` write-only (sealed at
+ * rest, never returned; absent keeps the stored one, `null` removes it).
+ */
+export const authorizationServerBody = authorizationServerSchema.extend({
+  upstream: z.union([
+    openIdUpstream.extend({
+      clientSecret: z
+        .string()
+        .min(1)
+        .max(2000)
+        .nullable()
+        .optional()
+        .describe('Write-only: absent keeps the stored secret, null removes it (a public client, PKCE alone)'),
+    }),
+    demoUpstream,
+  ]),
+});
+
+export const authorizationServerView = z.object({
+  document: z.record(z.string(), z.unknown()).describe('The settings as stored, without the client secret'),
+  clientSecretSet: z.boolean().describe('Whether an upstream client secret is stored (never its value)'),
+  version: z.int().describe('The ETag is this number in quotes'),
+  updatedAt: z.string(),
+  writtenBy: z.enum(['operator', 'tenant-admin']),
+  tenantManagedBy: managedBy,
+});
+
+export const oauthClientParams = z.strictObject({ tenantId: slug, clientId: z.string().min(1).max(2048) });
+export const oauthGrantParams = z.strictObject({ tenantId: slug, grantId: z.string().min(1).max(256) });
+
+export const oauthClientView = z.object({
+  clientId: z.string().describe('A Client ID Metadata Document URL, or the id issued at registration'),
+  kind: z.enum(['metadata-document', 'registered']),
+  clientName: z.string().optional().describe('As the client states it (not verified)'),
+  redirectUris: z.array(z.string()),
+  createdAt: z.string().optional(),
+  lastUsedAt: z.string().optional(),
+});
+
+export const oauthClientList = z.object({ clients: z.array(oauthClientView) });
+
+export const oauthGrantQuery = z.strictObject({
+  subject: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe("One user's grants: their account, the sub claim of their tokens"),
+  clientId: z.string().min(1).max(2048).optional().describe("One client's grants"),
+});
+
+export const oauthGrantView = z.object({
+  grantId: z.string(),
+  subject: z.string().describe('The user (`sub` of the tokens issued under it)'),
+  clientId: z.string(),
+  scopes: z.array(z.string()),
+  resources: z.array(z.string()).optional(),
+  createdAt: z.string().optional(),
+  expiresAt: z.string().optional(),
+});
+
+export const oauthGrantList = z.object({ grants: z.array(oauthGrantView) });
+
 export const sourceHealthView = z.object({
   name: z.string(),
   serving: z.boolean().describe('Whether the serving runtime has this source open (false when it failed to start)'),
@@ -129,7 +203,18 @@ export const auditQuery = z.strictObject({
   cursor: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(200).optional(),
   action: z.enum(['create', 'update', 'delete']).optional(),
-  targetType: z.enum(['tenant', 'issuer', 'source', 'grant', 'admin-role-binding']).optional(),
+  targetType: z
+    .enum([
+      'tenant',
+      'issuer',
+      'source',
+      'grant',
+      'admin-role-binding',
+      'authorization-server',
+      'oauth-client',
+      'oauth-grant',
+    ])
+    .optional(),
   targetId: z.string().min(1).optional(),
   actor: z.string().min(1).optional().describe("The actor's subject"),
   since: z.iso.datetime({ offset: true }).optional(),

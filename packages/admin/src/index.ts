@@ -53,6 +53,22 @@ export type {
   TenantRuntimeView,
 } from './tenant-ports.js';
 
+// A tenant's hosted authorization server: the port to its records (connected clients, users'
+// grants), and how its settings and records are shown.
+export type {
+  AuthorizationRecords,
+  ConnectedClient,
+  ConnectedClientKind,
+  UserGrant,
+  UserGrantFilter,
+} from './authorization-records.js';
+export {
+  authorizationServerView,
+  oauthClientView,
+  oauthGrantView,
+  refuseInternalDestinations,
+} from './authorization-server-views.js';
+
 // The operations as clients see them: schemas, examples, views, conditional requests
 // (RFC 9110 section 13.1).
 export type {
@@ -67,6 +83,8 @@ export {
   auditEventView,
   auditPage,
   auditQuery,
+  authorizationServerBody,
+  authorizationServerView as authorizationServerViewSchema,
   connectionTestView,
   createTenantBody,
   entityList,
@@ -74,6 +92,13 @@ export {
   entityViewSchema,
   grantBody,
   issuerBody,
+  oauthClientList,
+  oauthClientParams,
+  oauthClientView as oauthClientViewSchema,
+  oauthGrantList,
+  oauthGrantParams,
+  oauthGrantQuery,
+  oauthGrantView as oauthGrantViewSchema,
   problemSchema,
   sourceBody,
   sourceHealthView,
@@ -85,6 +110,7 @@ export {
 } from './admin-schemas.js';
 export {
   adminRoleBindingExamples,
+  authorizationServerExamples,
   connectionTestExamples,
   createTenantExamples,
   grantExamples,

@@ -197,7 +197,7 @@ export function openApiDocument(routes: readonly AdminOperation[], serverUrl: st
       title: 'MCP resource gateway admin API',
       version: '1',
       description:
-        'Tenants, their issuers, sources, grants and admin role bindings, their status and audit log. Errors are RFC 9457 problem details.',
+        "Tenants, their issuers, sources, grants, admin role bindings and hosted authorization server (its connected clients and users' grants), their status and audit log. Errors are RFC 9457 problem details.",
     },
     servers: [{ url: `${serverUrl}${ADMIN_PREFIX}` }],
     paths,

@@ -41,13 +41,13 @@ export const adminProblemRegistry = {
     status: 403,
     title: 'Not allowed',
     surface: 'api',
-    when: 'a valid token without an admin role; a tenant admin on an operator-only route or source type',
+    when: 'a valid token without an admin role; a tenant admin on an operator-only route, source type or setting',
   },
   'not-found': {
     status: 404,
     title: 'Not found',
     surface: 'api',
-    when: 'no such tenant (or not one you administer), entity or route; a tenant without browser sign-in',
+    when: 'no such tenant (or not one you administer), entity, client, grant or route; a tenant without browser sign-in',
   },
   conflict: {
     status: 409,

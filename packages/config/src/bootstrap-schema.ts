@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { adminSignInSchema } from './admin-sign-in-schema.js';
 import { adminRoleBindingEntrySchema } from './admin-role-binding-schema.js';
-import { grantSchema, tenantAuthDraftSchema, tenantAuthSchema } from './auth-schema.js';
+import { grantSchema, tenantAuthDraftSchema } from './auth-schema.js';
+import { authorizationServerSchema } from './authorization-server-schema.js';
 
 /** Tenant and source ids appear in URLs and URIs: lower-case slugs. */
 export const slug = z
@@ -57,14 +58,25 @@ export const tenantSchema = z.strictObject({
    * gateway refuses to start with one unless it binds to a loopback address.
    */
   anonymous: z.boolean().default(false),
-  /** Who may call: the identity providers this tenant trusts (docs/configuration.md). */
-  auth: tenantAuthSchema.optional(),
+  /**
+   * Who may call: the identity providers this tenant trusts (docs/configuration.md).
+   * A served tenant needs at least one, unless it has a hosted authorization
+   * server (`authorizationServer`), whose issuer it trusts implicitly
+   * (checked with the tenant's other rules, checkTenant).
+   */
+  auth: tenantAuthDraftSchema.optional(),
   /** What each caller sees; without a matching grant a caller sees nothing. */
   grants: z.array(grantSchema).default([]),
   sources: z.array(sourceEntrySchema).min(1, 'a tenant needs at least one source'),
   /** Rate limits and the in-flight cap; omitted keys take the gateway-wide defaults. */
   limits: tenantLimitsSchema.optional(),
   adminSignIn: adminSignInSchema.optional(),
+  /**
+   * The tenant's hosted OAuth 2.1 authorization server (docs/configuration.md,
+   * `authorizationServer`); `upstream.clientSecret` is written as
+   * `{ "$env": "NAME" }`, `upstream: { "demo": true }` only on a loopback bind.
+   */
+  authorizationServer: authorizationServerSchema.optional(),
   /** Who may manage this tenant through the admin API (docs/admin-api.md); names unique. */
   adminRoleBindings: z
     .array(adminRoleBindingEntrySchema)
@@ -78,7 +90,6 @@ export const tenantSchema = z.strictObject({
  * issuer yet. It is served once it has both (or is anonymous and has a source).
  */
 export const tenantDraftSchema = tenantSchema.extend({
-  auth: tenantAuthDraftSchema.optional(),
   sources: z.array(sourceEntrySchema),
 });
 

@@ -40,3 +40,5 @@ export {
   type ClientPolicy,
   type UpstreamSettings,
 } from './authorization-server-schema.js';
+/** The hosted authorization server's rules beyond its schema, and the URLs it reaches (judged by the egress policy). */
+export { authorizationServerUrls, MAX_EXTRA_CLAIMS, RESERVED_TOKEN_CLAIMS } from './authorization-server-rules.js';

@@ -1,6 +1,7 @@
 import type { SourceFactory, UriSpace } from '@mcpgw/core';
 import { grantPatternProblem } from '@mcpgw/policy';
 import { adminSignInIssues } from './admin-sign-in-schema.js';
+import { authorizationServerIssues } from './authorization-server-rules.js';
 import type { GrantEntry } from './auth-schema.js';
 import type { SourceEntry, TenantEntry } from './bootstrap-schema.js';
 import { sourceEntrySchema } from './bootstrap-schema.js';
@@ -62,7 +63,9 @@ function accessIssues(
     return issues;
   }
   if (tenant.auth === undefined) {
-    if (completeness === 'being-set-up') return publicUrlIssues(tenant, env);
+    // A hosted authorization server is the issuer the tenant trusts.
+    if (completeness === 'being-set-up' || tenant.authorizationServer !== undefined)
+      return publicUrlIssues(tenant, env);
     return [
       {
         path: `${at}.auth`,
@@ -70,6 +73,9 @@ function accessIssues(
           'declare the identity providers this tenant trusts (auth.issuers), or "anonymous": true for loopback development',
       },
     ];
+  }
+  if (tenant.auth.issuers.length === 0 && completeness === 'served' && tenant.authorizationServer === undefined) {
+    issues.push({ path: `${at}.auth.issuers`, message: 'a tenant that authenticates needs at least one issuer' });
   }
   const seen = new Set<string>();
   for (const [i, issuer] of tenant.auth.issuers.entries()) {
@@ -213,16 +219,20 @@ export async function checkTenant(
 ): Promise<TenantConfig> {
   issues.push(...accessIssues(tenant, at, context.env, completeness), ...grantIssues(tenant, at));
   issues.push(...adminSignInIssues(tenant.adminSignIn, tenant.auth?.issuers ?? [], at, completeness));
+  issues.push(...authorizationServerIssues(tenant, at, context.env));
   const sources = await validateSources(tenant.sources, at, context.registry, issues);
   issues.push(...grantPatternIssues(tenant.grants, sources, context.registry, at));
   return {
     id: tenant.id,
     name: tenant.name ?? tenant.id,
     anonymous: tenant.anonymous,
-    auth: tenant.auth,
+    // A tenant with a hosted authorization server authenticates even without issuers of its own:
+    // an `auth` with none, so its runtime has an authenticator (fails closed) and never counts as anonymous.
+    auth: tenant.auth ?? (tenant.authorizationServer === undefined ? undefined : { issuers: [], requiredScopes: [] }),
     grants: tenant.grants,
     sources,
     ...(tenant.limits === undefined ? {} : { limits: tenant.limits }),
     ...(tenant.adminSignIn === undefined ? {} : { adminSignIn: tenant.adminSignIn }),
+    ...(tenant.authorizationServer === undefined ? {} : { authorizationServer: tenant.authorizationServer }),
   };
 }

@@ -1,6 +1,8 @@
 import type { SourceFactory } from '@mcpgw/core';
 import { jsonPointer } from '@mcpgw/core';
+import { importAuthorizationServer } from './authorization-server-import.js';
 import type { EntityWriter, StoredEntity, TenantEntityKind } from './entity-rows.js';
+import { AUTHORIZATION_SERVER_NAME } from './entity-rows.js';
 import type { ImportedSource } from './source-import.js';
 import { importSource } from './source-import.js';
 import { operatorFieldSet } from './tenant-model.js';
@@ -64,6 +66,11 @@ export function checkEntityBody(input: EntityWriteInput): void {
   refuseEnvReferences(body);
   if (kind === 'source') return;
   refuseOperatorFields(writer, kind, body);
+  if (kind === 'authorization-server' && name !== AUTHORIZATION_SERVER_NAME) {
+    throw new TenantWriteRefusal('validation-failed', 'A tenant has one authorization server', [
+      { parameter: 'name', detail: `must be ${JSON.stringify(AUTHORIZATION_SERVER_NAME)}` },
+    ]);
+  }
   if (kind === 'issuer') {
     const expected = body.development === true ? 'development' : body.issuer;
     if (name !== expected) {
@@ -77,7 +84,8 @@ export function checkEntityBody(input: EntityWriteInput): void {
 /**
  * The admin API's importer of one entity (the bootstrap file's entry of that
  * kind, its name from the path): checkEntityBody, then a source by its
- * type's model (importSource). Runs inside the write's transaction, after
+ * type's model (importSource), the authorization server by its own
+ * (importAuthorizationServer: its client secret sealed apart). Runs inside the write's transaction, after
  * the tenant's lock, against the stored entity it replaces (`current`);
  * throws TenantWriteRefusal, changing nothing.
  */
@@ -87,6 +95,9 @@ export async function importEntity(
   current: StoredEntity | undefined,
 ): Promise<ImportedSource> {
   checkEntityBody(input);
+  if (input.kind === 'authorization-server') {
+    return importAuthorizationServer(context.reads, input.tenantId, input.body, current);
+  }
   if (input.kind !== 'source') return { document: input.body, secrets: undefined };
   return importSource(context, input.tenantId, input.name, input.body, input.writer, current);
 }

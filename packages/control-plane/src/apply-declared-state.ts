@@ -2,11 +2,21 @@ import type { ControlPlaneStore, Document, TenantEntityKind } from './control-pl
 import { writerOf } from './entity-rows.js';
 import type { WriteContext } from './write-context.js';
 
+/** One entity as a declaration states it. */
+export interface DeclaredEntity {
+  readonly name: string;
+  readonly document: Document;
+}
+
 /** A tenant as a declarative source (the bootstrap file) states it. */
 export interface DeclaredTenant {
   readonly id: string;
   readonly document: Document;
-  readonly entities: Readonly<Record<TenantEntityKind, readonly { name: string; document: Document }[]>>;
+  /** Each kind's entities by name; the authorization server (a singleton) is at most one, absent: none. */
+  readonly entities: Readonly<
+    Record<Exclude<TenantEntityKind, 'authorization-server'>, readonly DeclaredEntity[]> &
+      Partial<Record<'authorization-server', readonly DeclaredEntity[]>>
+  >;
   /**
    * Delete what this tenant owns in the store but the declaration does not
    * mention. Off by default: the file never deletes what it does not mention
@@ -20,7 +30,7 @@ export interface ApplyReport {
   readonly changes: readonly string[];
 }
 
-const KINDS: readonly TenantEntityKind[] = ['issuer', 'source', 'grant', 'admin-role-binding'];
+const KINDS: readonly TenantEntityKind[] = ['issuer', 'source', 'grant', 'admin-role-binding', 'authorization-server'];
 
 /** Key order does not matter to jsonb; compare documents in one canonical form. */
 function canonical(value: unknown): string {
@@ -90,7 +100,7 @@ async function applyTenant(
   }
   for (const kind of KINDS) {
     const stored = new Map((await store.listEntities(declared.id, kind)).map((entity) => [entity.name, entity]));
-    for (const { name, document } of declared.entities[kind]) {
+    for (const { name, document } of declared.entities[kind] ?? []) {
       const existing = stored.get(name);
       stored.delete(name);
       // An entry a tenant admin last wrote is written again, so the file's owner (an operator) owns it.

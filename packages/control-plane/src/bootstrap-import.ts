@@ -1,5 +1,6 @@
 import type { DeclaredTenant } from './apply-declared-state.js';
-import type { StoredTenantModel } from './stored-tenant.js';
+import { AUTHORIZATION_SERVER_NAME } from './entity-rows.js';
+import type { StoredPart, StoredTenantModel } from './stored-tenant.js';
 import type { Document } from './tenant-rows.js';
 
 const asDocument = (value: unknown): Document =>
@@ -11,12 +12,12 @@ const asList = (value: unknown): Document[] => (Array.isArray(value) ? value.map
  * The bootstrap file's importer: one of its tenants (as written, `$env`
  * references kept, already validated whole by the file's rules) taken apart
  * into the tenant model's parts, the tenant's own settings and each entity
- * by its name, as the admin API stores them one write at a time (so an admin
+ * by its name (its hosted authorization server the one entity of its kind), as the admin API stores them one write at a time (so an admin
  * can change one grant without rewriting the tenant). The file is an
  * operator's: every field of the model is its to set.
  */
 export function declaredTenantFromEntry(entry: Document): DeclaredTenant {
-  const { id, grants, sources, auth, adminRoleBindings, ...settings } = entry;
+  const { id, grants, sources, auth, adminRoleBindings, authorizationServer, ...settings } = entry;
   const { issuers, ...authSettings } = asDocument(auth);
   return {
     id: String(id),
@@ -32,6 +33,11 @@ export function declaredTenantFromEntry(entry: Document): DeclaredTenant {
         name: String(name),
         document,
       })),
+      // A singleton: the file's `authorizationServer`, its client secret an `$env` reference kept as written.
+      'authorization-server':
+        authorizationServer === undefined
+          ? []
+          : [{ name: AUTHORIZATION_SERVER_NAME, document: asDocument(authorizationServer) }],
     },
   };
 }
@@ -44,7 +50,7 @@ export function declaredTenantFromEntry(entry: Document): DeclaredTenant {
  */
 export function storedTenantOfDeclared(declared: DeclaredTenant): StoredTenantModel {
   const parts = (kind: keyof DeclaredTenant['entities']) =>
-    declared.entities[kind].map(({ name, document }) => ({ name, document, writtenBy: 'operator' as const }));
+    (declared.entities[kind] ?? []).map(({ name, document }) => ({ name, document, writtenBy: 'operator' as const }));
   return {
     id: declared.id,
     status: 'active',
@@ -54,5 +60,8 @@ export function storedTenantOfDeclared(declared: DeclaredTenant): StoredTenantMo
     sources: parts('source').map((source) => ({ ...source, secrets: {} })),
     grants: parts('grant'),
     adminRoleBindings: parts('admin-role-binding'),
+    ...((declared.entities['authorization-server'] ?? []).length === 0
+      ? {}
+      : { authorizationServer: { ...(parts('authorization-server')[0] as StoredPart), secrets: {} } }),
   };
 }

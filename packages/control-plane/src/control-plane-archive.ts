@@ -1,5 +1,5 @@
 import { SealedSecretError, type SecretBox } from './secret-box.js';
-import { sourceSecretsPlace } from './source-secrets.js';
+import { authorizationServerSecretsPlace, sourceSecretsPlace } from './source-secrets.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 
 /** The migrations' own bookkeeping (migrate.ts): not part of an archive, which records only its version. */
@@ -36,9 +36,19 @@ export class ArchiveError extends Error {
   override readonly name = 'ArchiveError';
 }
 
+/** The tables with a `sealed_secrets` column, and what each value there is bound to. */
+const SEALED_TABLES = {
+  sources: sourceSecretsPlace,
+  authorization_servers: authorizationServerSecretsPlace,
+} as const;
+
+type SealedTable = keyof typeof SEALED_TABLES;
+
+const isSealedTable = (table: string): table is SealedTable => Object.hasOwn(SEALED_TABLES, table);
+
 /** Where a sealed value lives, for re-sealing it under the importing store's key. */
 export interface SealedCell {
-  readonly table: 'sources';
+  readonly table: SealedTable;
   readonly tenantId: string;
   readonly name: string;
   readonly sealed: string;
@@ -145,7 +155,7 @@ export async function importControlPlane(
     let resealed = 0;
     for (const table of tables) {
       const rows = (checked.tables[table] ?? []).map((row) => {
-        if (table !== 'sources' || typeof row.sealed_secrets !== 'string' || options.reseal === undefined) return row;
+        if (!isSealedTable(table) || typeof row.sealed_secrets !== 'string' || options.reseal === undefined) return row;
         resealed += 1;
         const cell: SealedCell = {
           table,
@@ -211,7 +221,7 @@ function checkArchive(value: unknown): ControlPlaneArchive {
  */
 export function resealing(target: SecretBox, previous: readonly SecretBox[]): (cell: SealedCell) => string {
   return (cell) => {
-    const place = sourceSecretsPlace(cell.tenantId, cell.name);
+    const place = SEALED_TABLES[cell.table](cell.tenantId, cell.name);
     for (const box of [target, ...previous]) {
       let plaintext: string;
       try {
@@ -223,7 +233,7 @@ export function resealing(target: SecretBox, previous: readonly SecretBox[]): (c
       return box === target && !target.needsResealing(cell.sealed) ? cell.sealed : target.seal(plaintext, place);
     }
     throw new ArchiveError(
-      `the credentials of source "${cell.name}" (tenant "${cell.tenantId}") open with none of the keys given: ` +
+      `the credentials of ${cell.table === 'sources' ? `source "${cell.name}"` : 'the authorization server'} (tenant "${cell.tenantId}") open with none of the keys given: ` +
         "set SECRETS_KEY_PREVIOUS to the exporting store's SECRETS_KEY, or pass --key-file with its control-plane.key",
     );
   };

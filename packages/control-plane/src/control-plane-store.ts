@@ -1,22 +1,35 @@
-import { listAuditEvents } from './audit-log.js';
+import { listAuditEvents, recordAudit } from './audit-log.js';
 import type { AuditEvent, AuditQuery } from './audit-log.js';
 import { createEntityRows, entityReads, type EntityRows } from './entity-rows.js';
 import { createExclusiveRunner, type ExclusiveRunner } from './exclusive-work.js';
 import type { SecretBox } from './secret-box.js';
-import { createSourceSecrets } from './source-secrets.js';
+import { createAuthorizationServerSecrets, createSourceSecrets } from './source-secrets.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 import { createTenantRows, readTenant, type TenantRows } from './tenant-rows.js';
 import type { ControlPlaneReads } from './write-check.js';
+import type { WriteContext } from './write-context.js';
 
 export { CONTROL_PLANE_CHANNEL } from './tenant-rows.js';
 export type { Document, StoredTenant, TenantChange } from './tenant-rows.js';
 export type { EntityWriteOptions, EntityWriter, StoredEntity, TenantEntityKind } from './entity-rows.js';
 export type { WriteOptions } from './write-preconditions.js';
+
+/** An audited action outside the control plane's own rows (ControlPlaneStore.recordEvent). */
+export type RecordedEvent = Pick<AuditEvent, 'action' | 'targetType' | 'targetId' | 'before' | 'after'> & {
+  readonly tenantId: string;
+};
 export type { CheckedWriteOptions, ControlPlaneReads, WriteCheck } from './write-check.js';
 
 /** Tenants, what they own, and the audit trail of both. */
 export interface ControlPlaneStore extends TenantRows, EntityRows {
   auditEvents(tenantId: string, query?: AuditQuery): Promise<AuditEvent[]>;
+  /**
+   * Records an action on something the control plane does not hold (a
+   * connected client deleted, a user's grant revoked at the tenant's
+   * authorization server) once it is done: who, from where, what it was.
+   * No revision, no change signal: the tenant's configuration is the same.
+   */
+  recordEvent(context: WriteContext, event: RecordedEvent): Promise<void>;
   /**
    * Runs `work` while no other exclusive work runs on this control plane, on
    * this replica or another: applying the declared state reads, compares and
@@ -49,7 +62,10 @@ export interface ControlPlaneStoreOptions {
  * commits, whoever else is writing to it.
  */
 export function createControlPlaneStore({ db, secrets }: ControlPlaneStoreOptions): ControlPlaneStore {
-  const sourceSecrets = createSourceSecrets(secrets);
+  const sourceSecrets = {
+    source: createSourceSecrets(secrets),
+    'authorization-server': createAuthorizationServerSecrets(secrets),
+  };
   const readsIn = (executor: SqlExecutor): ControlPlaneReads => ({
     getTenant: (id) => readTenant(executor, id),
     ...entityReads(executor, sourceSecrets),
@@ -58,6 +74,7 @@ export function createControlPlaneStore({ db, secrets }: ControlPlaneStoreOption
     ...createTenantRows(db, readsIn),
     ...createEntityRows(db, sourceSecrets, readsIn),
     auditEvents: (tenantId, query) => listAuditEvents(db, tenantId, query),
+    recordEvent: (context, event) => db.transaction((tx) => recordAudit(tx, context, event)),
     exclusively: createExclusiveRunner(db),
     inOneTransaction: (work) =>
       db.transaction((tx) => work(createControlPlaneStore({ db: withinTransaction(db, tx), secrets }))),

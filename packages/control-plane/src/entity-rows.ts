@@ -1,5 +1,5 @@
 import { recordAudit } from './audit-log.js';
-import type { SourceSecrets } from './source-secrets.js';
+import type { EntitySecrets } from './source-secrets.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 import { StoreError } from './store-error.js';
 import { lockTenant, touchTenant, type Document } from './tenant-rows.js';
@@ -7,22 +7,39 @@ import type { CheckedWriteOptions, ControlPlaneReads, ReadsIn } from './write-ch
 import type { WriteContext } from './write-context.js';
 import { checkPreconditions } from './write-preconditions.js';
 
-/** What a tenant owns, each a JSON document in the bootstrap file's shape, keyed by name. */
-export type TenantEntityKind = 'issuer' | 'source' | 'grant' | 'admin-role-binding';
+/**
+ * What a tenant owns, each a JSON document in the bootstrap file's shape,
+ * keyed by name. `authorization-server` is a singleton: at most one per
+ * tenant, named {@link AUTHORIZATION_SERVER_NAME}.
+ */
+export type TenantEntityKind = 'issuer' | 'source' | 'grant' | 'admin-role-binding' | 'authorization-server';
+
+/** The kinds that hold sealed credentials beside their document. */
+export type SealedEntityKind = 'source' | 'authorization-server';
+
+/** The one name of a tenant's authorization server settings (the table allows no other). */
+export const AUTHORIZATION_SERVER_NAME = 'default';
 
 const TABLES: Record<TenantEntityKind, string> = {
   issuer: 'issuers',
   source: 'sources',
   grant: 'grants',
   'admin-role-binding': 'admin_role_bindings',
+  'authorization-server': 'authorization_servers',
 };
+
+/** The sealers of the kinds with credentials, each bound to its own place. */
+export type KindSecrets = Readonly<Record<SealedEntityKind, EntitySecrets>>;
+
+const isSealed = (kind: TenantEntityKind): kind is SealedEntityKind =>
+  kind === 'source' || kind === 'authorization-server';
 
 export interface StoredEntity {
   readonly kind: TenantEntityKind;
   readonly name: string;
   readonly document: Document;
   readonly version: number;
-  /** Sources only: the names of the sealed credentials (never their values). */
+  /** Sources and the authorization server only: the names of the sealed credentials (never their values). */
   readonly secretNames: readonly string[];
   readonly updatedAt: string;
   /**
@@ -72,7 +89,7 @@ interface EntityRow {
 }
 
 function entityColumns(kind: TenantEntityKind): string {
-  return `name, document, version, updated_at, written_by${kind === 'source' ? ', sealed_secrets' : ''}`;
+  return `name, document, version, updated_at, written_by${isSealed(kind) ? ', sealed_secrets' : ''}`;
 }
 
 async function selectEntity(
@@ -89,14 +106,14 @@ async function selectEntity(
   return rows[0];
 }
 
-/** The audit view of an entity: its document and, for a source, which credentials it has. */
+/** The audit view of an entity: its document and, for a kind with credentials, which it has. */
 function auditedEntity(entity: StoredEntity | undefined): unknown {
   return entity === undefined
     ? undefined
-    : { document: entity.document, ...(entity.kind === 'source' ? { secretNames: entity.secretNames } : {}) };
+    : { document: entity.document, ...(isSealed(entity.kind) ? { secretNames: entity.secretNames } : {}) };
 }
 
-/** What tenants own (issuers, sources, grants, role bindings); every write bumps the owner's revision. */
+/** What tenants own (issuers, sources, grants, role bindings, the authorization server); every write bumps the owner's revision. */
 export interface EntityRows {
   /** In the order they were first added (a source's place in merged listings). */
   listEntities(tenantId: string, kind: TenantEntityKind): Promise<StoredEntity[]>;
@@ -118,15 +135,17 @@ export interface EntityRows {
   ): Promise<void>;
   /** A source's credentials, opened for building its runtime; never for a response. */
   openSourceSecrets(tenantId: string, name: string): Promise<Record<string, string>>;
+  /** The sealed credentials of the tenant's authorization server ({} when none); never for a response. */
+  openAuthorizationServerSecrets(tenantId: string): Promise<Record<string, string>>;
 }
 
-function toEntity(secrets: SourceSecrets, kind: TenantEntityKind, tenantId: string, row: EntityRow): StoredEntity {
+function toEntity(secrets: KindSecrets, kind: TenantEntityKind, tenantId: string, row: EntityRow): StoredEntity {
   return {
     kind,
     name: row.name,
     document: row.document,
     version: row.version,
-    secretNames: secrets.names(tenantId, row.name, row.sealed_secrets ?? null),
+    secretNames: isSealed(kind) ? secrets[kind].names(tenantId, row.name, row.sealed_secrets ?? null) : [],
     updatedAt: new Date(row.updated_at).toISOString(),
     writtenBy: row.written_by,
   };
@@ -135,8 +154,8 @@ function toEntity(secrets: SourceSecrets, kind: TenantEntityKind, tenantId: stri
 /** The entity reads, through `executor`: the database, or a write's transaction (for its check). */
 export function entityReads(
   executor: SqlExecutor,
-  secrets: SourceSecrets,
-): Pick<EntityRows, 'listEntities' | 'getEntity' | 'openSourceSecrets'> {
+  secrets: KindSecrets,
+): Pick<EntityRows, 'listEntities' | 'getEntity' | 'openSourceSecrets' | 'openAuthorizationServerSecrets'> {
   return {
     async listEntities(tenantId, kind) {
       const { rows } = await executor.query<EntityRow>(
@@ -154,13 +173,19 @@ export function entityReads(
     async openSourceSecrets(tenantId, name) {
       const row = await selectEntity(executor, tenantId, 'source', name);
       if (row === undefined) throw new StoreError('not_found', `source "${name}" does not exist`);
-      return secrets.open(tenantId, name, row.sealed_secrets ?? null);
+      return secrets.source.open(tenantId, name, row.sealed_secrets ?? null);
+    },
+
+    async openAuthorizationServerSecrets(tenantId) {
+      const name = AUTHORIZATION_SERVER_NAME;
+      const row = await selectEntity(executor, tenantId, 'authorization-server', name);
+      return secrets['authorization-server'].open(tenantId, name, row?.sealed_secrets ?? null);
     },
   };
 }
 
 /** `readsIn` gives each write's check the reads of its own transaction. */
-export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets, readsIn: ReadsIn): EntityRows {
+export function createEntityRows(db: SqlDatabase, secrets: KindSecrets, readsIn: ReadsIn): EntityRows {
   const toStored = (kind: TenantEntityKind, tenantId: string, row: EntityRow) => toEntity(secrets, kind, tenantId, row);
 
   return {
@@ -176,21 +201,24 @@ export function createEntityRows(db: SqlDatabase, secrets: SourceSecrets, readsI
           options.prepare === undefined
             ? { document, secrets: options.secrets }
             : await options.prepare(readsIn(tx), current);
-        if (kind !== 'source' && prepared.secrets !== undefined) {
-          throw new StoreError('conflict', `only sources hold secrets, not a ${kind}`);
+        if (kind === 'authorization-server' && name !== AUTHORIZATION_SERVER_NAME) {
+          throw new StoreError('conflict', `a tenant's authorization server is named "${AUTHORIZATION_SERVER_NAME}"`);
+        }
+        if (!isSealed(kind) && prepared.secrets !== undefined) {
+          throw new StoreError('conflict', `only sources and the authorization server hold secrets, not a ${kind}`);
         }
         const sealed =
-          prepared.secrets === undefined
+          prepared.secrets === undefined || !isSealed(kind)
             ? (currentRow?.sealed_secrets ?? null)
             : prepared.secrets === null
               ? null
-              : secrets.seal(tenantId, name, prepared.secrets);
+              : secrets[kind].seal(tenantId, name, prepared.secrets);
         const table = TABLES[kind];
         const values: unknown[] = [tenantId, name, JSON.stringify(prepared.document), writerOf(context)];
-        if (kind === 'source') values.push(sealed);
-        const sealedColumn = kind === 'source' ? ', sealed_secrets' : '';
-        const sealedValue = kind === 'source' ? ', $5' : '';
-        const sealedUpdate = kind === 'source' ? ', sealed_secrets = excluded.sealed_secrets' : '';
+        if (isSealed(kind)) values.push(sealed);
+        const sealedColumn = isSealed(kind) ? ', sealed_secrets' : '';
+        const sealedValue = isSealed(kind) ? ', $5' : '';
+        const sealedUpdate = isSealed(kind) ? ', sealed_secrets = excluded.sealed_secrets' : '';
         const { rows } = await tx.query<EntityRow>(
           `INSERT INTO ${table} (tenant_id, name, document, written_by${sealedColumn}) VALUES ($1, $2, $3, $4${sealedValue})
            ON CONFLICT (tenant_id, name) DO UPDATE

@@ -47,6 +47,8 @@ export type { EntityWriter } from './control-plane-store.js';
 export { createAdminSessionRows, type AdminSessionRecord, type AdminSessionRows } from './admin-session-rows.js';
 /** The typed tenant model: who may set each field of a tenant (operator or tenant admin) and which are credentials. */
 export {
+  AUTHORIZATION_SERVER_DEMO,
+  AUTHORIZATION_SERVER_SECRET,
   fieldRule,
   fieldsSet,
   operatorFieldSet,
@@ -57,9 +59,21 @@ export {
   type TenantPart,
 } from './tenant-model.js';
 /** A whole tenant as stored, and reading it through the store or a write's transaction. */
-export { readStoredTenant, type StoredPart, type StoredSourcePart, type StoredTenantModel } from './stored-tenant.js';
+export {
+  readStoredTenant,
+  type StoredAuthorizationServerPart,
+  type StoredPart,
+  type StoredSourcePart,
+  type StoredTenantModel,
+} from './stored-tenant.js';
 /** The one way from a stored tenant to what is served, and a source's credentials merged in by its type's model. */
-export { credentialsOf, servedSourceEntry, servedTenantEntry, setPath } from './served-tenant.js';
+export {
+  credentialsOf,
+  servedAuthorizationServerEntry,
+  servedSourceEntry,
+  servedTenantEntry,
+  setPath,
+} from './served-tenant.js';
 /** The bootstrap file's importer: a file's tenant as the model's parts, and as a model without a store. */
 export { declaredTenantFromEntry, storedTenantOfDeclared } from './bootstrap-import.js';
 /** The admin API's importers: a tenant's settings and one entity, checked by the model. */
@@ -72,6 +86,8 @@ export {
 } from './admin-import.js';
 /** A source write checked by its type's model (credentials only under `secrets`, operator-only values). */
 export { importSource, type ImportedSource, type SourceImportContext } from './source-import.js';
+/** The authorization server settings' write: its upstream client secret sealed apart, kept only where it was sent. */
+export { importAuthorizationServer } from './authorization-server-import.js';
 /** The check of the tenant a write leaves, as served, inside the write's transaction. */
 export {
   checkTenantWrite,
@@ -83,5 +99,9 @@ export {
 export { TenantWriteRefusal, type TenantFieldError, type TenantWriteRefusalType } from './tenant-write-refusal.js';
 /** The writer a write's context records: only a tenant admin's writes are a tenant admin's. */
 export { writerOf } from './entity-rows.js';
+/** The one name of a tenant's authorization server settings (a singleton entity). */
+export { AUTHORIZATION_SERVER_NAME } from './entity-rows.js';
+/** An audited action outside the control plane's rows (a revoked grant at the tenant's authorization server). */
+export type { RecordedEvent } from './control-plane-store.js';
 /** What a write's `prepare` stores: the importer's document and secrets. */
 export type { EntityWriteOptions, PreparedEntity } from './entity-rows.js';

@@ -1,5 +1,6 @@
 import type { SourceFactory } from '@mcpgw/core';
-import type { StoredTenantModel } from './stored-tenant.js';
+import type { StoredAuthorizationServerPart, StoredTenantModel } from './stored-tenant.js';
+import { AUTHORIZATION_SERVER_SECRET } from './tenant-model.js';
 import type { Document } from './tenant-rows.js';
 
 const asDocument = (value: unknown): Document =>
@@ -62,9 +63,23 @@ export function servedSourceEntry(
 }
 
 /**
+ * The authorization server settings as served: the stored document with its
+ * sealed client secret at `upstream.clientSecret` (an OpenID Connect
+ * upstream only). A secret the document holds itself (the bootstrap file's
+ * `$env` reference) wins: the file is what an operator declared last. Holds
+ * credentials: never for a response or a log line.
+ */
+export function servedAuthorizationServerEntry(part: StoredAuthorizationServerPart): Document {
+  const upstream = asDocument(part.document.upstream);
+  const secret = part.secrets[AUTHORIZATION_SERVER_SECRET];
+  if (secret === undefined || 'demo' in upstream || Object.hasOwn(upstream, 'clientSecret')) return part.document;
+  return { ...part.document, upstream: { ...upstream, clientSecret: secret } };
+}
+
+/**
  * The one way from a stored tenant to what is served: the tenant in the
  * bootstrap file's shape, sources' credentials merged in at their type's
- * credential paths, for `GatewayConfig.validateTenant` (which checks it by
+ * credential paths and the authorization server's client secret at its own, for `GatewayConfig.validateTenant` (which checks it by
  * the file's rules and gives the runtime configuration). Every replica's
  * sync, bootstrap-only serving and every admin API write's check go through
  * here, so what a write is checked against is what replicas serve. Holds
@@ -79,6 +94,9 @@ export function servedTenantEntry(tenant: StoredTenantModel, registry: ReadonlyM
     sources: tenant.sources.map(({ name, document, secrets }) => servedSourceEntry(registry, name, document, secrets)),
     adminRoleBindings: tenant.adminRoleBindings.map(({ name, document }) => ({ name, ...document })),
   };
+  if (tenant.authorizationServer !== undefined) {
+    entry.authorizationServer = servedAuthorizationServerEntry(tenant.authorizationServer);
+  }
   if (auth !== undefined || tenant.issuers.length > 0) {
     entry.auth = { ...asDocument(auth), issuers: tenant.issuers.map(({ document }) => document) };
   }

@@ -15,6 +15,12 @@ export interface StoredSourcePart extends StoredPart {
   readonly secrets: Readonly<Record<string, string>>;
 }
 
+/** The tenant's authorization server settings as stored: the document and its sealed client secret, opened. */
+export interface StoredAuthorizationServerPart extends StoredPart {
+  /** `upstream.clientSecret`, when one is sealed. Holds credentials: never for a response or a log line. */
+  readonly secrets: Readonly<Record<string, string>>;
+}
+
 /**
  * A tenant as the control plane holds it, whole: its own settings and each
  * kind of entity it owns, in the order they were added. The bootstrap file
@@ -30,6 +36,8 @@ export interface StoredTenantModel {
   readonly sources: readonly StoredSourcePart[];
   readonly grants: readonly StoredPart[];
   readonly adminRoleBindings: readonly StoredPart[];
+  /** Its hosted authorization server settings; absent: it has none. */
+  readonly authorizationServer?: StoredAuthorizationServerPart | undefined;
 }
 
 const part = (entity: { name: string; document: Document; writtenBy: EntityWriter }): StoredPart => ({
@@ -60,6 +68,14 @@ export async function readStoredTenant(
   }
   const grants = await list('grant');
   const adminRoleBindings = await list('admin-role-binding');
+  const [server] = await reads.listEntities(tenantId, 'authorization-server');
+  const authorizationServer =
+    server === undefined
+      ? undefined
+      : {
+          ...part(server),
+          secrets: server.secretNames.length === 0 ? {} : await reads.openAuthorizationServerSecrets(tenantId),
+        };
   return {
     id: tenant.id,
     status: tenant.status,
@@ -69,5 +85,6 @@ export async function readStoredTenant(
     sources,
     grants,
     adminRoleBindings,
+    ...(authorizationServer === undefined ? {} : { authorizationServer }),
   };
 }

@@ -53,7 +53,8 @@ const OTHER_SETTING = operatorField("Only platform operators may change a tenant
  * source, its type's model (SourceFactory.model) decides: its credential
  * paths are credentials, and an operator-only type is an operator's to
  * choose. The development issuer is the platform's own (loopback only), not
- * a tenant's to trust. Everything else of an entity is a tenant admin's.
+ * a tenant's to trust, and so is the authorization server's demo login.
+ * Everything else of an entity is a tenant admin's.
  */
 export function fieldRule(
   part: TenantPart,
@@ -73,11 +74,28 @@ export function fieldRule(
         return operatorField(`Only platform operators may configure "${String(document.type)}" sources`);
       }
       return sourceModel?.credentials.includes(path) === true ? CREDENTIAL : TENANT_ADMIN;
+    case 'authorization-server':
+      if (path === AUTHORIZATION_SERVER_DEMO) {
+        return operatorField(
+          'Only platform operators may turn on the demo login (every visitor signs in as the demo user)',
+        );
+      }
+      return path === AUTHORIZATION_SERVER_SECRET ? CREDENTIAL : TENANT_ADMIN;
     case 'grant':
     case 'admin-role-binding':
       return TENANT_ADMIN;
   }
 }
+
+/**
+ * The tenant's hosted authorization server is the first setting a tenant
+ * admin sets: who signs its users in and which connectors may register is
+ * the tenant's own business, as its issuers are. Two fields are not: the
+ * upstream's client secret is a credential (sealed, never returned), and the
+ * demo login (every visitor is the demo user) is an operator's, loopback only.
+ */
+export const AUTHORIZATION_SERVER_SECRET = 'upstream.clientSecret';
+export const AUTHORIZATION_SERVER_DEMO = 'upstream.demo';
 
 /** One field a document sets, with its rule. */
 export interface SetField {
@@ -91,6 +109,11 @@ export interface SetField {
  */
 export function fieldsSet(part: TenantPart, document: Document, sourceModel: SourceModel | undefined): SetField[] {
   const paths = new Set(Object.keys(document));
+  if (part === 'authorization-server') {
+    for (const path of [AUTHORIZATION_SERVER_DEMO, AUTHORIZATION_SERVER_SECRET]) {
+      if (valueAtPath(document, path) !== undefined) paths.add(path);
+    }
+  }
   if (part === 'source') {
     for (const path of sourceModel?.credentials ?? []) if (valueAtPath(document, path) !== undefined) paths.add(path);
   }

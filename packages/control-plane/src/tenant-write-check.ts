@@ -33,12 +33,15 @@ export interface TenantWriteCheckContext {
 }
 
 /** Where each kind sits in the bootstrap file's tenant, and the key its name goes under. */
-const PLACES: Record<TenantEntityKind, { list: string; nameKey?: string }> = {
+const PLACES: Record<Exclude<TenantEntityKind, 'authorization-server'>, { list: string; nameKey?: string }> = {
   issuer: { list: 'auth.issuers' },
   source: { list: 'sources', nameKey: 'id' },
   grant: { list: 'grants', nameKey: 'name' },
   'admin-role-binding': { list: 'adminRoleBindings', nameKey: 'name' },
 };
+
+/** Where the singleton authorization server sits in the bootstrap file's tenant. */
+const AUTHORIZATION_SERVER_PLACE = 'authorizationServer';
 
 /** `sources[1].root` → `['sources', 1, 'root']`. */
 function segments(path: string): (string | number)[] {
@@ -59,6 +62,11 @@ function fieldError(issue: ConfigIssue, target: TenantWriteTarget, index: number
       ? { detail: issue.message, location: path }
       : { detail: issue.message, pointer: jsonPointer(parts) };
   }
+  if (target.kind === 'authorization-server') {
+    return parts[0] === AUTHORIZATION_SERVER_PLACE
+      ? { detail: issue.message, pointer: jsonPointer(parts.slice(1)) }
+      : { detail: issue.message, location: path || '(tenant)' };
+  }
   const place = segments(PLACES[target.kind].list);
   const inEntity = place.every((key, i) => parts[i] === key) && parts[place.length] === index;
   if (!inEntity) return { detail: issue.message, location: path || '(tenant)' };
@@ -76,7 +84,7 @@ const LISTS = {
   source: 'sources',
   grant: 'grants',
   'admin-role-binding': 'adminRoleBindings',
-} as const satisfies Record<TenantEntityKind, string>;
+} as const satisfies Record<Exclude<TenantEntityKind, 'authorization-server'>, string>;
 
 /**
  * Checks the tenant a write leaves, as it will be served, by the bootstrap
@@ -104,7 +112,9 @@ export async function checkTenantWrite(
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const index =
-      target.kind === 'settings' ? -1 : tenant[LISTS[target.kind]].findIndex((item) => item.name === target.name);
+      target.kind === 'settings' || target.kind === 'authorization-server'
+        ? -1
+        : tenant[LISTS[target.kind]].findIndex((item) => item.name === target.name);
     const errors = error.issues.map((issue) => fieldError(issue, target, index));
     if (errors.length === 0) return;
     throw new TenantWriteRefusal(

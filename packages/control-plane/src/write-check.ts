@@ -9,7 +9,7 @@ import type { WriteOptions } from './write-preconditions.js';
  * else's).
  */
 export type ControlPlaneReads = Pick<TenantRows, 'getTenant'> &
-  Pick<EntityRows, 'listEntities' | 'getEntity' | 'openSourceSecrets'>;
+  Pick<EntityRows, 'listEntities' | 'getEntity' | 'openSourceSecrets' | 'openAuthorizationServerSecrets'>;
 
 /**
  * A rule across what a tenant holds (a grant names a source, the sign-in

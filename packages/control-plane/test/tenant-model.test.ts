@@ -70,6 +70,7 @@ const noReads = {
   listEntities: () => Promise.resolve([]),
   getEntity: () => Promise.resolve(undefined),
   openSourceSecrets: () => Promise.resolve({}),
+  openAuthorizationServerSecrets: () => Promise.resolve({}),
 };
 
 describe('the tenant model: who may set each field, and which are credentials', () => {

@@ -162,7 +162,15 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
       expect(response.status, response.text).toBe(201);
     },
     async dump() {
-      const tables = ['tenants', 'issuers', 'sources', 'grants', 'admin_role_bindings', 'audit_events'];
+      const tables = [
+        'tenants',
+        'issuers',
+        'sources',
+        'grants',
+        'admin_role_bindings',
+        'authorization_servers',
+        'audit_events',
+      ];
       const parts: string[] = [];
       for (const table of tables) {
         const { rows } = await db().query(`SELECT * FROM ${table} ORDER BY 1, 2`);
@@ -172,12 +180,14 @@ export async function startAdminFixture(engine: Engine, admin: BuildAppOptions['
     },
     async expectNoCredentialLeak() {
       const { rows } = await db().query<{ row: unknown }>('SELECT row_to_json(a) AS row FROM audit_events a');
-      const { rows: documents } = await db().query<{ document: unknown }>('SELECT document FROM sources');
+      const { rows: documents } = await db().query<{ document: unknown }>(
+        'SELECT document FROM sources UNION ALL SELECT document FROM authorization_servers',
+      );
       const haystacks = {
         responses: transcript.join('\n'),
         logs: logs.join(''),
         audit: JSON.stringify(rows),
-        sourceDocuments: JSON.stringify(documents),
+        storedDocuments: JSON.stringify(documents),
       };
       for (const [where, text] of Object.entries(haystacks)) {
         for (const canary of CANARIES) expect(text.includes(canary), `${canary} found in ${where}`).toBe(false);

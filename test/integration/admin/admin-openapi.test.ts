@@ -175,7 +175,7 @@ describe('admin API OpenAPI document', () => {
     for (const { example, response } of await send('replaceTenantSettings', { 'if-match': etag })) {
       expect(response.status, `${example.key}: ${response.text}`).toBe(200);
     }
-    for (const operationId of ['putIssuer', 'putSource', 'putGrant', 'putAdminRoleBinding']) {
+    for (const operationId of ['putIssuer', 'putSource', 'putGrant', 'putAdminRoleBinding', 'putAuthorizationServer']) {
       for (const { example, response } of await send(operationId)) {
         expect(response.status, `${operationId} ${example.key}: ${response.text}`).toBe(201);
       }

@@ -1,7 +1,7 @@
 import fastifyPlugin from 'fastify-plugin';
 import { createAdminSessionRows } from '@mcpgw/control-plane';
 import { createTenantPrincipalFingerprint, toIssuerSettings } from '@mcpgw/tenancy';
-import type { AdminAccess } from '@mcpgw/admin';
+import type { AdminAccess, AuthorizationRecords } from '@mcpgw/admin';
 import { ADMIN_PREFIX, AdminProblem, createAdminAccess, problemBody, tenantNotFound } from '@mcpgw/admin';
 import { devOperator } from '../dev-authorization-server.js';
 import { registerAdminMetadataRoutes } from './admin-metadata-routes.js';
@@ -32,6 +32,12 @@ export interface AdminApiOptions {
   readonly routes?: readonly AdminRoute[];
   /** Authenticators asked after the bearer one (e.g. a browser session), given the token resolver. */
   readonly authenticators?: (access: AdminAccess) => readonly AdminAuthenticator[];
+  /**
+   * The tenants' hosted authorization server records, for the routes that
+   * list and revoke connected clients and users' grants; absent: those
+   * routes answer 404.
+   */
+  readonly authorizationRecords?: AuthorizationRecords;
 }
 
 /** An admin API refusal as the sign-in routes throw it: the same bytes on every path. */
@@ -124,6 +130,7 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
         egress: egress,
         logger,
         tenantFingerprint: tenantFingerprint,
+        authorizationRecords: options.authorizationRecords,
       },
       table: adminRouteTable(baseUrls[0], options.routes),
       authenticators: [

@@ -4,7 +4,7 @@ import type { EgressGuard, Logger, Principal, SourceFactory } from '@mcpgw/core'
 import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
-import type { AdminOperation, AdminPrincipal, WritePreconditions } from '@mcpgw/admin';
+import type { AdminOperation, AdminPrincipal, AuthorizationRecords, WritePreconditions } from '@mcpgw/admin';
 
 /** What the admin routes work with. */
 export interface AdminDeps {
@@ -21,6 +21,8 @@ export interface AdminDeps {
   readonly logger: Logger;
   /** An MCP caller's fingerprint within a tenant (the preview names the previewed caller with it). */
   readonly tenantFingerprint: (tenantId: string, principal: Principal) => string;
+  /** The tenants' hosted authorization server records (connected clients, users' grants); absent: none kept. */
+  readonly authorizationRecords?: AuthorizationRecords | undefined;
   /** Every route served, for the OpenAPI document. */
   readonly routes: () => readonly AdminRoute[];
 }

@@ -1,6 +1,8 @@
 import type { AdminRoute } from './admin-route.js';
 import { createAdminRouteTable, type AdminRouteTable } from './admin-route.js';
 import { auditRoutes } from './routes/audit-routes.js';
+import { authorizationRecordRoutes } from './routes/authorization-record-routes.js';
+import { authorizationServerRoutes } from './routes/authorization-server-routes.js';
 import { docRoutes } from './routes/doc-routes.js';
 import { entityRoutes } from './routes/entity-routes.js';
 import { operationRoutes } from './routes/operation-routes.js';
@@ -16,6 +18,8 @@ export function adminRouteTable(serverUrl: string, extra: readonly AdminRoute[] 
     ...docRoutes(serverUrl),
     ...tenantRoutes,
     ...entityRoutes,
+    ...authorizationServerRoutes,
+    ...authorizationRecordRoutes,
     ...operationRoutes,
     ...previewRoutes,
     ...auditRoutes,
