@@ -93,6 +93,8 @@ const clientPolicySchema = z
             .array(
               z.union([
                 z.enum(CONNECTOR_PRESETS).transform((preset) => ({ preset })),
+                // The parsed form of a preset, so parsed settings validate again unchanged.
+                z.strictObject({ preset: z.enum(CONNECTOR_PRESETS) }),
                 httpsOrLoopbackUrl,
                 z.string().regex(/^[a-z0-9.-]+$/),
               ]),

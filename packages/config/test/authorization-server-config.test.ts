@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { SourceFactory } from '@mcpgw/core';
 import { ConfigError } from '../src/config-error.js';
+import { authorizationServerSchema } from '../src/authorization-server-schema.js';
 import { loadConfig } from '../src/load-config.js';
 
 // The bootstrap file's `authorizationServer` (docs/configuration.md, `authorizationServer`), through
@@ -152,6 +153,21 @@ describe('tenant authorizationServer', () => {
     ).toContainEqual({
       path: 'tenants[0].authorizationServer',
       message: expect.stringContaining('anonymous') as string,
+    });
+  });
+});
+
+describe('parsed authorization server settings', () => {
+  it('validate again unchanged, connector presets included', () => {
+    const parsed = authorizationServerSchema.parse({
+      upstream: { issuer: 'https://login.example.com/tenant/v2.0', clientId: 'gateway' },
+      clients: {
+        metadataDocuments: { allow: ['claude', 'https://client.example/metadata.json', 'connector.example'] },
+      },
+    });
+    expect(authorizationServerSchema.parse(parsed)).toEqual(parsed);
+    expect(parsed.clients.metadataDocuments).toEqual({
+      allow: [{ preset: 'claude' }, 'https://client.example/metadata.json', 'connector.example'],
     });
   });
 });
