@@ -41,3 +41,5 @@ export { loadOrCreateKeystore, publicKeysOf, SIGNING_ALGORITHM, type Keystore } 
 export { createMemoryAdapter, type MemoryAdapter } from './memory-adapter.js';
 /** Mints an access token without a browser (`npm run token`), as a loopback issuer's token endpoint would. */
 export { ACCESS_TOKEN_TTL_SECONDS, mintAccessToken } from './mint-access-token.js';
+/** oidc-provider's storage, account and configuration types, as the injected modules implement them. */
+export type { Adapter, AdapterPayload, Configuration, FindAccount } from 'oidc-provider';

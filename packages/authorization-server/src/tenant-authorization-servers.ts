@@ -8,8 +8,8 @@ export interface CreatedAuthorizationServer {
 }
 
 export interface TenantAuthorizationServersOptions<R extends object> {
-  /** The serving runtimes by tenant (TenantRegistry.serving): a server lives as long as the runtime it was made from. */
-  readonly serving: ReadonlyMap<string, R>;
+  /** The tenant's serving runtime (TenantRegistry.serving): a server lives as long as the runtime it was made from. */
+  runtimeOf(tenantId: string): R | undefined;
   /** Whether a runtime's tenant has a hosted authorization server. */
   hasAuthorizationServer(runtime: R): boolean;
   /** Creates the server of one runtime's configuration (signing keys, adapter and modules wired in). */
@@ -65,7 +65,7 @@ export function createTenantAuthorizationServers<R extends object>(
 
   return {
     async serverFor(tenantId) {
-      const runtime = options.serving.get(tenantId);
+      const runtime = options.runtimeOf(tenantId);
       const cached = entries.get(tenantId);
       if (cached !== undefined && cached.runtime !== runtime) forget(tenantId);
       if (runtime === undefined || !options.hasAuthorizationServer(runtime)) return undefined;
