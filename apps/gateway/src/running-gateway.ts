@@ -51,7 +51,13 @@ export async function findRunningGateways(config: GatewayConfig): Promise<Runnin
     const record = await readFile(path, 'utf8')
       .then((text) => JSON.parse(text) as RunningGateway)
       .catch(() => undefined);
-    if (record === undefined || !Number.isSafeInteger(record.pid) || typeof record.tenants !== 'object' || record.tenants === null) continue;
+    if (
+      record === undefined ||
+      !Number.isSafeInteger(record.pid) ||
+      typeof record.tenants !== 'object' ||
+      record.tenants === null
+    )
+      continue;
     if (isAlive(record.pid)) found.push(record);
     else await unlink(path).catch(() => undefined);
   }

@@ -121,4 +121,5 @@ export interface TenantAuthorizationServer {
 }
 
 /** A request of this tenant's server, as request-routing.ts found it. */
-export type RoutedRequest = { kind: 'provider'; url: string } | { kind: 'interaction'; uid: string } | { kind: 'callback' };
+export type RoutedRequest =
+  { kind: 'provider'; url: string } | { kind: 'interaction'; uid: string } | { kind: 'callback' };

@@ -15,9 +15,7 @@ export type AuthorizationServerRoute =
 // A tenant id is a slug (packages/config); anything else names no tenant.
 const TENANT = '([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)';
 const ISSUER_PATH = new RegExp(`^/t/${TENANT}/oauth(/.*)?$`);
-const WELL_KNOWN = new RegExp(
-  `^/\\.well-known/(?:oauth-authorization-server|openid-configuration)/t/${TENANT}/oauth$`,
-);
+const WELL_KNOWN = new RegExp(`^/\\.well-known/(?:oauth-authorization-server|openid-configuration)/t/${TENANT}/oauth$`);
 const METADATA = '/.well-known/openid-configuration';
 
 /**

@@ -25,9 +25,7 @@ export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<Si
 export interface AdminSignInOptions {
   /** The tenants served now, by id (the tenant registry's `serving` map); read on every request. */
   tenants: {
-    get(
-      tenantId: string,
-    ):
+    get(tenantId: string):
       | {
           readonly config: TenantConfig;
           /** The tenant's hosted issuer, which `{ "development": true }` names. */
