@@ -54,6 +54,8 @@ export interface GrantTypeRegistration {
  */
 export interface StaticClient {
   readonly clientId: string;
+  /** Makes it confidential instead, authenticating with HTTP Basic (RFC 6749 section 2.3.1). */
+  readonly clientSecret?: string;
   readonly redirectUris: readonly string[];
 }
 

@@ -77,7 +77,9 @@ export function providerConfiguration(input: ProviderConfigurationInput): Config
     clients: input.staticClients.map((client) => ({
       client_id: client.clientId,
       redirect_uris: [...client.redirectUris],
-      token_endpoint_auth_method: 'none',
+      ...(client.clientSecret === undefined
+        ? { token_endpoint_auth_method: 'none' }
+        : { client_secret: client.clientSecret, token_endpoint_auth_method: 'client_secret_basic' }),
       grant_types: ['authorization_code'],
       response_types: ['code'],
     })),
