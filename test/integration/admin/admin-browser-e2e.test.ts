@@ -10,7 +10,6 @@
  * that changes nothing, and tenant acme's session cookie on tenant globex's
  * admin routes gets the 404 of a tenant that does not exist, byte for byte.
  */
-import { createServer } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
