@@ -2,8 +2,9 @@
  * End to end: the official MCP client, with nothing but its
  * OAuth support and a callback catcher, meets the built-in demo tenant. It
  * starts from a 401, reads the protected resource metadata (RFC 9728) and the
- * development authorization server's metadata (RFC 8414), registers (RFC
- * 7591), authorizes with PKCE S256 and a resource indicator (RFC 8707),
+ * metadata of the tenant's hosted authorization server with the demo login
+ * (RFC 8414, docs/adr/0011), registers (RFC 7591), authorizes with PKCE S256
+ * and a resource indicator (RFC 8707),
  * redeems the code, and lists the handbook. The "browser" is fetch following
  * redirects with a cookie jar; the demo user consents automatically.
  */
@@ -105,7 +106,7 @@ let gateway: StartedGateway;
 let endpoint: URL;
 
 beforeAll(async () => {
-  // No configuration: the built-in demo tenant, protected by the development authorization server.
+  // No configuration: the built-in demo tenant, protected by its hosted authorization server (demo login).
   gateway = await startGateway();
   endpoint = new URL('/t/demo/mcp', gateway.baseUrl);
 });
@@ -128,7 +129,7 @@ describe('OAuth with the official MCP client against the demo tenant', () => {
     async (name) => {
       const provider = new CatchingProvider();
       const recorder = createRecordingFetch();
-      const issuer = `${gateway.baseUrl}/dev-idp`;
+      const issuer = `${gateway.baseUrl}/t/demo/oauth`;
       const base = underName(name);
       const endpoint = new URL('/t/demo/mcp', base);
 
@@ -148,11 +149,11 @@ describe('OAuth with the official MCP client against the demo tenant', () => {
       // 2. The client read it and then the authorization server's metadata, registered, and was sent to authorize.
       const urls = exchanges.map((exchange) => `${exchange.method} ${exchange.url} ${exchange.status}`);
       expect(urls).toContain(`GET ${base}/.well-known/oauth-protected-resource/t/demo/mcp 200`);
-      expect(urls).toContain(`GET ${gateway.baseUrl}/.well-known/oauth-authorization-server/dev-idp 200`);
-      expect(urls).toContain(`POST ${issuer}/reg 201`);
+      expect(urls).toContain(`GET ${gateway.baseUrl}/.well-known/oauth-authorization-server/t/demo/oauth 200`);
+      expect(urls).toContain(`POST ${issuer}/register 201`);
       expect(provider.authorizationUrls).toHaveLength(1);
       const authorization = provider.authorizationUrls[0] as URL;
-      expect(`${authorization.origin}${authorization.pathname}`).toBe(`${issuer}/auth`);
+      expect(`${authorization.origin}${authorization.pathname}`).toBe(`${issuer}/authorize`);
       expect(authorization.searchParams.get('code_challenge_method')).toBe('S256');
       expect(authorization.searchParams.get('resource')).toBe(endpoint.href);
       expect(authorization.searchParams.get('scope')?.split(' ')).toContain('mcp:read');
@@ -179,6 +180,9 @@ describe('OAuth with the official MCP client against the demo tenant', () => {
         sub: 'demo-user',
         scope: 'mcp:read',
         client_id: provider.clientInformation()?.client_id,
+        // The account's mapped claims (extraTokenClaims reading findAccount).
+        name: 'Demo User',
+        email: 'demo-user@example.invalid',
       });
 
       // 4. With the token, a fresh connection lists the handbook.

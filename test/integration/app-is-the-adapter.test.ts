@@ -17,7 +17,8 @@ const PROCESS_PIECES: Readonly<Record<string, string>> = {
   'control-plane-cli.ts': 'entry point: `npm run control-plane`',
   'token-cli.ts': 'entry point: `npm run token`',
   'demo.ts': 'the built-in demo tenant `npm start` serves',
-  'dev-authorization-server.ts': 'composition: the development authorization server a loopback start runs',
+  'local-issuers.ts':
+    'composition: the loopback issuers (demo login, local operator) `npm start` runs and `npm run token` signs for',
   'mcp-route.ts': 'the MCP route path, shared by the route and the observers that label by it',
   'process-tuning.ts': 'process: V8 settings the entry point applies',
   'process-warnings.ts': 'process: which Node warnings are printed',

@@ -13,7 +13,8 @@ import { cachePlugin } from './plugins/cache.js';
 import { redisPlugin } from './plugins/redis.js';
 import { replicaBusPlugin } from './plugins/replica-bus.js';
 import { controlPlaneSyncPlugin } from './plugins/control-plane-sync.js';
-import { devAuthorizationServerPlugin } from './plugins/dev-authorization-server.js';
+import type { AuthorizationServerModules } from './plugins/authorization-server.js';
+import { authorizationServerPlugin } from './plugins/authorization-server.js';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
 import { eventsPlugin } from './plugins/events.js';
 import { gatewaySettingsPlugin } from './plugins/gateway-settings.js';
@@ -25,6 +26,7 @@ import { requestLogPlugin } from './plugins/request-log.js';
 import { tenantsPlugin } from './plugins/tenants.js';
 import { tracingPlugin } from './plugins/tracing.js';
 import { healthPlugin, PROBE_ROUTES } from './routes/health.js';
+import { authorizationServerRoutesPlugin } from './routes/authorization-server.js';
 import { mcpRoutesPlugin } from './routes/mcp.js';
 import { wellKnownPlugin } from './routes/well-known.js';
 
@@ -56,6 +58,8 @@ export interface BuildAppOptions {
   rateCounter?: RateCounter;
   /** Serve the admin API (`/admin/v1`, docs/admin-api.md). main.ts turns it on. */
   admin?: AdminApiOptions;
+  /** The modules tenants' hosted authorization servers are built from (AuthorizationServerModules); default: the demo login's. */
+  authorizationServer?: AuthorizationServerModules;
 }
 
 /**
@@ -84,7 +88,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
   app.removeContentTypeParser(['text/plain']);
   try {
     await app.register(requestLogPlugin);
-    // Before every route's own hooks, the development server's included.
+    // Before every route's own hooks, the authorization servers' included.
     await app.register(requestGuardPlugin, {
       bindHost: config.env.HOST,
       publicUrl: config.env.PUBLIC_URL,
@@ -98,7 +102,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
     await app.register(gatewaySettingsPlugin, { config, sourceFactories: options.registry });
     await app.register(metricsPlugin);
     await app.register(tracingPlugin, { tracerProvider: options.tracerProvider });
-    await app.register(devAuthorizationServerPlugin);
+    await app.register(authorizationServerPlugin, { modules: options.authorizationServer });
     await app.register(redisPlugin);
     await app.register(replicaBusPlugin, { controlPlane: options.controlPlane });
     await app.register(cachePlugin, { cache: options.cache });
@@ -110,6 +114,7 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
     await app.register(controlPlaneSyncPlugin, { controlPlane: options.controlPlane });
     await app.register(healthPlugin);
     await app.register(wellKnownPlugin);
+    await app.register(authorizationServerRoutesPlugin);
     await app.register(listenPlugin);
     await app.register(mcpRoutesPlugin);
     await app.register(adminApiPlugin, { admin: options.admin });

@@ -4,7 +4,7 @@ import type { Logger, SourceFactory } from '@mcpgw/core';
 import { buildApp } from './app.js';
 import { applyBootstrap, listenFailure, publicBaseUrl, StartupFailure, tenantResourceUri } from '@mcpgw/tenancy';
 import { demoBootstrap } from './demo.js';
-import { devTokenTarget } from './dev-authorization-server.js';
+import { tokenTarget } from './local-issuers.js';
 import { createGatewayLogger } from './observability/gateway-logger.js';
 import { startOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
@@ -89,8 +89,8 @@ async function main(): Promise<void> {
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.env.PORT;
   const base = publicBaseUrl(config.env, port);
-  // For `npm run token`: which gateway runs from this DATA_DIR, and what its development issuer signs for.
-  const target = devTokenTarget(config);
+  // For `npm run token`: which gateway runs from this DATA_DIR, and what its loopback issuers sign for.
+  const target = tokenTarget(config);
   if (target !== undefined) {
     forgetRecord = await recordRunningGateway(config, { ...target, url: base, config: config.origin });
   }

@@ -1,16 +1,15 @@
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { GatewayConfig } from '@mcpgw/config';
-import type { DevTokenTarget } from './dev-authorization-server.js';
-import { devKeystorePath } from './dev-authorization-server.js';
+import type { TokenTarget } from './local-issuers.js';
 
 /**
- * What a running gateway with the development issuer leaves in DATA_DIR for
- * `npm run token`: who it is and what its development issuer signs for. The
+ * What a running gateway with a demo login leaves in DATA_DIR for
+ * `npm run token`: who it is and what its loopback issuers sign for. The
  * token command then mints for the gateway that is actually running, whatever
  * PORT or GATEWAY_CONFIG the shell that runs the command has.
  */
-export interface RunningGateway extends DevTokenTarget {
+export interface RunningGateway extends TokenTarget {
   pid: number;
   /** Where it listens, as its start line printed it. */
   url: string;
@@ -18,9 +17,9 @@ export interface RunningGateway extends DevTokenTarget {
   config: string;
 }
 
-/** One file per process, beside the development issuer's keys (the token command needs those too). */
+/** One file per process, beside the loopback issuers' keys (the token command needs those too). */
 function recordsDir(config: GatewayConfig): string {
-  return join(dirname(devKeystorePath(config)), 'running');
+  return join(config.env.DATA_DIR, 'running');
 }
 
 /** Writes this process's record; the returned function removes it (at shutdown). */
@@ -52,7 +51,13 @@ export async function findRunningGateways(config: GatewayConfig): Promise<Runnin
     const record = await readFile(path, 'utf8')
       .then((text) => JSON.parse(text) as RunningGateway)
       .catch(() => undefined);
-    if (record === undefined || !Number.isSafeInteger(record.pid) || typeof record.issuer !== 'string') continue;
+    if (
+      record === undefined ||
+      !Number.isSafeInteger(record.pid) ||
+      typeof record.tenants !== 'object' ||
+      record.tenants === null
+    )
+      continue;
     if (isAlive(record.pid)) found.push(record);
     else await unlink(path).catch(() => undefined);
   }

@@ -1,18 +1,18 @@
 /**
  * `npm run token -- --tenant ID [--scope "a b"] [--sub X]`: prints an access
- * token from the built-in development authorization server for a tenant whose
- * configuration trusts it (`auth.issuers` holds `{ "development": true }`),
- * e.g. for curl. It mints for the gateway that is running: a gateway with the
- * development issuer leaves a record under DATA_DIR (its URL, issuer and
- * tenants), so the token's `iss` and `aud` are that gateway's whatever PORT or
- * GATEWAY_CONFIG this shell has. With no gateway running it mints for the
- * configuration this environment describes, loaded as `npm start` loads it,
- * and says so. The key comes from the same keystore under DATA_DIR.
+ * token from a tenant's hosted authorization server with the demo login (the
+ * tenant trusts `{ "development": true }`), e.g. for curl: signed as its
+ * token endpoint would sign it, with the tenant's keystore file. It mints for
+ * the gateway that is running: a gateway with a demo login leaves a record
+ * under DATA_DIR (its URL, and per tenant its issuer and resources), so the
+ * token's `iss` and `aud` are that gateway's whatever PORT or GATEWAY_CONFIG
+ * this shell has. With no gateway running it mints for the configuration this
+ * environment describes, loaded as `npm start` loads it, and says so.
  *
  * `npm run token -- --operator` mints an operator token instead (the admin
  * API's operator audience, OPERATOR_ROLE in OPERATOR_ROLE_CLAIM): on a loopback
- * bind with no OPERATOR_ISSUER, the running development issuer is the local
- * operator issuer.
+ * bind with no OPERATOR_ISSUER, beside a demo login, the gateway takes the
+ * local operator issuer's tokens.
  *
  * Only the token goes to stdout (`TOKEN=$(npm run --silent token -- --tenant demo)`);
  * what it is for goes to stderr.
@@ -22,9 +22,9 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, isLoopbackHost, loadConfig, readEnv } from '@mcpgw/config';
 import type { EnvConfig, GatewayConfig } from '@mcpgw/config';
-import { ACCESS_TOKEN_TTL_SECONDS, mintDevAccessToken } from '@mcpgw/dev-authorization-server';
-import type { DevTokenTarget } from './dev-authorization-server.js';
-import { devKeystorePath, devTokenTarget } from './dev-authorization-server.js';
+import { ACCESS_TOKEN_TTL_SECONDS, mintAccessToken } from '@mcpgw/authorization-server';
+import type { TokenTarget } from './local-issuers.js';
+import { localOperatorKeystorePath, tenantKeystorePath, tokenTarget } from './local-issuers.js';
 import { demoBootstrap } from './demo.js';
 import { publicBaseUrl } from '@mcpgw/tenancy';
 import type { RunningGateway } from './running-gateway.js';
@@ -34,7 +34,7 @@ import { createSourceRegistry } from './source-registry.js';
 const USAGE = `usage: npm run token -- --tenant ID [--admin] [--scope "a b"] [--sub SUBJECT]
        npm run token -- --operator [--sub SUBJECT]
 
-  --tenant    a tenant whose auth.issuers include { "development": true }
+  --tenant    a tenant whose auth.issuers include { "development": true } (the demo login)
   --admin     a token for the admin API (its adminSignIn resource and scopes) instead of the MCP endpoint
   --operator  an operator token for the whole admin API (GET /admin/v1/tenants, ...): the operator
               audience, and OPERATOR_ROLE in OPERATOR_ROLE_CLAIM. Only on a loopback bind with no
@@ -58,19 +58,19 @@ export interface TenantToken {
   issuer: string;
   resource: string;
   scope: string;
+  ttlSeconds: number;
 }
 
 /**
- * Mints a development-issuer token for `tenant`: `iss` the development
- * issuer, `aud` the tenant's canonical resource URI, both from `target` (a
- * running gateway's record) or else from the configuration. Throws a
- * UsageError (message for the person at the terminal) when the tenant is
- * missing or does not trust the development issuer.
+ * Mints a token of `tenant`'s hosted issuer: `iss` that issuer, `aud` the
+ * tenant's canonical resource URI, both from `target` (a running gateway's
+ * record) or else from the configuration. Throws a UsageError (message for
+ * the person at the terminal) when the tenant is missing or has no demo login.
  */
 export async function mintTenantToken(
   config: GatewayConfig,
   request: { tenant: string; scope?: string | undefined; sub?: string | undefined; admin?: boolean | undefined },
-  target: (DevTokenTarget & { describe?: string }) | undefined = devTokenTarget(config),
+  target: (TokenTarget & { describe?: string }) | undefined = tokenTarget(config),
 ): Promise<TenantToken> {
   const where = target?.describe ?? config.origin;
   const entry =
@@ -79,7 +79,7 @@ export async function mintTenantToken(
     const trusting = Object.keys(target?.tenants ?? {});
     const inConfig = target?.describe === undefined && config.tenants.some((tenant) => tenant.id === request.tenant);
     const why = inConfig
-      ? `tenant '${request.tenant}' does not trust the development issuer`
+      ? `tenant '${request.tenant}' does not trust the development issuer (no demo login)`
       : `there is no tenant '${request.tenant}'`;
     const which = trusting.length === 0 ? 'no tenant does' : `tenants that do: ${trusting.join(', ')}`;
     throw new UsageError(`${why} in ${where} (${which})`);
@@ -89,14 +89,15 @@ export async function mintTenantToken(
   }
   const resource = request.admin === true ? entry.admin!.resource : (entry.resources[0] as string);
   const scope = request.scope ?? (request.admin === true ? entry.admin!.scopes : entry.scopes).join(' ');
-  const token = await mintDevAccessToken({
-    issuer: target.issuer,
-    keystorePath: devKeystorePath(config),
+  const token = await mintAccessToken({
+    issuer: entry.issuer,
+    keystorePath: tenantKeystorePath(config, request.tenant),
     resource,
     scope,
+    ttlSeconds: entry.ttlSeconds,
     ...(request.sub === undefined ? {} : { subject: request.sub }),
   });
-  return { token, issuer: target.issuer, resource, scope };
+  return { token, issuer: entry.issuer, resource, scope, ttlSeconds: entry.ttlSeconds };
 }
 
 /** What the CLI prints for `--operator`. */
@@ -111,19 +112,19 @@ export interface OperatorToken {
 /**
  * Why this environment gets no development operator token, or undefined when
  * it may: OPERATOR_ISSUER set (the operator's own identity provider issues
- * them) or a bind other machines reach (the development issuer is loopback only).
+ * them) or a bind other machines reach (the local operator issuer is loopback only).
  */
 export function operatorRefusal(env: EnvConfig): string | undefined {
   if (env.OPERATOR_ISSUER !== undefined) {
     return (
       `OPERATOR_ISSUER is set (${env.OPERATOR_ISSUER}): operator tokens come from the operator's own identity ` +
       `provider, with aud ${env.OPERATOR_AUDIENCE ?? `${publicBaseUrl(env)}/admin/v1`} and ${env.OPERATOR_ROLE} in ` +
-      `"${env.OPERATOR_ROLE_CLAIM}"; the development issuer mints none`
+      `"${env.OPERATOR_ROLE_CLAIM}"; the local operator issuer mints none`
     );
   }
   if (!isLoopbackHost(env.HOST)) {
     return (
-      `HOST (${env.HOST}) is not a loopback address: the development issuer never signs operator tokens for a ` +
+      `HOST (${env.HOST}) is not a loopback address: the local operator issuer never signs operator tokens for a ` +
       'gateway other machines reach. Set OPERATOR_ISSUER to your identity provider (docs/operations.md)'
     );
   }
@@ -131,21 +132,21 @@ export function operatorRefusal(env: EnvConfig): string | undefined {
 }
 
 /**
- * Signs an operator token with the development issuer of `target` (the running
+ * Signs an operator token with the local operator issuer of `target` (the running
  * gateway's record, else the configuration). Throws a UsageError when that
- * gateway does not take the development issuer as its operator issuer.
+ * gateway does not take local operator tokens.
  */
 export async function mintOperatorToken(
   config: GatewayConfig,
   request: { sub?: string | undefined },
-  target: (DevTokenTarget & { describe?: string }) | undefined = devTokenTarget(config),
+  target: (TokenTarget & { describe?: string }) | undefined = tokenTarget(config),
 ): Promise<OperatorToken> {
   const refusal = operatorRefusal(config.env);
   if (refusal !== undefined && target?.describe === undefined) throw new UsageError(refusal);
   const where = target?.describe ?? config.origin;
   if (target === undefined) {
     throw new UsageError(
-      `the development authorization server does not run for ${where}: no tenant trusts it, so there is no ` +
+      `no tenant of ${where} signs in with the demo login (the development issuer), so there is no ` +
         'local operator issuer',
     );
   }
@@ -156,15 +157,15 @@ export async function mintOperatorToken(
     );
   }
   const { audience, roleClaim, role } = target.operator;
-  const token = await mintDevAccessToken({
-    issuer: target.issuer,
-    keystorePath: devKeystorePath(config),
+  const token = await mintAccessToken({
+    issuer: target.operator.issuer,
+    keystorePath: localOperatorKeystorePath(config),
     resource: audience,
     scope: '',
     claims: nestedClaim(roleClaim, [role]),
     ...(request.sub === undefined ? {} : { subject: request.sub }),
   });
-  return { token, issuer: target.issuer, audience, role, roleClaim };
+  return { token, issuer: target.operator.issuer, audience, role, roleClaim };
 }
 
 /** `{ a: { b: value } }` for the claim path `a.b`, as the gateway reads a dotted claim name. */
@@ -185,13 +186,13 @@ function nestedClaim(path: string, value: unknown): Record<string, unknown> {
 export function chooseTarget(
   config: GatewayConfig,
   running: readonly RunningGateway[],
-): { target: (DevTokenTarget & { describe?: string }) | undefined; note: string } {
+): { target: (TokenTarget & { describe?: string }) | undefined; note: string } {
   const configured = publicBaseUrl(config.env);
   const describe = (gateway: RunningGateway) =>
     `the gateway running as pid ${gateway.pid} at ${gateway.url} (${gateway.config})`;
   if (running.length === 0) {
     return {
-      target: devTokenTarget(config),
+      target: tokenTarget(config),
       note:
         `no gateway is running from DATA_DIR ${resolve(config.env.DATA_DIR)}; using the configuration this ` +
         `environment describes: ${configured} (${config.origin}). The token works once a gateway runs with the same ` +
@@ -259,13 +260,13 @@ async function main(argv: string[]): Promise<void> {
   );
   process.stderr.write(
     `# tenant ${values.tenant}: aud ${minted.resource}, scope "${minted.scope}", issuer ${minted.issuer}, ` +
-      `valid ${ACCESS_TOKEN_TTL_SECONDS / 60} minutes\n`,
+      `valid ${minted.ttlSeconds / 60} minutes\n`,
   );
   process.stdout.write(`${minted.token}\n`);
 }
 
 async function mainOperator(sub: string | undefined): Promise<void> {
-  // Refused before the configuration loads: a non-loopback configuration trusting the development issuer would not.
+  // Refused before the configuration loads: a non-loopback configuration with a demo login would not.
   const refusal = operatorRefusal(readEnv(undefined, process.cwd()));
   if (refusal !== undefined) throw new UsageError(refusal);
   const config = await loadConfig({ registry: createSourceRegistry(), defaultBootstrap: demoBootstrap() });

@@ -14,7 +14,7 @@ import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { demoBootstrap } from '../src/demo.js';
-import { devAuthorizationServerIssuer } from '../src/dev-authorization-server.js';
+import { authorizationServerIssuer } from '@mcpgw/authorization-server';
 import { mintTenantToken, UsageError } from '../src/token-cli.js';
 import { tenantAdminResource } from '@mcpgw/admin';
 import type { Jar } from './admin-sign-in-harness.js';
@@ -40,7 +40,7 @@ beforeAll(async () => {
     admin: {},
   });
   baseUrl = `http://127.0.0.1:${port}`;
-  devIssuer = devAuthorizationServerIssuer(baseUrl);
+  devIssuer = authorizationServerIssuer(baseUrl, 'demo');
   await built.app.listen({ host: '127.0.0.1', port });
 });
 afterAll(() => built?.close());
@@ -53,7 +53,7 @@ describe('admin sign-in through the development authorization server', () => {
     const { login, loginCookies, callback, callbackCookies } = await signInThroughBrowser(baseUrl, 'demo', jar);
     // The authorization request (RFC 6749 §4.1.1, RFC 7636 §4.3, RFC 8707 §2).
     const authorize = new URL(login.headers.get('location')!);
-    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${devIssuer}/auth`);
+    expect(`${authorize.origin}${authorize.pathname}`).toBe(`${devIssuer}/authorize`);
     expect(authorize.searchParams.get('client_id')).toBe('mcpgw-admin-demo');
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorize.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -80,9 +80,9 @@ describe('admin sign-in through the development authorization server', () => {
     expect(session).toMatch(/; SameSite=Lax/);
     expect(session).not.toMatch(/; Secure/); // http://127.0.0.1: Secure only when PUBLIC_URL is https
     const maxAge = Number(/; Max-Age=(\d+)/.exec(session!)?.[1]);
-    // Bounded by the access token's lifetime (the development server's: one hour).
-    expect(maxAge).toBeGreaterThan(3500);
-    expect(maxAge).toBeLessThanOrEqual(3600);
+    // Bounded by the access token's lifetime (the hosted server's default accessTokenSeconds: 15 minutes).
+    expect(maxAge).toBeGreaterThan(800);
+    expect(maxAge).toBeLessThanOrEqual(900);
     // The flow's cookies are cleared at the callback: a state is used once.
     expect(jar.has('mcpgw-admin-oauth-state')).toBe(false);
     expect(jar.has('mcpgw-admin-oauth-verifier')).toBe(false);

@@ -1,11 +1,9 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { AuditEvent } from '@mcpgw/control-plane';
 import type { Logger } from '@mcpgw/core';
-import type { DevAuthorizationServer } from '@mcpgw/dev-authorization-server';
-import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
+import type { TenantAuthorizationServer } from '@mcpgw/authorization-server';
+import { startStandaloneIssuer } from '@mcpgw/test-helpers/standalone-issuer';
 import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
 
 /** The admin scope the tests' identity providers grant the signed-in admin. */
@@ -70,26 +68,15 @@ export async function startSecondIssuer(
     clients: Array<{ clientId: string; clientSecret?: string; redirectUris: string[] }>;
     logger: Logger;
   },
-): Promise<{ issuer: string; server: DevAuthorizationServer; close(): Promise<void> }> {
-  const server = await createDevAuthorizationServer({
-    issuer: `http://127.0.0.1:${port}/idp`,
+): Promise<{ issuer: string; server: TenantAuthorizationServer; close(): Promise<void> }> {
+  return startStandaloneIssuer({
+    port,
     keystorePath: options.keystorePath,
-    resources: options.adminResources.map((uri) => ({ uri, scopes: [ADMIN_SCOPE] })),
+    resources: options.adminResources,
+    scopes: [ADMIN_SCOPE],
     clients: options.clients,
     logger: options.logger,
   });
-  const http = createServer((req, res) => server.handler(req, res));
-  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
-  const address = http.address() as AddressInfo;
-  return {
-    issuer: `http://127.0.0.1:${address.port}/idp`,
-    server,
-    close: async () => {
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-      await server.close();
-    },
-  };
 }
 
 /** The gateway's cookies as a browser keeps them for one origin, by name (the tests keep one tenant per jar). */

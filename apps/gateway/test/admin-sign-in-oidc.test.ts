@@ -14,7 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
+import { mintAccessToken } from '@mcpgw/authorization-server';
 import { createSecretBox } from '@mcpgw/control-plane';
 import { createServerKeys } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
@@ -119,7 +119,7 @@ const session = (tenant: string, cookie: string) =>
 
 /** A real acme admin's bearer token from the issuer (what an API client of acme's admins holds). */
 const acmeAdminToken = () =>
-  mintDevAccessToken({
+  mintAccessToken({
     issuer: idp.issuer,
     keystorePath: join(keysDir, 'keys.json'),
     resource: `${baseUrl}/admin/v1/tenants/acme`, // acme's admin resource: the audience the admin API wants

@@ -47,7 +47,7 @@ function runtime(auth: Partial<NonNullable<TenantConfig['auth']>> | undefined, g
       ? undefined
       : createTenantAuthenticator(config, {
           baseUrl: 'http://127.0.0.1:1',
-          devAuthorizationServer: undefined,
+          hostedIssuer: undefined,
           logger: silent,
         });
   return { config, auth: authenticator, catalog: { sources: [] } } as unknown as TenantRuntime;

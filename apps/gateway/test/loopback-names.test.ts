@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '@mcpgw/config';
-import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
-import { devKeystorePath } from '../src/dev-authorization-server.js';
+import { mintAccessToken } from '@mcpgw/authorization-server';
+import { tenantKeystorePath } from '../src/local-issuers.js';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
@@ -48,7 +48,7 @@ describe('loopback names on a loopback bind', () => {
     expect(metadata.json()).toMatchObject({
       resource: `${base}/t/demo/mcp`,
       // One issuer, on the canonical name: its metadata's `issuer` must equal it (RFC 8414 §3.3).
-      authorization_servers: ['http://127.0.0.1:8080/dev-idp'],
+      authorization_servers: ['http://127.0.0.1:8080/t/demo/oauth'],
     });
     expect(metadata.headers.vary).toMatch(/host/i);
     const refused = await list(host);
@@ -60,9 +60,9 @@ describe('loopback names on a loopback bind', () => {
 
   it('accepts a token for either name at either name, and none for another port', async () => {
     const mint = (resource: string) =>
-      mintDevAccessToken({
-        issuer: 'http://127.0.0.1:8080/dev-idp',
-        keystorePath: devKeystorePath(config),
+      mintAccessToken({
+        issuer: 'http://127.0.0.1:8080/t/demo/oauth',
+        keystorePath: tenantKeystorePath(config, 'demo'),
         resource,
         scope: 'mcp:read',
       });

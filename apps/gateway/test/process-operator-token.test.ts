@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { NO_SHEDDING_ENV } from '@mcpgw/test-helpers/gateway';
-import { mintDevAccessToken } from '@mcpgw/dev-authorization-server';
+import { mintAccessToken } from '@mcpgw/authorization-server';
 import { MAIN, TOKEN_CLI, runBuilt } from './gateway-process.js';
 
 // `npm start`, then `ADMIN_TOKEN=$(npm run --silent token -- --operator)`:
@@ -55,14 +55,14 @@ describe('npm run token -- --operator', () => {
       // RFC 9728 section 3: the operator resource's metadata names the development issuer as its authorization server.
       const metadata = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/admin/v1`);
       expect(((await metadata.json()) as { authorization_servers: string[] }).authorization_servers).toEqual([
-        `http://127.0.0.1:${port}/dev-idp`,
+        `http://127.0.0.1:${port}/local-operator`,
       ]);
 
       // The same issuer and audience without the operator role in "roles": a valid token, but no operator.
       for (const claims of [{}, { roles: ['someone-else'] }, { realm_access: { roles: ['gateway-operator'] } }]) {
-        const roleless = await mintDevAccessToken({
-          issuer: `http://127.0.0.1:${port}/dev-idp`,
-          keystorePath: join(dataDir, 'dev-authorization-server', 'keys.json'),
+        const roleless = await mintAccessToken({
+          issuer: `http://127.0.0.1:${port}/local-operator`,
+          keystorePath: join(dataDir, 'local-operator', 'keys.json'),
           resource: `http://127.0.0.1:${port}/admin/v1`,
           scope: '',
           claims,

@@ -76,7 +76,7 @@ describe('npm run token', () => {
       expect((await gateway.exited).code).toBe(0);
     }
     // The gateway took its record with it.
-    expect(await readdir(join(dataDir, 'dev-authorization-server', 'running'))).toEqual([]);
+    expect(await readdir(join(dataDir, 'running'))).toEqual([]);
   }, 120_000);
 
   it('with no gateway running, says which configuration it used and what a gateway needs to match', async () => {

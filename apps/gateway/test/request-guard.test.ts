@@ -23,10 +23,10 @@ const REGISTRATION = {
 
 const ROUTES: Array<[string, 'GET' | 'POST', unknown?]> = [
   ['/.well-known/oauth-protected-resource/t/demo/mcp', 'GET'],
-  ['/.well-known/oauth-authorization-server/dev-idp', 'GET'],
-  ['/dev-idp/jwks', 'GET'],
-  ['/dev-idp/reg', 'POST', REGISTRATION],
-  ['/dev-idp/auth?client_id=x&response_type=code', 'GET'],
+  ['/.well-known/oauth-authorization-server/t/demo/oauth', 'GET'],
+  ['/t/demo/oauth/jwks', 'GET'],
+  ['/t/demo/oauth/register', 'POST', REGISTRATION],
+  ['/t/demo/oauth/authorize?client_id=x&response_type=code', 'GET'],
   ['/no-such-route', 'GET'],
 ];
 
@@ -59,7 +59,7 @@ describe('the Host/Origin guard on every route', () => {
   it('lets loopback callers register and read the documents', async () => {
     const registered = await app.inject({
       method: 'POST',
-      url: '/dev-idp/reg',
+      url: '/t/demo/oauth/register',
       headers: { host: '127.0.0.1:8080', origin: 'http://localhost:6274' },
       payload: REGISTRATION,
     });

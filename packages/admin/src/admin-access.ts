@@ -15,16 +15,20 @@ import {
 import { AdminProblem } from './problem.js';
 import { matchesBinding } from './role-bindings.js';
 import type { ServingTenants } from './tenant-ports.js';
+import type { HostedIssuer } from '@mcpgw/tenancy';
+import { hostedIssuerSettings } from '@mcpgw/tenancy';
 
-/** The development authorization server, when it runs: its issuer and its pinned public keys. */
-export interface DevAuthorizationServerKeys {
+/** The local operator issuer of a loopback development gateway (`npm run token -- --operator`): its issuer and pinned public keys. */
+export interface LocalOperatorIssuer {
   readonly issuer: string;
   readonly publicJwks: { readonly keys: readonly object[] };
 }
 
-/** What admin access needs of a tenant's serving runtime: its configuration (issuers). */
+/** What admin access needs of a tenant's serving runtime: its configuration (issuers) and its hosted issuer. */
 export interface AccessTenantRuntime {
   readonly config: TenantConfig;
+  /** The tenant's hosted issuer, trusted first; `{ "development": true }` names it in issuers and role bindings. */
+  readonly hostedIssuer?: HostedIssuer | undefined;
 }
 
 export interface AdminAccessOptions<R extends AccessTenantRuntime = AccessTenantRuntime> {
@@ -35,12 +39,11 @@ export interface AdminAccessOptions<R extends AccessTenantRuntime = AccessTenant
   /** The verifier settings of one of a tenant's issuers, as its MCP endpoint verifies them (keys, egress). */
   readonly issuerSettings: (entry: IssuerEntry, runtime: R) => IssuerSettings;
   readonly store: ControlPlaneStore;
-  readonly devAuthorizationServer: DevAuthorizationServerKeys | undefined;
   /**
-   * Whether the development issuer issues operator tokens: no OPERATOR_ISSUER
-   * and a loopback bind, as the development server itself (docs/admin-api.md).
+   * The local operator issuer, when this gateway takes one: no OPERATOR_ISSUER
+   * and a loopback bind with a demo login running (docs/admin-api.md).
    */
-  readonly devOperator: boolean;
+  readonly localOperator: LocalOperatorIssuer | undefined;
   readonly logger: Logger;
 }
 
@@ -84,7 +87,7 @@ export interface AdminAccess {
   readonly operatorAudience: string | undefined;
   /**
    * Who issues operator tokens: OPERATOR_ISSUER, else on a loopback bind the
-   * running development issuer; undefined when nobody does.
+   * local operator issuer; undefined when nobody does.
    */
   readonly operatorIssuer: string | undefined;
   close(): void;
@@ -125,15 +128,14 @@ export function createAdminAccess<R extends AccessTenantRuntime>(options: AdminA
   const [baseUrl] = baseUrls;
   const logger = options.logger.child({ component: 'admin-auth' });
   // The operator's own identity provider (OPERATOR_ISSUER); without one, on a
-  // loopback bind, the running development issuer is the local operator issuer
-  // (`npm run token -- --operator`), with its pinned keys.
-  const localOperator = options.devAuthorizationServer !== undefined && options.devOperator;
-  const operatorIssuer = env.OPERATOR_ISSUER ?? (localOperator ? options.devAuthorizationServer?.issuer : undefined);
+  // loopback bind, the local operator issuer (`npm run token -- --operator`), with its pinned keys.
+  const localOperator = env.OPERATOR_ISSUER === undefined ? options.localOperator : undefined;
+  const operatorIssuer = env.OPERATOR_ISSUER ?? localOperator?.issuer;
   const operatorAudience =
     operatorIssuer === undefined ? undefined : (env.OPERATOR_AUDIENCE ?? operatorResource(baseUrl));
   const operatorKeys = (): IssuerSettings['keys'] =>
     env.OPERATOR_ISSUER === undefined
-      ? { jwks: { keys: options.devAuthorizationServer!.publicJwks.keys as JWK[] } }
+      ? { jwks: { keys: localOperator!.publicJwks.keys as JWK[] } }
       : env.OPERATOR_JWKS_URI === undefined
         ? { discovery: true }
         : { jwksUri: env.OPERATOR_JWKS_URI };
@@ -175,10 +177,12 @@ export function createAdminAccess<R extends AccessTenantRuntime>(options: AdminA
       logger: logger.child({ tenant: tenantId }),
       // The tenant's own identity providers, with their extra MCP audiences
       // dropped: an admin token must name this tenant's admin resource.
-      issuers: runtime.config.auth.issuers.map((entry) => ({
-        ...options.issuerSettings(entry, runtime),
-        audiences: resources.slice(1),
-      })),
+      issuers: [
+        ...(runtime.hostedIssuer === undefined ? [] : [hostedIssuerSettings(runtime.hostedIssuer)]),
+        ...runtime.config.auth.issuers
+          .filter((entry) => !('development' in entry))
+          .map((entry) => options.issuerSettings(entry, runtime)),
+      ].map((settings) => ({ ...settings, audiences: resources.slice(1) })),
     });
     verifiers.set(tenantId, { runtime, verifier });
     return verifier;
@@ -203,7 +207,7 @@ export function createAdminAccess<R extends AccessTenantRuntime>(options: AdminA
     refusal: string,
   ): Promise<string> => {
     const bindings = await store.listEntities(tenantId, 'admin-role-binding');
-    const devIssuer = options.devAuthorizationServer?.issuer;
+    const devIssuer = tenants.serving.get(tenantId)?.hostedIssuer?.issuer;
     const binding = bindings.find((candidate) => matchesBinding(candidate.document, principal, devIssuer));
     if (binding === undefined) throw new AdminProblem('forbidden', refusal);
     return binding.name;
@@ -286,9 +290,10 @@ export function createAdminAccess<R extends AccessTenantRuntime>(options: AdminA
     },
 
     async recheckSession(tenantId, who) {
-      const issuers = tenants.serving.get(tenantId)?.config.auth?.issuers ?? [];
-      const devIssuer = options.devAuthorizationServer?.issuer;
-      const trusted = issuers.map((entry) => ('development' in entry ? devIssuer : entry.issuer));
+      const runtime = tenants.serving.get(tenantId);
+      const issuers = runtime?.config.auth?.issuers ?? [];
+      const hostedIssuer = runtime?.hostedIssuer?.issuer;
+      const trusted = [hostedIssuer, ...issuers.map((entry) => ('development' in entry ? hostedIssuer : entry.issuer))];
       if (!trusted.includes(who.principal.issuer)) {
         throw unauthenticated(
           access,

@@ -30,7 +30,7 @@ export type {
   AccessTenantRuntime,
   AdminAccess,
   AdminAccessOptions,
-  DevAuthorizationServerKeys,
+  LocalOperatorIssuer,
   SessionAdmin,
   SignedInAdmin,
 } from './admin-access.js';

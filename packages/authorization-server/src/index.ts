@@ -1,4 +1,50 @@
-// The public surface of @mcpgw/authorization-server.
+// The public surface of @mcpgw/authorization-server: a tenant's hosted OAuth 2.1
+// authorization server (docs/adr/0011). Tests reach the other modules by path.
+
+/** Creates one tenant's server, and the options it is built from (the injected modules' ports). */
+export { createTenantAuthorizationServer } from './create-tenant-authorization-server.js';
+export type {
+  ExtraResource,
+  GrantTypeRegistration,
+  InteractionContext,
+  InteractionHandler,
+  RoutedRequest,
+  StaticClient,
+  TenantAuthorizationServer,
+  TenantAuthorizationServerOptions,
+} from './authorization-server-options.js';
+/** Every tenant's server on this replica, following the tenant registry's runtimes. */
+export {
+  createTenantAuthorizationServers,
+  type CreatedAuthorizationServer,
+  type TenantAuthorizationServers,
+  type TenantAuthorizationServersOptions,
+} from './tenant-authorization-servers.js';
+/** The issuer, metadata and endpoint URLs of a tenant's server. */
+export {
+  authorizationServerIssuer,
+  authorizationServerMetadataUrl,
+  authorizationServerPath,
+  ENDPOINT_PATHS,
+  openIdConfigurationUrls,
+} from './authorization-server-urls.js';
+/** Which tenant's server a request is for, and the path within it. */
+export { routeAuthorizationServerRequest, type AuthorizationServerRoute } from './request-routing.js';
+/** The scopes every server offers besides the tenant's, and how long a code lives. */
+export { AUTHORIZATION_CODE_TTL_SECONDS, PROTOCOL_SCOPES } from './provider-configuration.js';
+/** The demo login (loopback only): its one account, and the consent it gives until the interaction pages land. */
+export { DEMO_EMAIL, DEMO_NAME, DEMO_SUBJECT, findDemoAccount } from './demo-account.js';
+export { demoAutoConsent } from './demo-auto-consent.js';
+/** The keystore-file key source (until the control plane's per-tenant key store), and a private JWKS's public half. */
+export { loadOrCreateKeystore, publicKeysOf, SIGNING_ALGORITHM, type Keystore } from './keystore-file.js';
+/** In-memory storage with registered clients on disk (until the control-plane and Redis adapters). */
+export { createMemoryAdapter, type MemoryAdapter } from './memory-adapter.js';
+/** Mints an access token without a browser (`npm run token`), as a loopback issuer's token endpoint would. */
+export { ACCESS_TOKEN_TTL_SECONDS, mintAccessToken } from './mint-access-token.js';
+/** oidc-provider's storage, account and configuration types, as the injected modules implement them. */
+export type { Adapter, AdapterPayload, Configuration, FindAccount } from 'oidc-provider';
+
+/** The upstream sign-in at the tenant's OpenID Connect provider, and the claim mapping. */
 export * from './upstream/index.js';
 /** The clients a tenant's hosted authorization server accepts (metadata documents, dynamic registration). */
 export * from './clients/index.js';
@@ -10,7 +56,6 @@ export {
   JWT_BEARER_GRANT_TYPE,
   type AssertionAccounts,
   type AssertionClaimMapper,
-  type GrantTypeRegistration,
   type IdJagGrantOptions,
   type MappedAssertionAccount,
 } from './enterprise/id-jag-grant-type.js';

@@ -30,6 +30,12 @@ export interface ServerKeys {
   /** HMAC key of the admin API's per-principal rate counters (shared by replicas in Redis). */
   readonly adminPrincipalCounter: Buffer;
   /**
+   * The keys signing a tenant's hosted authorization server cookies
+   * (interaction and session): the first signs, each verifies (rotation), so
+   * any replica continues a sign-in another began.
+   */
+  authorizationServerCookies(tenantId: string): readonly Buffer[];
+  /**
    * True when SECRETS_KEY was unset and the keys come from a random secret of
    * this process: cursors, cache keys and sessions then survive neither a
    * restart nor a trip to another replica.
@@ -44,6 +50,7 @@ const INFO = {
   sealedCredentials: 'mcpgw control-plane sealed secrets v1',
   adminSession: 'mcpgw sealed admin session v1',
   tenantPrincipalFingerprint: 'mcpgw tenant principal fingerprint v1\0',
+  authorizationServerCookies: 'mcpgw authorization server cookies v1\0',
 } as const;
 
 /** The request-log fingerprint's label, HMAC'd under the secret (see {@link ServerKeys}). */
@@ -78,6 +85,8 @@ export function createServerKeys(options: ServerKeysOptions): ServerKeys {
     requestLogFingerprint: createHmac('sha256', secret).update(REQUEST_LOG_FINGERPRINT_LABEL).digest(),
     tenantPrincipalFingerprint: (tenantId) => hkdf(secret, `${INFO.tenantPrincipalFingerprint}${tenantId}`),
     adminPrincipalCounter: Buffer.from(secret),
+    authorizationServerCookies: (tenantId) =>
+      [secret, ...previous].map((each) => hkdf(each, `${INFO.authorizationServerCookies}${tenantId}`)),
     ephemeral,
   };
 }

@@ -12,11 +12,13 @@ export type {
   AuthOutcome,
   AuthRefusalReason,
   AuthRequest,
-  PinnedDevAuthorizationServer,
+  HostedIssuer,
   TenantAuthenticator,
 } from './tenant-auth.js';
-/** Creates a tenant's authenticator; turns a configured issuer into the verifier's settings. */
-export { createTenantAuthenticator, toIssuerSettings } from './tenant-auth.js';
+/** Creates a tenant's authenticator; turns a configured issuer, or the tenant's hosted one, into the verifier's settings. */
+export { createTenantAuthenticator, hostedIssuerSettings, toIssuerSettings } from './tenant-auth.js';
+/** A tenant's hosted authorization server settings (its own, or the demo login the development issuer stands for). */
+export { hostedAuthorizationServerOf } from './hosted-authorization-server.js';
 /** The bulkhead between tenants: a cap on each tenant's MCP requests in flight. */
 export type { TenantInFlight } from './tenant-in-flight.js';
 /** Creates the per-tenant in-flight counter. */

@@ -13,13 +13,11 @@ import {
 } from '@mcpgw/auth';
 import type { CompiledGrants } from '@mcpgw/policy';
 import { compileGrants, resolveAccess } from '@mcpgw/policy';
+import type { HostedIssuer } from './hosted-authorization-server.js';
+import { hostedAuthorizationServerOf } from './hosted-authorization-server.js';
 import { protectedResourceMetadataUrl, tenantResourceUri } from './public-url.js';
 
-/** The built-in dev authorization server, as the verifier sees it: pinned keys, no fetch. */
-export interface PinnedDevAuthorizationServer {
-  issuer: string;
-  publicJwks: { keys: readonly object[] };
-}
+export type { HostedIssuer } from './hosted-authorization-server.js';
 
 export interface AuthRequest {
   rawHeaders: readonly string[];
@@ -109,7 +107,12 @@ export function createTenantAuthenticator(
     baseUrl: string;
     /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
     aliasBaseUrls?: readonly string[];
-    devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+    /**
+     * The tenant's hosted issuer and its current public keys, when it has a
+     * hosted authorization server (hostedAuthorizationServerOf): trusted
+     * first, with no fetch to itself.
+     */
+    hostedIssuer: HostedIssuer | undefined;
     /** The egress guard of each issuer's fetches: set for those a tenant admin wrote. */
     issuerEgress?: (entry: IssuerEntry) => EgressGuard | undefined;
     logger: Logger;
@@ -124,18 +127,31 @@ export function createTenantAuthenticator(
   const aliases = (options.aliasBaseUrls ?? []).filter((base) => base !== options.baseUrl);
   // The same endpoint under another loopback name is the same resource: its tokens are accepted at either name.
   const aliasResources = aliases.map((base) => tenantResourceUri(base, tenant.id));
-  const issuers = auth.issuers.map((entry) => {
-    const settings = toIssuerSettings(entry, options.devAuthorizationServer, options.issuerEgress?.(entry));
-    return aliasResources.length === 0
-      ? settings
-      : { ...settings, audiences: [...settings.audiences, ...aliasResources] };
-  });
-  const authorizationServers = auth.issuers.map((entry) =>
-    'development' in entry ? options.devAuthorizationServer!.issuer : (entry.authorizationServer ?? entry.issuer),
+  const hosted = hostedAuthorizationServerOf(tenant) === undefined ? undefined : options.hostedIssuer;
+  if (hostedAuthorizationServerOf(tenant) !== undefined && hosted === undefined) {
+    throw new Error(`tenant '${tenant.id}' has a hosted authorization server, but its keys were not given`);
+  }
+  // The hosted issuer first (docs/adr/0011), then every other issuer; `{ "development": true }` is the hosted one.
+  const configured = auth.issuers.filter(
+    (entry): entry is Exclude<IssuerEntry, { development: true }> => !('development' in entry),
   );
-  const scopesSupported = auth.scopesSupported ?? [
-    ...new Set([...auth.requiredScopes, ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
+  const issuers = [
+    ...(hosted === undefined ? [] : [hostedIssuerSettings(hosted)]),
+    ...configured.map((entry) => toIssuerSettings(entry, hosted, options.issuerEgress?.(entry))),
+  ].map((settings) =>
+    aliasResources.length === 0 ? settings : { ...settings, audiences: [...settings.audiences, ...aliasResources] },
+  );
+  const authorizationServers = [
+    ...(hosted === undefined ? [] : [hosted.issuer]),
+    ...configured.map((entry) => entry.authorizationServer ?? entry.issuer),
   ];
+  // MCP 2026-07-28, Authorization, "Scope Selection Strategy": the scopes a client should request for basic
+  // use; never `offline_access` ("Refresh Tokens": refresh tokens are not a resource requirement).
+  const scopesSupported = (
+    auth.scopesSupported ?? [
+      ...new Set([...auth.requiredScopes, ...tenant.grants.flatMap((grant) => grant.match.scopes ?? [])]),
+    ]
+  ).filter((scope) => scope !== 'offline_access');
   // RFC 6750 section 3: the scope a client should request to be let in.
   const challengeScope =
     (auth.requiredScopes.length > 0 ? auth.requiredScopes : scopesSupported).join(' ') || undefined;
@@ -254,25 +270,36 @@ export function createTenantAuthenticator(
 }
 
 /**
+ * The tenant's hosted issuer as the verifier takes it: its keys inline (no
+ * fetch to itself), RFC 9068 access tokens only, `groups` as its access
+ * tokens carry the mapped groups.
+ */
+export function hostedIssuerSettings(hosted: HostedIssuer): IssuerSettings {
+  return {
+    issuer: hosted.issuer,
+    keys: { jwks: { keys: hosted.publicJwks.keys as JWK[] } },
+    algorithms: ['RS256'],
+    audiences: [],
+    tokenTypes: ['at+jwt'],
+    scopeClaim: 'scope',
+    groupsClaim: 'groups',
+    clockToleranceSeconds: 30,
+  };
+}
+
+/**
  * A configured issuer as the verifier takes it (the admin API verifies tenant
- * admins' tokens with the same); `egress` guards its fetches.
+ * admins' tokens with the same); `egress` guards its fetches. The development
+ * issuer is the tenant's hosted one (`hosted`).
  */
 export function toIssuerSettings(
   entry: IssuerEntry,
-  dev: PinnedDevAuthorizationServer | undefined,
+  hosted: HostedIssuer | undefined,
   egress?: EgressGuard,
 ): IssuerSettings {
   if ('development' in entry) {
-    if (dev === undefined) throw new Error('the development issuer is not running');
-    return {
-      issuer: dev.issuer,
-      keys: { jwks: { keys: dev.publicJwks.keys as JWK[] } },
-      algorithms: ['RS256', 'ES256', 'PS256', 'EdDSA'],
-      audiences: [],
-      tokenTypes: ['at+jwt'],
-      scopeClaim: 'scope',
-      clockToleranceSeconds: 30,
-    };
+    if (hosted === undefined) throw new Error("the tenant's hosted authorization server has no keys");
+    return hostedIssuerSettings(hosted);
   }
   const keys: IssuerSettings['keys'] =
     entry.jwksUri !== undefined

@@ -62,6 +62,12 @@ export interface TenantRegistry<R extends ClosableRuntime> {
   /** Stops serving `tenantId`; its runtime closes when its requests are done. */
   remove(tenantId: string): Promise<void>;
   status(tenantId: string): TenantStatus | undefined;
+  /**
+   * Calls `listener` after the tenant's serving runtime changed: swapped in,
+   * retired by a failed build, or removed. What lives beside a runtime (the
+   * tenant's hosted authorization server) follows it. Returns the unsubscribe.
+   */
+  onServingChange(listener: (tenantId: string) => void): () => void;
   /** Retires every runtime and resolves once all are closed, after the requests holding them are done. */
   close(): Promise<void>;
 }
@@ -93,6 +99,10 @@ export function createTenantRegistry<R extends ClosableRuntime>(
     statuses.set(tenantId, status);
     for (const waiter of [...waiters]) waiter();
   };
+  const servingListeners = new Set<(tenantId: string) => void>();
+  const servingChanged = (tenantId: string): void => {
+    for (const listener of [...servingListeners]) listener(tenantId);
+  };
   /** Retired runtimes not closed yet, each with its tenant and what resolves once it is. */
   const draining = new Map<Held<R>, { tenantId: string; promise: Promise<void>; resolve: () => void }>();
 
@@ -114,6 +124,7 @@ export function createTenantRegistry<R extends ClosableRuntime>(
     if (entry === undefined) return;
     held.delete(tenantId);
     serving.delete(tenantId);
+    servingChanged(tenantId);
     entry.retired = true;
     let resolve = (): void => undefined;
     const promise = new Promise<void>((settle) => (resolve = settle));
@@ -182,6 +193,7 @@ export function createTenantRegistry<R extends ClosableRuntime>(
         retire(tenantId);
         held.set(tenantId, { runtime, inFlight: 0, retired: false, closing: false });
         serving.set(tenantId, runtime);
+        servingChanged(tenantId);
         const seen = statuses.get(tenantId)?.revision;
         setStatus(tenantId, {
           ...(seen === undefined ? {} : { revision: seen }),
@@ -236,6 +248,11 @@ export function createTenantRegistry<R extends ClosableRuntime>(
 
     status(tenantId) {
       return statuses.get(tenantId);
+    },
+
+    onServingChange(listener) {
+      servingListeners.add(listener);
+      return () => servingListeners.delete(listener);
     },
 
     async close() {

@@ -8,7 +8,8 @@ import type { IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { TenantAdminWrites } from './control-plane/tenant-entries.js';
 import type { CursorCodec, ServerIdentity } from '@mcpgw/protocol';
 import { serverIdentity } from './server-identity.js';
-import type { PinnedDevAuthorizationServer, TenantAuthenticator } from './tenant-auth.js';
+import type { HostedIssuer } from './hosted-authorization-server.js';
+import type { TenantAuthenticator } from './tenant-auth.js';
 import { createTenantAuthenticator } from './tenant-auth.js';
 
 /** Everything the gateway holds for one tenant while it runs. */
@@ -22,6 +23,8 @@ export interface TenantRuntime {
   readonly server: ServerIdentity;
   /** Absent for an anonymous (loopback development) tenant. */
   readonly auth: TenantAuthenticator | undefined;
+  /** The tenant's hosted issuer and the public keys its authenticator trusts; absent without a hosted server. */
+  readonly hostedIssuer: HostedIssuer | undefined;
   /**
    * The egress guard an issuer's fetches go through: the deployment's for an
    * issuer a tenant admin wrote, none for an operator's (the admin API
@@ -41,7 +44,13 @@ export interface RuntimeOptions {
   baseUrl: string;
   /** The other base URLs the gateway answers as (loopback names of a loopback bind). */
   aliasBaseUrls: readonly string[];
-  devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
+  /**
+   * The hosted issuer of a tenant with a hosted authorization server
+   * (hostedAuthorizationServerOf), with its current public keys; absent or
+   * undefined for other tenants. Keys change with a new runtime only, so a key
+   * rotation rebuilds the tenant's runtime (docs/adr/0011).
+   */
+  hostedIssuerOf?: (tenant: TenantConfig) => Promise<HostedIssuer | undefined>;
   /** The deployment's egress policy (EGRESS_ALLOW), for what tenant admins configured. */
   egress: EgressGuard;
   /** Metrics and tracing hooks: around each source's backend calls, each authentication, each verifier's fetches. */
@@ -152,14 +161,16 @@ export async function createTenantRuntime(
   }
   let auth: TenantAuthenticator | undefined;
   let catalog: Catalog;
+  let hostedIssuer: HostedIssuer | undefined;
   try {
+    hostedIssuer = await options.hostedIssuerOf?.(tenant);
     const authenticator =
       tenant.auth === undefined
         ? undefined
         : createTenantAuthenticator(tenant, {
             baseUrl: options.baseUrl,
             aliasBaseUrls: options.aliasBaseUrls,
-            devAuthorizationServer: options.devAuthorizationServer,
+            hostedIssuer,
             issuerEgress,
             logger: logger.child({ tenant: tenant.id }),
             ...(options.observe === undefined ? {} : { verifierObserver: options.observe.verifier }),
@@ -182,6 +193,7 @@ export async function createTenantRuntime(
     catalog,
     server: serverIdentity(tenant.name),
     auth,
+    hostedIssuer,
     issuerEgress,
     async close() {
       auth?.close();

@@ -10,7 +10,6 @@
  * that changes nothing, and tenant acme's session cookie on tenant globex's
  * admin routes gets the 404 of a tenant that does not exist, byte for byte.
  */
-import { createServer } from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +17,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '@mcpgw/core';
-import { createDevAuthorizationServer } from '@mcpgw/dev-authorization-server';
+import { startStandaloneIssuer } from '@mcpgw/test-helpers/standalone-issuer';
 import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { StartedGateway } from '@mcpgw/test-helpers/gateway';
@@ -48,29 +47,19 @@ const pooledFetch = ((url: string | URL, init?: RequestInit) =>
 
 const adminResource = (tenant: string) => `${publicUrl}/admin/v1/tenants/${tenant}`;
 
-/** A local OpenID Connect issuer: the development authorization server's engine on a port of its own. */
+/** A local OpenID Connect issuer: the hosted authorization server's engine on a port of its own. */
 async function startIdp(port: number, tenants: string[]): Promise<typeof idp> {
-  const issuer = `http://127.0.0.1:${port}/idp`;
-  const server = await createDevAuthorizationServer({
-    issuer,
+  return startStandaloneIssuer({
+    port,
     keystorePath: join(dir, 'idp-keys.json'),
-    resources: tenants.map((tenant) => ({ uri: adminResource(tenant), scopes: [ADMIN_SCOPE] })),
+    resources: tenants.map(adminResource),
+    scopes: [ADMIN_SCOPE],
     clients: tenants.map((tenant) => ({
       clientId: `${tenant}-admin`,
       redirectUris: [`${adminResource(tenant)}/callback`],
     })),
     logger: silent,
   });
-  const http = createServer((req, res) => server.handler(req, res));
-  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
-  return {
-    issuer,
-    async close() {
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-      await server.close();
-    },
-  };
 }
 
 /** The gateway's cookies as one browser keeps them. */

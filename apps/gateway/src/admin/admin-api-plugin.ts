@@ -3,7 +3,8 @@ import { createAdminSessionRows } from '@mcpgw/control-plane';
 import { createTenantPrincipalFingerprint, toIssuerSettings } from '@mcpgw/tenancy';
 import type { AdminAccess, AuthorizationRecords } from '@mcpgw/admin';
 import { ADMIN_PREFIX, AdminProblem, createAdminAccess, problemBody, tenantNotFound } from '@mcpgw/admin';
-import { devOperator } from '../dev-authorization-server.js';
+import { loadOrCreateKeystore } from '@mcpgw/authorization-server';
+import { localOperator, localOperatorKeystorePath } from '../local-issuers.js';
 import { registerAdminMetadataRoutes } from './admin-metadata-routes.js';
 import { adminPlugin } from './admin-plugin.js';
 import type { AdminAuthenticator } from './admin-authenticator.js';
@@ -66,7 +67,14 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
     }
     const { config, baseUrls, keys, sourceFactories, egress, baseUrlOf } = app.settings;
     const { controlPlane, tenants } = app;
-    const devAuthorizationServer = app.devAuthorizationServer ?? undefined;
+    const operator = localOperator(config, baseUrls[0]);
+    const localOperatorIssuer =
+      operator === undefined
+        ? undefined
+        : {
+            issuer: operator.issuer,
+            publicJwks: (await loadOrCreateKeystore(localOperatorKeystorePath(config))).publicJwks,
+          };
     const cache = app.gatewayCache;
     const tenantFingerprint = createTenantPrincipalFingerprint(keys.tenantPrincipalFingerprint);
     const logger = app.settings.logger.child({ component: 'admin' });
@@ -75,10 +83,9 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
       baseUrls,
       tenants: tenants,
       // An admin token is verified by the tenant's issuers exactly as its MCP endpoint verifies them.
-      issuerSettings: (entry, runtime) => toIssuerSettings(entry, devAuthorizationServer, runtime.issuerEgress(entry)),
+      issuerSettings: (entry, runtime) => toIssuerSettings(entry, runtime.hostedIssuer, runtime.issuerEgress(entry)),
       store: controlPlane.store,
-      devAuthorizationServer: devAuthorizationServer,
-      devOperator: devOperator(config.env, baseUrls[0]) !== undefined,
+      localOperator: localOperatorIssuer,
       logger,
     });
     app.decorate('adminAccess', access);
@@ -90,7 +97,6 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
         access.operatorIssuer === undefined || access.operatorAudience === undefined
           ? undefined
           : { issuer: access.operatorIssuer, audience: access.operatorAudience },
-      devAuthorizationServer: devAuthorizationServer,
     });
     const signIn = createAdminSignIn({
       tenants: tenants.serving,
@@ -110,7 +116,6 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
         }),
       sessions: createAdminSessionRows(controlPlane.db),
       rateLimits: app.limits.rateLimits,
-      devIssuer: devAuthorizationServer?.issuer,
       tenantNotFound: adminTenantNotFound,
     });
     await signIn.register(app);
@@ -151,7 +156,7 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
       'mcpgw-tenants',
       'mcpgw-limits',
       'mcpgw-control-plane-sync',
-      'mcpgw-dev-authorization-server',
+      'mcpgw-authorization-server',
     ],
   },
 );

@@ -1,13 +1,12 @@
 import { protectedResourceMetadata } from '@mcpgw/auth';
 import type { FastifyInstance } from 'fastify';
-import type { PinnedDevAuthorizationServer, TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
+import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
 import { ADMIN_PREFIX, operatorResource, tenantAdminResource } from '@mcpgw/admin';
 
 export interface AdminMetadataOptions {
   readonly baseUrl: string;
   readonly tenants: TenantRegistry<TenantRuntime>;
   readonly operator: { readonly issuer: string; readonly audience: string } | undefined;
-  readonly devAuthorizationServer: PinnedDevAuthorizationServer | undefined;
 }
 
 /**
@@ -32,11 +31,12 @@ export function registerAdminMetadataRoutes(app: FastifyInstance, options: Admin
     if (runtime === undefined || issuers === undefined) {
       return reply.code(404).type('application/json').send({ error: 'not_found' });
     }
-    const authorizationServers = issuers.map((entry) =>
-      'development' in entry
-        ? (options.devAuthorizationServer?.issuer ?? '')
-        : (entry.authorizationServer ?? entry.issuer),
-    );
+    // The tenant's hosted issuer first (docs/adr/0011); `{ "development": true }` is that one.
+    const hosted = runtime.hostedIssuer?.issuer;
+    const authorizationServers = [
+      ...(hosted === undefined ? [] : [hosted]),
+      ...issuers.map((entry) => ('development' in entry ? '' : (entry.authorizationServer ?? entry.issuer))),
+    ];
     return reply.type('application/json').send(
       protectedResourceMetadata({
         resource: tenantAdminResource(options.baseUrl, runtime.config.id),

@@ -36,7 +36,7 @@ export const tenantsPlugin = fastifyPlugin(
       logger,
       baseUrl,
       aliasBaseUrls,
-      devAuthorizationServer: app.devAuthorizationServer ?? undefined,
+      hostedIssuerOf: app.hostedIssuerOf,
       egress,
       observe: createRuntimeObservers(app.metrics, tracing),
     };
@@ -51,6 +51,6 @@ export const tenantsPlugin = fastifyPlugin(
   },
   {
     name: 'mcpgw-tenants',
-    dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-tracing', 'mcpgw-cache', 'mcpgw-dev-authorization-server'],
+    dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-tracing', 'mcpgw-cache', 'mcpgw-authorization-server'],
   },
 );

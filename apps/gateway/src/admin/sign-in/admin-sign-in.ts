@@ -25,9 +25,14 @@ export type ResolveAdmin = (tenantId: string, accessToken: string) => Promise<Si
 export interface AdminSignInOptions {
   /** The tenants served now, by id (the tenant registry's `serving` map); read on every request. */
   tenants: {
-    get(
-      tenantId: string,
-    ): { readonly config: TenantConfig; issuerEgress?(entry: IssuerEntry): EgressGuard | undefined } | undefined;
+    get(tenantId: string):
+      | {
+          readonly config: TenantConfig;
+          /** The tenant's hosted issuer, which `{ "development": true }` names. */
+          readonly hostedIssuer?: { readonly issuer: string } | undefined;
+          issuerEgress?(entry: IssuerEntry): EgressGuard | undefined;
+        }
+      | undefined;
   };
   /** The canonical base URL (PUBLIC_URL, else http://HOST:PORT): https makes cookies `Secure`, and it names the default admin resource. */
   publicBaseUrl: string;
@@ -43,8 +48,6 @@ export interface AdminSignInOptions {
   sessions: AdminSessionRows;
   /** The admin API's per-address limit, which the sign-in's routes count under too. */
   rateLimits: Pick<RateLimits, 'checkAdminAddress'>;
-  /** The built-in development issuer's URL, for tenants that trust `{ "development": true }`. */
-  devIssuer?: string | undefined;
   /**
    * The admin API's refusal for a tenant that does not exist, so that a
    * session of another tenant, and the sign-in routes of a missing tenant or
@@ -96,7 +99,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
   const clientOf = (tenant: TenantConfig, signIn: AdminSignIn): Promise<SignInClient> => {
     let client = clients.get(tenant);
     if (client === undefined) {
-      const issuer = signInIssuer(tenant, signIn, options.devIssuer);
+      const issuer = signInIssuer(tenant, signIn, options.tenants.get(tenant.id)?.hostedIssuer?.issuer);
       // An issuer a tenant admin wrote is reached under the egress policy, as its key fetches are.
       const entry = tenant.auth?.issuers.find((candidate) => 'issuer' in candidate && candidate.issuer === issuer);
       const egress = entry === undefined ? undefined : options.tenants.get(tenant.id)?.issuerEgress?.(entry);
@@ -123,7 +126,8 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
       registerSignInRoutes(app, {
         signInOf,
         clientOf,
-        issuerOf: ({ tenant, signIn }) => signInIssuer(tenant, signIn, options.devIssuer),
+        issuerOf: ({ tenant, signIn }) =>
+          signInIssuer(tenant, signIn, options.tenants.get(tenant.id)?.hostedIssuer?.issuer),
         session,
         sealer,
         secure,
@@ -136,14 +140,17 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
   };
 }
 
-/** The issuer a tenant's admins sign in with: the configured one, else the tenant's first. */
-function signInIssuer(tenant: TenantConfig, signIn: AdminSignIn, devIssuer: string | undefined): string {
+/**
+ * The issuer a tenant's admins sign in with: the configured one, else the
+ * tenant's first (`{ "development": true }` is its hosted issuer).
+ */
+function signInIssuer(tenant: TenantConfig, signIn: AdminSignIn, hostedIssuer: string | undefined): string {
   if (signIn.issuer !== undefined) return signIn.issuer;
   const first = tenant.auth?.issuers[0];
   if (first === undefined) throw new Error(`tenant '${tenant.id}' trusts no issuer`);
   if ('development' in first) {
-    if (devIssuer === undefined) throw new Error('the development issuer is not running');
-    return devIssuer;
+    if (hostedIssuer === undefined) throw new Error("the tenant's hosted authorization server has no issuer");
+    return hostedIssuer;
   }
   return first.issuer;
 }

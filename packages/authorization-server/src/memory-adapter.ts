@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Logger } from '@mcpgw/core';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { readTextIfExists } from './read-text-if-exists.js';
@@ -11,21 +12,19 @@ interface Entry {
 }
 
 /** Where registered clients are kept across restarts, and the adapter factory oidc-provider calls per model. */
-export interface DevAdapter {
+export interface MemoryAdapter {
   factory: (model: string) => Adapter;
   /** Resolves once every pending client write reached the disk. */
   flush(): Promise<void>;
 }
 
-export interface DevAdapterOptions {
+export interface MemoryAdapterOptions {
   /**
    * The clients' log (JSON Lines, mode 0600): one line per registration or
    * removal, appended; rewritten whole only when it holds about twice the
    * live clients, so a registration writes one line, not the whole set.
    */
   clientsLog: string;
-  /** A `clients.json` written by earlier versions: imported into the log once, then deleted. */
-  legacyClientsFile?: string;
   /** The most registered clients kept: registering one more forgets the oldest. */
   maxClients: number;
   logger: Logger;
@@ -37,9 +36,10 @@ type LogLine = { add: string; client: AdapterPayload } | { remove: string };
 const SWEEP_EVERY = 100;
 
 /**
- * oidc-provider's storage for a single-process development server: grants,
- * sessions, codes and refresh tokens live in memory (a restart logs the demo
- * user out, which costs nothing: consent is automatic), while dynamically
+ * oidc-provider's storage for one tenant in a single process, until the
+ * control-plane and Redis adapters take over (the `adapter` option of
+ * createTenantAuthorizationServer): grants, sessions, codes and refresh
+ * tokens live in memory (a restart signs everyone out), while dynamically
  * registered clients are persisted. MCP clients remember their client_id, and
  * a client_id that disappears on restart strands them on an `invalid_client`
  * error page (RFC 7591 §3.2.1 gives them no way to notice).
@@ -49,8 +49,9 @@ const SWEEP_EVERY = 100;
  * forgotten first (a client that comes back registers again), and one
  * appended line per registration.
  */
-export async function createDevAdapter(options: DevAdapterOptions): Promise<DevAdapter> {
+export async function createMemoryAdapter(options: MemoryAdapterOptions): Promise<MemoryAdapter> {
   const { clientsLog, maxClients, logger } = options;
+  await mkdir(dirname(clientsLog), { recursive: true, mode: 0o700 });
   if (!Number.isSafeInteger(maxClients) || maxClients < 1) throw new TypeError('maxClients must be a positive integer');
   const entries = new Map<string, Entry>();
   // Registration order, oldest first: the eviction order.
@@ -58,11 +59,7 @@ export async function createDevAdapter(options: DevAdapterOptions): Promise<DevA
   let lines = 0;
 
   const replayed = await readClientsLog(clientsLog);
-  if (replayed === undefined && options.legacyClientsFile !== undefined) {
-    for (const [id, payload] of Object.entries(await readLegacyClients(options.legacyClientsFile))) {
-      clients.set(id, payload);
-    }
-  } else if (replayed !== undefined) {
+  if (replayed !== undefined) {
     for (const line of replayed.lines) {
       if ('add' in line) {
         clients.delete(line.add);
@@ -99,12 +96,7 @@ export async function createDevAdapter(options: DevAdapterOptions): Promise<DevA
   };
 
   // A torn tail is rewritten away before anything is appended after it.
-  if (replayed === undefined ? clients.size > 0 : replayed.torn || lines > clients.size) await compact();
-  if (replayed === undefined && options.legacyClientsFile !== undefined) {
-    await unlink(options.legacyClientsFile).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
-  }
+  if (replayed !== undefined && (replayed.torn || lines > clients.size)) await compact();
 
   let upserts = 0;
   const live = (key: string): Entry | undefined => {
@@ -134,7 +126,7 @@ export async function createDevAdapter(options: DevAdapterOptions): Promise<DevA
         added.push({ remove: oldest });
         logger.info(
           { clientId: oldest, maxClients },
-          'development authorization server: forgot the oldest registered client (registrations are capped)',
+          'authorization server: forgot the oldest registered client (registrations are capped)',
         );
       }
       await append(...added);
@@ -209,7 +201,7 @@ async function readClientsLog(path: string): Promise<{ lines: LogLine[]; torn: b
       const parsed = parseLine(line);
       if (parsed === undefined) {
         throw new Error(
-          `development authorization server: line ${index + 1} of ${path} is not a client record; delete the file (clients register again)`,
+          `authorization server: line ${index + 1} of ${path} is not a client record; delete the file (clients register again)`,
         );
       }
       return parsed;
@@ -231,19 +223,4 @@ function parseLine(line: string): LogLine | undefined {
     return { add: record.add, client: record.client as AdapterPayload };
   }
   return undefined;
-}
-
-async function readLegacyClients(path: string): Promise<Record<string, AdapterPayload>> {
-  const text = await readTextIfExists(path);
-  if (text === undefined) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new Error(`development authorization server: ${path} is not a JSON object of clients; delete it`);
-  }
-  return parsed as Record<string, AdapterPayload>;
 }

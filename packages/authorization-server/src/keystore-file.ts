@@ -5,11 +5,11 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import type { JWK } from 'jose';
 import { readTextIfExists } from './read-text-if-exists.js';
 
-/** The signing algorithm of every token this server issues (ID tokens and JWT access tokens). */
+/** The signing algorithm of every token a hosted server issues (ID tokens and JWT access tokens). */
 export const SIGNING_ALGORITHM = 'RS256';
 
 /** The signing keys: the private set for oidc-provider and jose, the public set for verifiers. */
-export interface DevKeystore {
+export interface Keystore {
   privateJwks: { keys: JWK[] };
   publicJwks: { keys: JWK[] };
 }
@@ -18,13 +18,15 @@ export interface DevKeystore {
 const PRIVATE_RSA_MEMBERS = new Set(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth']);
 
 /**
- * Reads the private JWKS at `path`, creating it (mode 0600, in a folder of
+ * The keystore-file key source, kept for the loopback demo login until the
+ * control plane's per-tenant key store replaces it: reads the private JWKS at
+ * `path`, creating it (mode 0600, in a folder of
  * mode 0700) on first use. Persisting the key is what lets tokens outlive a
  * restart and lets the token CLI sign while the gateway is down. Concurrent
  * first uses agree on one key: the file appears atomically (hard link of a
  * fully written temporary file), and whoever loses the race reads the winner's.
  */
-export async function loadOrCreateKeystore(path: string): Promise<DevKeystore> {
+export async function loadOrCreateKeystore(path: string): Promise<Keystore> {
   const existing = await readKeystore(path);
   if (existing !== undefined) return existing;
 
@@ -42,26 +44,28 @@ export async function loadOrCreateKeystore(path: string): Promise<DevKeystore> {
     await unlink(temporary);
   }
   const created = await readKeystore(path);
-  if (created === undefined) throw new Error(`development authorization server: keystore ${path} vanished`);
+  if (created === undefined) throw new Error(`authorization server: keystore ${path} vanished`);
   return created;
 }
 
-async function readKeystore(path: string): Promise<DevKeystore | undefined> {
+async function readKeystore(path: string): Promise<Keystore | undefined> {
   const text = await readTextIfExists(path);
   if (text === undefined) return undefined;
   const keys = parseKeys(text);
   if (keys === undefined) {
     throw new Error(
-      `development authorization server: ${path} is not a private ${SIGNING_ALGORITHM} JWKS; delete it to have a new key generated`,
+      `authorization server: ${path} is not a private ${SIGNING_ALGORITHM} JWKS; delete it to have a new key generated`,
     );
   }
+  return { privateJwks: { keys }, publicJwks: publicKeysOf({ keys }) };
+}
+
+/** The published half of a private JWKS: every private member (RFC 7518 section 6.3.2) removed. */
+export function publicKeysOf(privateJwks: { readonly keys: readonly JWK[] }): { keys: JWK[] } {
   return {
-    privateJwks: { keys },
-    publicJwks: {
-      keys: keys.map((key) =>
-        Object.fromEntries(Object.entries(key).filter(([name]) => !PRIVATE_RSA_MEMBERS.has(name))),
-      ),
-    },
+    keys: privateJwks.keys.map(
+      (key) => Object.fromEntries(Object.entries(key).filter(([name]) => !PRIVATE_RSA_MEMBERS.has(name))) as JWK,
+    ),
   };
 }
 

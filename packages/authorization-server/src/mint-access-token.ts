@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, importJWK } from 'jose';
 import { DEMO_SUBJECT } from './demo-account.js';
-import { loadOrCreateKeystore, SIGNING_ALGORITHM } from './keystore.js';
-import { assertLoopbackIssuer } from './loopback-issuer.js';
-import { ACCESS_TOKEN_TTL_SECONDS } from './provider-configuration.js';
-import { normalizeResource } from './resource-servers.js';
+import { loadOrCreateKeystore, SIGNING_ALGORITHM } from './keystore-file.js';
+import { parseIssuer } from './loopback.js';
+import { normalizeResource } from './resource-indicators.js';
 
-export interface MintDevAccessTokenInput {
-  /** The development issuer the gateway trusts, e.g. `http://127.0.0.1:8080/dev-idp`. */
+/** The default lifetime of a minted token: one hour, like most identity providers' default. */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+export interface MintAccessTokenInput {
+  /** A loopback issuer the gateway trusts: a demo login's hosted issuer, or the local operator issuer. */
   issuer: string;
-  /** The same file the server uses; created if missing. */
+  /** The keystore file the issuer signs with; created if missing. */
   keystorePath: string;
   /** The audience: a tenant's canonical resource URI. */
   resource: string;
@@ -19,7 +21,7 @@ export interface MintDevAccessTokenInput {
   subject?: string;
   /** Default `dev-token-cli`. */
   clientId?: string;
-  /** Default 3600, as the server's tokens. */
+  /** Default ACCESS_TOKEN_TTL_SECONDS. */
   ttlSeconds?: number;
   /**
    * Further claims, e.g. an operator role (`{ roles: ['gateway-operator'] }`).
@@ -32,14 +34,14 @@ export interface MintDevAccessTokenInput {
 export const TOKEN_CLI_CLIENT_ID = 'dev-token-cli';
 
 /**
- * Signs an access token exactly as the development server's token endpoint
- * would for the same grant: JOSE header `typ: at+jwt`, `alg`, `kid`; claims
+ * Signs an access token exactly as a hosted server's token endpoint would
+ * for the same grant (`npm run token`, loopback issuers only): JOSE header `typ: at+jwt`, `alg`, `kid`; claims
  * `iss`, `sub`, `aud` (the resource), `client_id`, `scope`, `iat`, `exp`,
  * `jti` (RFC 9068 §2.2). No server needs to run: the key is read from (or
  * created in) `keystorePath`.
  */
-export async function mintDevAccessToken(input: MintDevAccessTokenInput): Promise<string> {
-  const issuer = assertLoopbackIssuer(input.issuer).href;
+export async function mintAccessToken(input: MintAccessTokenInput): Promise<string> {
+  const issuer = parseIssuer(input.issuer, true).href;
   if (normalizeResource(input.resource) === undefined) {
     throw new Error(`resource ${JSON.stringify(input.resource)} must be an absolute http(s) URI without a fragment`);
   }
