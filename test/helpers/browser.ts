@@ -2,7 +2,7 @@ import { access, constants, mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 
 /**
@@ -57,9 +57,15 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS] });
 }
 
-/** A new context (cookies of its own) at the laptop width unless told otherwise. */
-export function newContext(browser: Browser, options: BrowserContextOptions = {}) {
-  return browser.newContext({ viewport: VIEWPORTS.laptop, ...options });
+/**
+ * A new context (cookies of its own) at the laptop width unless told
+ * otherwise. Its actions and waits give up after 10 s, well inside a
+ * test's own limit, so a page that never comes names what it waited for.
+ */
+export async function newContext(browser: Browser, options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: VIEWPORTS.laptop, ...options });
+  context.setDefaultTimeout(10_000);
+  return context;
 }
 
 interface AxeNode {
@@ -142,4 +148,23 @@ export async function saveScreenshots(page: Page, name: string): Promise<string[
  */
 export async function scrollsSideways(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > document.documentElement.clientWidth');
+}
+
+/**
+ * Presses Tab until the focused element's text is `label`, as a keyboard
+ * user moves through the page; throws after `maxPresses`. Returns how the
+ * focus is drawn, so a test can check that it shows (WCAG 2.2, 2.4.7).
+ */
+export async function tabTo(page: Page, label: string, maxPresses = 30): Promise<{ outline: string }> {
+  const seen: string[] = [];
+  for (let presses = 0; presses < maxPresses; presses++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate<{ text: string; outline: string }>(
+      `(() => { const el = document.activeElement; if (!el || el === document.body) return { text: '', outline: '' };
+        const style = getComputedStyle(el); return { text: (el.textContent || '').trim(), outline: style.outlineStyle + ' ' + style.outlineWidth }; })()`,
+    );
+    if (focused.text === label) return { outline: focused.outline };
+    seen.push(focused.text);
+  }
+  throw new Error(`no element "${label}" took the focus after ${maxPresses} Tab presses; focus went to: ${seen.join(' | ')}`);
 }
