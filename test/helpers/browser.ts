@@ -166,5 +166,7 @@ export async function tabTo(page: Page, label: string, maxPresses = 30): Promise
     if (focused.text === label) return { outline: focused.outline };
     seen.push(focused.text);
   }
-  throw new Error(`no element "${label}" took the focus after ${maxPresses} Tab presses; focus went to: ${seen.join(' | ')}`);
+  throw new Error(
+    `no element "${label}" took the focus after ${maxPresses} Tab presses; focus went to: ${seen.join(' | ')}`,
+  );
 }

@@ -133,7 +133,12 @@ export function createInteractionHandler(options: InteractionHandlerOptions): In
         return sendPage(
           res,
           200,
-          demoLoginPage({ tenantName: tenant.displayName, userName: login.userName, formAction: formAction(uid), csrfToken }),
+          demoLoginPage({
+            tenantName: tenant.displayName,
+            userName: login.userName,
+            formAction: formAction(uid),
+            csrfToken,
+          }),
         );
       }
       let location: string;
@@ -219,7 +224,8 @@ export function createInteractionHandler(options: InteractionHandlerOptions): In
     }
     return sendError(res, 400, {
       title: 'This answer does not fit this step',
-      message: 'The page you answered is not the current step of this sign-in. Go back to the application and start again.',
+      message:
+        'The page you answered is not the current step of this sign-in. Go back to the application and start again.',
       error: 'invalid_request',
     });
   }

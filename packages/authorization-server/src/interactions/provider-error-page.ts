@@ -1,7 +1,7 @@
 import type { Configuration } from 'oidc-provider';
 import { displayText } from '../pages/display-text.js';
 import { errorPage } from '../pages/error-page.js';
-import { htmlText } from '../pages/html.js';
+import { markupText } from '../pages/markup.js';
 import { PAGE_HEADERS } from '../pages/send-page.js';
 
 /**
@@ -14,7 +14,7 @@ import { PAGE_HEADERS } from '../pages/send-page.js';
 export function providerErrorPage(tenantName: string): NonNullable<Configuration['renderError']> {
   return (ctx, out) => {
     for (const [name, value] of Object.entries(PAGE_HEADERS)) ctx.set(name, value);
-    ctx.body = htmlText(
+    ctx.body = markupText(
       errorPage({
         tenantName,
         title: 'This sign-in request cannot go on',

@@ -35,9 +35,12 @@ export class UpstreamSignInError extends Error {
   readonly interactionUid: string | undefined;
 
   constructor(options: { error: string; description?: string; interactionUid?: string; cause?: unknown }) {
-    super(`upstream sign-in failed: ${options.error}${options.description === undefined ? '' : `: ${options.description}`}`, {
-      cause: options.cause,
-    });
+    super(
+      `upstream sign-in failed: ${options.error}${options.description === undefined ? '' : `: ${options.description}`}`,
+      {
+        cause: options.cause,
+      },
+    );
     this.name = 'UpstreamSignInError';
     this.error = options.error;
     this.description = options.description;

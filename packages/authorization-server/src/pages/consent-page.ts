@@ -1,6 +1,6 @@
 import { displayText } from './display-text.js';
-import type { Html } from './html.js';
-import { html } from './html.js';
+import type { Markup } from './markup.js';
+import { markup } from './markup.js';
 import { pageLayout } from './page-layout.js';
 import { scopeDescription } from './scope-descriptions.js';
 
@@ -34,22 +34,22 @@ export interface ConsentPageModel {
  * claim (RFC 7591 section 5 warns it may be misleading), so the page says so
  * and puts the redirect host beside it.
  */
-export function consentPage(model: ConsentPageModel): Html {
+export function consentPage(model: ConsentPageModel): Markup {
   const name = model.client.name === undefined ? '' : displayText(model.client.name, CLIENT_NAME_MAX);
   const who = name === '' ? 'An application' : name;
   const title = name === '' ? 'Allow this application?' : `Allow ${name}?`;
   return pageLayout({
     title,
     tenantName: model.tenantName,
-    body: html`<p><strong><bdi>${who}</bdi></strong> wants to use your <strong>${model.tenantName}</strong> account.</p>
+    body: markup`<p><strong><bdi>${who}</bdi></strong> wants to use your <strong>${model.tenantName}</strong> account.</p>
 <h2>It will be able to</h2>
 ${scopeList(model.scopes)}
 <h2>About this application</h2>
 <dl>
-<dt>Name it gives itself</dt><dd>${name === '' ? html`<span class="muted">none given</span>` : html`<bdi>${name}</bdi>`}</dd>
+<dt>Name it gives itself</dt><dd>${name === '' ? markup`<span class="muted">none given</span>` : markup`<bdi>${name}</bdi>`}</dd>
 <dt>Client ID</dt><dd><code>${model.client.id}</code></dd>
 <dt>Sends you back to</dt><dd><code>${model.client.redirectHost}</code></dd>
-${model.resources.length === 0 ? '' : html`<dt>Access to</dt>${model.resources.map((resource) => html`<dd><code>${resource}</code></dd>`)}`}
+${model.resources.length === 0 ? '' : markup`<dt>Access to</dt>${model.resources.map((resource) => markup`<dd><code>${resource}</code></dd>`)}`}
 </dl>
 <p class="note">Allow only if you started this from an application you trust and it sends you back where you expect. You can withdraw this permission later.</p>
 <form method="post" action="${model.formAction}">
@@ -62,14 +62,14 @@ ${model.resources.length === 0 ? '' : html`<dt>Access to</dt>${model.resources.m
   });
 }
 
-function scopeList(scopes: readonly string[]): Html {
-  if (scopes.length === 0) return html`<p>Act on your behalf, with no particular permission.</p>`;
-  return html`<ul class="scopes">
+function scopeList(scopes: readonly string[]): Markup {
+  if (scopes.length === 0) return markup`<p>Act on your behalf, with no particular permission.</p>`;
+  return markup`<ul class="scopes">
 ${scopes.map((scope) => {
   const description = scopeDescription(scope);
   return description === undefined
-    ? html`<li><code>${scope}</code></li>`
-    : html`<li>${description} <span class="muted">(<code>${scope}</code>)</span></li>`;
+    ? markup`<li><code>${scope}</code></li>`
+    : markup`<li>${description} <span class="muted">(<code>${scope}</code>)</span></li>`;
 })}
 </ul>`;
 }

@@ -1,5 +1,5 @@
-import type { Html } from './html.js';
-import { html } from './html.js';
+import type { Markup } from './markup.js';
+import { markup } from './markup.js';
 import { pageLayout } from './page-layout.js';
 
 export interface DemoLoginPageModel {
@@ -15,11 +15,11 @@ export interface DemoLoginPageModel {
  * loopback only): no identity provider, no password, one button. Cancel
  * answers the client with `access_denied` like Deny on the consent page.
  */
-export function demoLoginPage(model: DemoLoginPageModel): Html {
+export function demoLoginPage(model: DemoLoginPageModel): Markup {
   return pageLayout({
     title: 'Sign in',
     tenantName: model.tenantName,
-    body: html`<p>This is the local demo: there is no identity provider and no password. Anyone who reaches this computer's loopback address signs in as <strong>${model.userName}</strong>.</p>
+    body: markup`<p>This is the local demo: there is no identity provider and no password. Anyone who reaches this computer's loopback address signs in as <strong>${model.userName}</strong>.</p>
 <form method="post" action="${model.formAction}">
 <input type="hidden" name="csrf" value="${model.csrfToken}">
 <div class="actions">

@@ -1,5 +1,5 @@
-import type { Html } from './html.js';
-import { html } from './html.js';
+import type { Markup } from './markup.js';
+import { markup } from './markup.js';
 import { pageLayout } from './page-layout.js';
 
 export interface ErrorPageModel {
@@ -23,15 +23,15 @@ export interface ErrorPageModel {
  * cannot be sent back to it (RFC 6749 section 4.1.2.1: an invalid redirect
  * URI must not be redirected to).
  */
-export function errorPage(model: ErrorPageModel): Html {
+export function errorPage(model: ErrorPageModel): Markup {
   return pageLayout({
     title: model.title,
     tenantName: model.tenantName,
-    body: html`<p>${model.message}</p>
+    body: markup`<p>${model.message}</p>
 <dl>
 <dt>Error</dt><dd><code class="error-code">${model.error}</code></dd>
-${model.description === undefined || model.description === '' ? '' : html`<dt>Details</dt><dd>${model.description}</dd>`}
+${model.description === undefined || model.description === '' ? '' : markup`<dt>Details</dt><dd>${model.description}</dd>`}
 </dl>
-${model.returnTo === undefined ? '' : html`<p class="actions"><a class="button primary" href="${model.returnTo.href}">${model.returnTo.label}</a></p>`}`,
+${model.returnTo === undefined ? '' : markup`<p class="actions"><a class="button primary" href="${model.returnTo.href}">${model.returnTo.label}</a></p>`}`,
   });
 }

@@ -1,5 +1,5 @@
-import type { Html, HtmlValue } from './html.js';
-import { html } from './html.js';
+import type { Markup, MarkupValue } from './markup.js';
+import { markup } from './markup.js';
 import { PAGE_STYLES } from './page-styles.js';
 
 export interface PageLayout {
@@ -7,7 +7,7 @@ export interface PageLayout {
   title: string;
   /** Who runs this sign-in: the tenant's display name, in the banner on every page. */
   tenantName: string;
-  body: HtmlValue;
+  body: MarkupValue;
 }
 
 /**
@@ -16,8 +16,8 @@ export interface PageLayout {
  * (WCAG 2.2 1.3.1 and 2.4.1: landmarks and headings to navigate by). No script:
  * every page works with JavaScript off.
  */
-export function pageLayout(layout: PageLayout): Html {
-  return html`<!doctype html>
+export function pageLayout(layout: PageLayout): Markup {
+  return markup`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -36,4 +36,3 @@ ${layout.body}
 </html>
 `;
 }
-

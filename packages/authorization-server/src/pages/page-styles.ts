@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { html, htmlText } from './html.js';
+import { markup, markupText } from './markup.js';
 
 /**
  * The one style sheet of the authorization server's pages, inline (no asset
@@ -11,10 +11,10 @@ import { html, htmlText } from './html.js';
  * laptop alike; long unbroken words (a client id, a hostile client name)
  * wrap instead of widening the page.
  *
- * A literal `html` template with no interpolation: markup of our own, which
+ * A literal `markup` template with no interpolation: markup of our own, which
  * the `<style>` element takes as it is.
  */
-export const PAGE_STYLES = html`
+export const PAGE_STYLES = markup`
 :root { color-scheme: light; --ink: #1f2328; --muted: #4b5563; --line: #d0d7de; --accent: #1d4ed8; --accent-dark: #1e3a8a; --danger: #b42318; --surface: #f6f8fa; }
 * { box-sizing: border-box; }
 html { font-size: 100%; -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
@@ -49,4 +49,4 @@ button:focus-visible, .button:focus-visible { box-shadow: 0 0 0 2px #fff; }
 `;
 
 /** The Content-Security-Policy source that allows exactly this style sheet and no other (CSP Level 3, section 8.4). */
-export const PAGE_STYLES_HASH = `'sha256-${createHash('sha256').update(htmlText(PAGE_STYLES)).digest('base64')}'`;
+export const PAGE_STYLES_HASH = `'sha256-${createHash('sha256').update(markupText(PAGE_STYLES)).digest('base64')}'`;

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { Html } from './html.js';
-import { htmlText } from './html.js';
+import type { Markup } from './markup.js';
+import { markupText } from './markup.js';
 import { PAGE_STYLES_HASH } from './page-styles.js';
 
 /**
@@ -23,8 +23,8 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** Writes a whole page as the response. */
-export function sendPage(res: ServerResponse, status: number, page: Html): void {
-  const body = htmlText(page);
+export function sendPage(res: ServerResponse, status: number, page: Markup): void {
+  const body = markupText(page);
   res.statusCode = status;
   for (const [name, value] of Object.entries(PAGE_HEADERS)) res.setHeader(name, value);
   res.setHeader('Content-Length', Buffer.byteLength(body));

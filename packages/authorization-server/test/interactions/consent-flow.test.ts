@@ -40,7 +40,8 @@ async function freshPage(options: Parameters<typeof newContext>[1] = {}): Promis
 function interactionPagesOf(page: Page): string[] {
   const pages: string[] = [];
   page.on('request', (request) => {
-    if (request.method() === 'GET' && new URL(request.url()).pathname.includes('/interaction/')) pages.push(request.url());
+    if (request.method() === 'GET' && new URL(request.url()).pathname.includes('/interaction/'))
+      pages.push(request.url());
   });
   return pages;
 }

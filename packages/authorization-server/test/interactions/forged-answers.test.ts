@@ -54,13 +54,14 @@ describe('a forged consent answer', () => {
     })();
     expect(otherToken).not.toBe(token);
 
-    for (const form of [
+    const forms: Array<Record<string, string>> = [
       { decision: 'allow' },
       { decision: 'allow', csrf: '' },
       { decision: 'allow', csrf: `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}` },
       { decision: 'allow', csrf: otherToken },
       { decision: 'deny', csrf: otherToken },
-    ]) {
+    ];
+    for (const form of forms) {
       const response = await context.request.post(action, { form, maxRedirects: 0 });
       expect(response.status(), JSON.stringify(form)).toBe(403);
       expect(response.headers()['location']).toBeUndefined();

@@ -59,7 +59,7 @@ export class MapConsentMemory implements ConsentMemory {
 
 export interface FixtureOptions {
   /** Clients registered from the start, besides their redirect URI (filled in: the client application's). */
-  clients: Array<Omit<ClientMetadata, 'redirect_uris'>>;
+  clients: Array<Omit<ClientMetadata, 'redirect_uris'> & { client_id: string }>;
   /** How users sign in; a function for an upstream that needs the server's base URL. */
   login: LoginMethod | ((base: string) => LoginMethod);
   /** Extra routes on the server (a stand-in upstream), tried before the issuer's. */
@@ -77,12 +77,16 @@ export async function startInteractionFixture(options: FixtureOptions): Promise<
   });
   const redirectUri = `${origin(clientApp)}/cb`;
 
-  let provider: Provider | undefined;
-  let handler: InteractionHandler | undefined;
-  let mounted: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  // Filled in once the server listens: the issuer names its port.
+  const app: {
+    provider?: Provider;
+    handler?: InteractionHandler;
+    mounted?: (req: IncomingMessage, res: ServerResponse) => void;
+  } = {};
   const issuerPath = '/t/acme/oauth';
   const server = await listen((req, res) => {
     if (options.extraRoutes?.(req, res) === true) return;
+    const { provider, handler, mounted } = app;
     if (provider === undefined || handler === undefined || mounted === undefined) return void res.writeHead(503).end();
     const url = new URL(req.url ?? '/', 'http://server.invalid');
     if (!url.pathname.startsWith(`${issuerPath}/`)) return void res.writeHead(404).end();
@@ -101,7 +105,7 @@ export async function startInteractionFixture(options: FixtureOptions): Promise<
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const consentMemory = new MapConsentMemory();
   const login = typeof options.login === 'function' ? options.login(base) : options.login;
-  handler = createInteractionHandler({
+  app.handler = createInteractionHandler({
     tenant: { id: 'acme', displayName: TENANT_NAME },
     issuer,
     login,
@@ -109,7 +113,7 @@ export async function startInteractionFixture(options: FixtureOptions): Promise<
     csrfKey: randomBytes(32),
     logger: silentLogger,
   });
-  provider = new Provider(issuer, {
+  const provider = new Provider(issuer, {
     clients: options.clients.map((client) => ({
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code', 'refresh_token'],
@@ -121,7 +125,15 @@ export async function startInteractionFixture(options: FixtureOptions): Promise<
     jwks: { keys: [{ ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test' }] },
     findAccount: (_ctx, accountId) => ({ accountId, claims: () => ({ sub: accountId }) }),
     scopes: ['openid', 'offline_access', 'profile', 'resources:read'],
-    ttl: { AuthorizationCode: 60, Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600, RefreshToken: 3600 },
+    ttl: {
+      AuthorizationCode: 60,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 3600,
+      AccessToken: 600,
+      IdToken: 600,
+      RefreshToken: 3600,
+    },
     pkce: { required: () => true },
     interactions: { url: (_ctx, interaction) => `${issuerPath}/interaction/${interaction.uid}` },
     renderError: providerErrorPage(TENANT_NAME),
@@ -140,7 +152,8 @@ export async function startInteractionFixture(options: FixtureOptions): Promise<
       },
     },
   });
-  mounted = provider.callback();
+  app.provider = provider;
+  app.mounted = provider.callback();
 
   return {
     base,
@@ -212,7 +225,8 @@ export function standInUpstream(accountId: string): {
       const state = query.get('state') ?? '';
       const interactionUid = pending.get(state);
       pending.delete(state);
-      if (interactionUid === undefined) throw new UpstreamSignInError({ error: 'invalid_request', description: 'unknown state' });
+      if (interactionUid === undefined)
+        throw new UpstreamSignInError({ error: 'invalid_request', description: 'unknown state' });
       const error = query.get('error');
       if (error !== null) {
         throw new UpstreamSignInError({

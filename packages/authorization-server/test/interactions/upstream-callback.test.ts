@@ -46,9 +46,7 @@ describe('the upstream sign-in', () => {
     const { url, verifier } = fixture.authorization('upstream-app');
     await page.goto(url);
     await page.getByRole('heading', { name: 'Allow Upstream App?' }).waitFor();
-    expect(visited).toEqual(
-      expect.arrayContaining(['/upstream/authorize', '/t/acme/oauth/callback']),
-    );
+    expect(visited).toEqual(expect.arrayContaining(['/upstream/authorize', '/t/acme/oauth/callback']));
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL((at) => at.href.startsWith(fixture.redirectUri));
     const token = await fixture.redeem('upstream-app', fixture.redirects.at(-1)?.get('code') ?? '', verifier);
