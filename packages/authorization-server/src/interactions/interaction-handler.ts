@@ -266,8 +266,10 @@ export function createInteractionHandler(options: InteractionHandlerOptions): In
       { error: failure.error, description: failure.description },
       'authorization server: the sign-in at the identity provider did not complete',
     );
-    const interaction =
+    const found =
       failure.interactionUid === undefined ? undefined : await provider.Interaction.find(failure.interactionUid);
+    // Only a sign-in still waiting for its login is answered; a finished one is left as it is.
+    const interaction = found?.prompt.name === 'login' ? found : undefined;
     if (interaction !== undefined) {
       // The application hears the same answer as a Deny; the user reads why first.
       await storeResult(interaction, {
