@@ -101,6 +101,9 @@ export function createInteractionHandler(options: InteractionHandlerOptions): In
       interaction = await provider.interactionDetails(req, res);
     } catch (error) {
       // No interaction cookie, or one whose interaction expired: a bookmarked, replayed or foreign URL.
+      // Anything else (the store failing) is the server's failure, not an expired sign-in.
+      // (By name: the error classes are values of oidc-provider, which only the core imports.)
+      if (!(error instanceof Error && error.name === 'SessionNotFound')) throw error;
       logger.debug({ err: error }, 'authorization server: no pending interaction');
       sendError(res, 400, EXPIRED);
       return undefined;

@@ -142,6 +142,25 @@ describe('the pages in a browser', () => {
     await checkPage(page, 'error-refused-answer');
   });
 
+  it('the error page of a server failure (the consent store down)', async () => {
+    const page = await freshPage();
+    await page.goto(demo.authorization('notes-app').url);
+    const find = demo.consentMemory.find;
+    demo.consentMemory.find = () => Promise.reject(new Error('the store is down'));
+    try {
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST'),
+        page.getByRole('button', { name: 'Continue as the demo user' }).click(),
+      ]);
+      expect(response.status()).toBe(500);
+    } finally {
+      demo.consentMemory.find = find;
+    }
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Something went wrong');
+    expect(await page.getByRole('main').textContent()).not.toContain('the store is down');
+    await checkPage(page, 'error-server');
+  });
+
   it('the accessibility check fails, with a readable report, on a page that is not accessible', async () => {
     const page = await freshPage();
     await page.setContent(
