@@ -68,3 +68,17 @@ export {
 } from './enterprise/assertion-issuer-keys.js';
 /** The single-use store of assertions' `jti`s (implemented over Redis or SQL). */
 export { assertionReplayKey, type AssertionReplayStore } from './enterprise/assertion-replay.js';
+
+/** The sign-in and consent pages the core mounts under the issuer, and their ports. */
+export {
+  createInteractionPages,
+  type InteractionPages,
+  type InteractionPagesOptions,
+  type LoginMethod,
+} from './interactions/interaction-handler.js';
+export { interactionRouteOf, type InteractionRoute } from './interactions/interaction-route.js';
+export { UpstreamLoginError, type UpstreamLogin } from './interactions/upstream-login.js';
+export type { ConsentMemory } from './interactions/consent-memory.js';
+export { CSRF_KEY_BYTES } from './interactions/csrf-token.js';
+/** oidc-provider's `renderError`, showing the same error page. */
+export { providerErrorPage } from './interactions/provider-error-page.js';
