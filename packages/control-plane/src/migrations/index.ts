@@ -2,6 +2,7 @@ import { initialSchema } from './0001-initial.js';
 import { auditFilters } from './0002-audit-filters.js';
 import { entityWritersSchema } from './0003-entity-writers.js';
 import { adminSessions } from './0004-admin-sessions.js';
+import { authorizationServer } from './0005-authorization-server.js';
 
 /** One forward-only schema step. Applied steps are never edited: add a new one. */
 export interface Migration {
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: 'audit-filters', sql: auditFilters },
   { version: 3, name: 'entity-writers', sql: entityWritersSchema },
   { version: 4, name: 'admin-sessions', sql: adminSessions },
+  { version: 5, name: 'authorization-server', sql: authorizationServer },
 ];
