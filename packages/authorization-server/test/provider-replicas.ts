@@ -3,6 +3,7 @@
  * authorization server: each has its own database handle and Redis
  * connection and its own HTTP server on loopback, all on the same data.
  */
+import type { EventEmitter } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { type JWK } from 'oidc-provider';
@@ -39,8 +40,10 @@ export async function startProviderReplica(adapter: AdapterFactory, keys: JWK[])
     ttl: { AccessToken: 300, AuthorizationCode: 60, Grant: 3600, IdToken: 300, RefreshToken: 3600 },
   });
   // Koa's fallback would print errors to stderr; the tests read responses instead.
-  provider.on('error', () => undefined);
-  provider.on('server_error', () => undefined);
+  // (The typings list only some of oidc-provider's events; Provider is a Koa app, an EventEmitter.)
+  const events: EventEmitter = provider;
+  events.on('error', () => undefined);
+  events.on('server_error', () => undefined);
   const server: Server = createServer(provider.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -78,6 +81,7 @@ export async function issueCode(
     redirectUri: REDIRECT_URI,
     codeChallenge: challenge,
     codeChallengeMethod: 'S256',
+    gty: 'authorization_code',
   }).save();
   return { code, grantId };
 }

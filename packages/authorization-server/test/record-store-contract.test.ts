@@ -168,6 +168,22 @@ describe.each(Object.keys(BACKENDS))('the record store on %s', (name) => {
     expect(await store.consume(a, 'AuthorizationCode', 'same')).toBe(true);
   });
 
+  it('forgets everything of one tenant, and nothing of another', async () => {
+    const { store } = backend;
+    const a = await backend.tenant();
+    const b = await backend.tenant();
+    for (const tenant of [a, b]) {
+      await store.upsert(tenant, 'Session', 's', { uid: 'u' }, 600);
+      await store.upsert(tenant, 'AuthorizationCode', 'c', code('g'), 60);
+    }
+    await store.forgetTenant(a);
+    expect(await store.find(a, 'Session', 's')).toBeUndefined();
+    expect(await store.findByUid(a, 'Session', 'u')).toBeUndefined();
+    expect(await store.find(a, 'AuthorizationCode', 'c')).toBeUndefined();
+    expect(await store.findByUid(b, 'Session', 'u')).toEqual({ uid: 'u' });
+    expect(await store.find(b, 'AuthorizationCode', 'c')).toEqual(code('g'));
+  });
+
   it('refuses a record without an id or with a lifetime that is not positive, storing nothing', async () => {
     const { store } = backend;
     const tenant = await backend.tenant();

@@ -6,7 +6,18 @@ import { ENGINES, type EngineUnderTest } from './engines.js';
 // PGlite starts a WebAssembly Postgres per test; on a loaded machine that takes seconds.
 vi.setConfig({ testTimeout: 60_000 });
 
-const TABLES = ['admin_role_bindings', 'admin_sessions', 'audit_events', 'grants', 'issuers', 'sources', 'tenants'];
+const TABLES = [
+  'admin_role_bindings',
+  'admin_sessions',
+  'audit_events',
+  'authorization_server_accounts',
+  'authorization_server_records',
+  'authorization_server_signing_keys',
+  'grants',
+  'issuers',
+  'sources',
+  'tenants',
+];
 
 describe.each(Object.keys(ENGINES) as (keyof typeof ENGINES)[])('migrations on %s', (engine) => {
   let under: EngineUnderTest | undefined;

@@ -2,7 +2,7 @@ import type { SqlDatabase } from '@mcpgw/control-plane';
 import { createAccountClaims, type AccountClaims } from '../account-claims.js';
 import { createAuthorizationRecords, type AuthorizationRecords } from '../authorization-records.js';
 import { createAdapterFactory, type AdapterFactory } from './adapter-factory.js';
-import type { RecordStores } from './grant-revocation.js';
+import { eachStore, type RecordStores } from './grant-revocation.js';
 import type { Clock } from './records.js';
 import { createRedisRecordStore, type RedisCommands } from './redis-record-store.js';
 import { createShortLivedStore, type ShortLivedStore } from './short-lived-store.js';
@@ -12,7 +12,14 @@ export interface AuthorizationServerStorageOptions {
   /** The control plane's database (migrated: schema 5 or later). */
   readonly db: SqlDatabase;
   /** The gateway's Redis command connection and key namespace, when REDIS_URL is set. */
-  readonly redis?: { readonly client: RedisCommands; readonly namespace?: string } | undefined;
+  readonly redis?:
+    | {
+        readonly client: RedisCommands;
+        readonly namespace?: string;
+        /** Each master of a cluster, to SCAN (`RedisConnection.masters()`); default the client. */
+        readonly masters?: () => Pick<RedisCommands, 'scan'>[];
+      }
+    | undefined;
   readonly now?: Clock;
 }
 
@@ -26,6 +33,8 @@ export interface AuthorizationServerStorage {
   readonly accounts: AccountClaims;
   /** The admin API's port. */
   readonly records: AuthorizationRecords;
+  /** Deletes what Redis holds for a deleted tenant (its SQL rows go with the tenant's row). */
+  forgetTenant(tenantId: string): Promise<void>;
 }
 
 export function createAuthorizationServerStorage(
@@ -40,6 +49,7 @@ export function createAuthorizationServerStorage(
         : createRedisRecordStore({
             redis: options.redis.client,
             ...(options.redis.namespace === undefined ? {} : { namespace: options.redis.namespace }),
+            ...(options.redis.masters === undefined ? {} : { masters: options.redis.masters }),
             ...clock,
           }),
   };
@@ -49,5 +59,8 @@ export function createAuthorizationServerStorage(
     signInState: createShortLivedStore(stores),
     accounts: createAccountClaims({ db: options.db, ...clock }),
     records: createAuthorizationRecords({ db: options.db, stores, ...clock }),
+    forgetTenant: async (tenantId) => {
+      await Promise.all(eachStore(stores).map((store) => store.forgetTenant(tenantId)));
+    },
   };
 }

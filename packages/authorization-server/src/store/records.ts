@@ -60,6 +60,12 @@ export interface RecordStore {
   take(tenantId: string, model: string, id: string): Promise<AdapterPayload | undefined>;
   /** Removes every record of {@link GRANT_MEMBER_MODELS} issued under the grant (not the Grant itself). */
   revokeByGrantId(tenantId: string, grantId: string): Promise<void>;
+  /**
+   * Deletes everything of the tenant. SQL rows go with the tenant's row (the
+   * foreign keys cascade); Redis keys would otherwise live out their TTLs,
+   * and a tenant created again under the same id must not find them.
+   */
+  forgetTenant(tenantId: string): Promise<void>;
 }
 
 /** The payload as stored: `consumed` is kept beside it (a column, a hash field), never inside. */

@@ -18,12 +18,19 @@ export interface RedisCommands {
   get(key: string): Promise<string | null>;
   smembers(key: string): Promise<string[]>;
   srem(key: string, ...members: string[]): Promise<number>;
+  del(...keys: string[]): Promise<number>;
+  scan(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
 }
 
 export interface RedisRecordStoreOptions {
   readonly redis: RedisCommands;
   /** The deployment's key prefix (as the cache and the replica bus use it). Default `mcpgw`. */
   readonly namespace?: string;
+  /**
+   * The nodes to SCAN for {@link RecordStore.forgetTenant}: each master of a
+   * cluster (`RedisConnection.masters()`); default `redis` itself (one server).
+   */
+  readonly masters?: () => Pick<RedisCommands, 'scan'>[];
   /** Only for the `consumed` time a record reports: lifetimes are Redis's own key TTLs. */
   readonly now?: Clock;
 }
@@ -165,6 +172,19 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
         await destroy(tenantId, member.slice(0, colon), member.slice(colon + 1));
       }
       if (members.length > 0) await redis.srem(key, ...members);
+    },
+    async forgetTenant(tenantId) {
+      // Glob characters escaped: tenant ids are [a-z0-9-], but the pattern must never match wider.
+      const pattern = `${prefix(tenantId).replace(/[*?[\]\\]/g, '\\$&')}*`;
+      for (const node of options.masters?.() ?? [redis]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+          // All in the tenant's hash tag, so one slot: one DEL may take them together.
+          if (keys.length > 0) await redis.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      }
     },
   };
 }

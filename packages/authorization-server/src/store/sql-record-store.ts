@@ -126,6 +126,9 @@ export function createSqlRecordStore(options: SqlRecordStoreOptions): RecordStor
         grantId,
       ]);
     },
+    async forgetTenant(tenantId) {
+      await db.query('DELETE FROM authorization_server_records WHERE tenant_id = $1', [tenantId]);
+    },
   };
 }
 
