@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Cluster } from 'ioredis';
+import { startRedisCluster, type OwnRedisCluster } from '@mcpgw/test-helpers/redis';
 import { within } from '@mcpgw/test-helpers/within';
 import type { RecordStore } from '../src/store/records.js';
 import { createRedisRecordStore } from '../src/store/redis-record-store.js';
@@ -40,7 +42,25 @@ const BACKENDS: Record<string, () => Promise<Backend>> = {
       close: () => redis.close(),
     };
   },
+  'Redis Cluster': clusterBackend,
 };
+
+/** The Redis store on a three-master Redis Cluster: every script and DEL must stay within one slot. */
+async function clusterBackend(): Promise<Backend> {
+  const cluster: OwnRedisCluster = await startRedisCluster();
+  const nodes = cluster.ports.map((port) => ({ host: '127.0.0.1', port }));
+  const clients = [new Cluster(nodes), new Cluster(nodes)];
+  const [client, replica] = clients as [Cluster, Cluster];
+  return {
+    store: createRedisRecordStore({ redis: client, masters: () => client.nodes('master') }),
+    replica: createRedisRecordStore({ redis: replica, masters: () => replica.nodes('master') }),
+    tenant: async () => `tenant-${Math.random().toString(36).slice(2, 10)}`,
+    async close() {
+      clients.forEach((each) => each.disconnect());
+      await cluster.close();
+    },
+  };
+}
 
 async function sqlBackend(engine: 'postgres' | 'pglite'): Promise<Backend> {
   const sql: SqlUnderTest = await SQL_ENGINES[engine]();
