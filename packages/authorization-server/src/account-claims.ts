@@ -1,4 +1,5 @@
 import type { SqlDatabase } from '@mcpgw/control-plane';
+import type { FindAccount } from 'oidc-provider';
 import { systemClock, type Clock } from './store/records.js';
 
 /** Claims of an account, as mapped from its upstream sign-in (JSON values only). */
@@ -52,5 +53,19 @@ export function createAccountClaims(options: AccountClaimsOptions): AccountClaim
       );
       return affectedRows === 1;
     },
+  };
+}
+
+/**
+ * oidc-provider's `findAccount` for one tenant over the stored claims: an
+ * account this tenant never signed in (or has forgotten) is not found, so a
+ * refresh for it fails (`invalid_grant`) rather than issuing tokens without
+ * its claims. `sub` is always the account id, whatever the mapping holds.
+ */
+export function findAccountFrom(accounts: AccountClaims, tenantId: string): FindAccount {
+  return async (_ctx, sub) => {
+    const claims = await accounts.get(tenantId, sub);
+    if (claims === undefined) return undefined;
+    return { accountId: sub, claims: () => ({ ...claims, sub }) };
   };
 }

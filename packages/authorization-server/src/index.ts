@@ -42,7 +42,7 @@ export {
   type SigningKeysOptions,
 } from './key-rotation.js';
 /** Mapped claims per account, for tokens issued on refresh. */
-export { createAccountClaims, type AccountClaims, type AccountClaimValues } from './account-claims.js';
+export { createAccountClaims, findAccountFrom, type AccountClaims, type AccountClaimValues } from './account-claims.js';
 /** The admin API's port: connected clients, grants, revocation. */
 export {
   createAuthorizationRecords,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { findAccountFrom } from '../src/account-claims.js';
 import {
   createAuthorizationServerStorage,
   type AuthorizationServerStorage,
@@ -156,6 +157,14 @@ describe('the authorization records of a tenant', () => {
     expect(await storage.accounts.get(a, 'alice')).toEqual({ email: 'alice@a.example', groups: [] });
     await expect(storage.accounts.put(a, 'alice', [] as never)).rejects.toThrow(/JSON object/);
     expect(await storage.accounts.get(a, 'alice')).toEqual({ email: 'alice@a.example', groups: [] });
+    const findAccount = findAccountFrom(storage.accounts, a);
+    const account = await findAccount({} as never, 'alice');
+    expect(await account?.claims('id_token', 'openid', {}, [])).toEqual({
+      sub: 'alice',
+      email: 'alice@a.example',
+      groups: [],
+    });
+    expect(await findAccountFrom(storage.accounts, b)({} as never, 'alice')).toBeUndefined();
     expect(await storage.accounts.delete(b, 'alice')).toBe(false);
     expect(await storage.accounts.delete(a, 'alice')).toBe(true);
     expect(await storage.accounts.get(a, 'alice')).toBeUndefined();
