@@ -17,6 +17,7 @@ export { revokeGrant, revokeTokensOfGrant, type RecordStores } from './store/gra
 export { GRANT_MEMBER_MODELS, SHORT_LIVED_MODELS, type Clock, type RecordStore } from './store/records.js';
 /** The upstream sign-in's state: put, then taken once, with a lifetime. */
 export { createShortLivedStore, type ShortLivedStore } from './store/short-lived-store.js';
+export { bindShortLivedStore, type TenantShortLivedStore } from './store/pending-state.js';
 /** Deletes expired SQL records periodically, one replica at a time. */
 export {
   startExpiredRecordSweep,
@@ -49,6 +50,13 @@ export {
   type AuthorizationRecords,
   type AuthorizationRecordsOptions,
   type ConnectedClient,
-  type GrantFilter,
-  type GrantRecord,
+  type ConnectedClientKind,
+  type UserGrant,
+  type UserGrantFilter,
 } from './authorization-records.js';
+/** The clients policy's port: count, last use and expiry of one tenant's registered clients. */
+export {
+  createRegisteredClientRows,
+  type RegisteredClientRows,
+  type RegisteredClientRowsOptions,
+} from './store/registered-client-rows.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findAccountFrom } from '../src/account-claims.js';
+import { bindShortLivedStore } from '../src/store/pending-state.js';
 import {
   createAuthorizationServerStorage,
   type AuthorizationServerStorage,
@@ -19,6 +20,8 @@ import {
 // code of it in SQL and in Redis; another tenant's ids reach nothing.
 
 vi.setConfig({ testTimeout: 60_000 });
+
+const DAY = 24 * 3600_000;
 
 describe('the authorization records of a tenant', () => {
   let sql: SqlUnderTest;
@@ -65,6 +68,7 @@ describe('the authorization records of a tenant', () => {
 
   it('lists registered clients and the grants of each user, with scopes per resource', async () => {
     const tenant = await createTenant(sql.db);
+    const registeredAt = clock.now();
     await connect(tenant, 'app-one', 'alice', 'g-1');
     clock.advance(1000);
     await connect(tenant, 'app-two', 'alice', 'g-2');
@@ -73,22 +77,26 @@ describe('the authorization records of a tenant', () => {
     await storage
       .adapterFor(tenant)('Grant')
       .upsert('g-4', { accountId: 'bob', clientId: 'https://app.example/client.json' }, 3600);
-    // A use of the client (oidc-provider finds it on every request) is recorded.
+    // A use of the client (oidc-provider finds it on every request) is recorded, to within minutes.
+    clock.advance(10 * 60_000);
     await storage.adapterFor(tenant)('Client').find('app-one');
 
     const clients = await storage.records.listClients(tenant);
-    expect(clients.map((client) => [client.clientId, client.registered])).toEqual([
-      ['app-one', true],
-      ['app-two', true],
-      ['https://app.example/client.json', false],
+    expect(clients.map((client) => [client.clientId, client.kind])).toEqual([
+      ['app-one', 'registered'],
+      ['app-two', 'registered'],
+      ['https://app.example/client.json', 'metadata-document'],
     ]);
-    expect(clients[0]).toMatchObject({
+    expect(clients[0]).toEqual({
+      clientId: 'app-one',
+      kind: 'registered',
       clientName: 'The app-one app',
       redirectUris: ['http://127.0.0.1/cb'],
-      createdAt: new Date(clock.now() - 1000).toISOString(),
+      createdAt: new Date(registeredAt).toISOString(),
       lastUsedAt: new Date(clock.now()).toISOString(),
     });
-    expect(clients[1]).not.toHaveProperty('lastUsedAt');
+    // Registering counts as a use: an unused registration expires from its registration on.
+    expect(clients[1]?.lastUsedAt).toBe(clients[1]?.createdAt);
 
     expect((await storage.records.listGrants(tenant, { accountId: 'alice' })).map((grant) => grant.grantId)).toEqual([
       'g-1',
@@ -100,7 +108,8 @@ describe('the authorization records of a tenant', () => {
         accountId: 'bob',
         clientId: 'app-two',
         scopes: ['files:read', 'files:write', 'offline_access', 'openid'],
-        resources: { 'https://mcp.example/t/acme/mcp': ['files:read', 'files:write'] },
+        resources: ['https://mcp.example/t/acme/mcp'],
+        expiresAt: new Date((Math.floor((registeredAt + 1000) / 1000) + 86_400) * 1000).toISOString(),
       }),
     ]);
   });
@@ -109,14 +118,17 @@ describe('the authorization records of a tenant', () => {
     const tenant = await createTenant(sql.db);
     await connect(tenant, 'app', 'alice', 'g-keep');
     await connect(tenant, 'app', 'bob', 'g-revoke');
-    expect(await storage.records.revokeGrant(tenant, 'g-revoke')).toBe(true);
+    expect(await storage.records.revokeGrant(tenant, 'g-revoke')).toMatchObject({
+      grantId: 'g-revoke',
+      accountId: 'bob',
+    });
     const adapter = storage.adapterFor(tenant);
     expect(await adapter('Grant').find('g-revoke')).toBeUndefined();
     expect(await adapter('RefreshToken').find('rt-g-revoke')).toBeUndefined();
     expect(await storage.stores.redis?.find(tenant, 'AuthorizationCode', 'code-g-revoke')).toBeUndefined();
     expect(await adapter('RefreshToken').find('rt-g-keep')).toBeDefined();
     expect(await storage.stores.redis?.find(tenant, 'AuthorizationCode', 'code-g-keep')).toBeDefined();
-    expect(await storage.records.revokeGrant(tenant, 'g-revoke')).toBe(false);
+    expect(await storage.records.revokeGrant(tenant, 'g-revoke')).toBeUndefined();
   });
 
   it('deletes a client with its registration and every grant of it', async () => {
@@ -124,12 +136,12 @@ describe('the authorization records of a tenant', () => {
     await connect(tenant, 'gone', 'alice', 'g-a');
     await connect(tenant, 'gone', 'bob', 'g-b');
     await connect(tenant, 'stays', 'alice', 'g-c');
-    expect(await storage.records.deleteClient(tenant, 'gone')).toBe(true);
+    expect(await storage.records.deleteClient(tenant, 'gone')).toMatchObject({ clientId: 'gone', kind: 'registered' });
     expect((await storage.records.listClients(tenant)).map((client) => client.clientId)).toEqual(['stays']);
-    expect((await storage.records.listGrants(tenant)).map((grant) => grant.grantId)).toEqual(['g-c']);
+    expect((await storage.records.listGrants(tenant, {})).map((grant) => grant.grantId)).toEqual(['g-c']);
     expect(await storage.adapterFor(tenant)('RefreshToken').find('rt-g-b')).toBeUndefined();
     expect(await storage.stores.redis?.find(tenant, 'AuthorizationCode', 'code-g-a')).toBeUndefined();
-    expect(await storage.records.deleteClient(tenant, 'gone')).toBe(false);
+    expect(await storage.records.deleteClient(tenant, 'gone')).toBeUndefined();
   });
 
   it("never shows nor revokes tenant B's clients and grants through tenant A", async () => {
@@ -137,12 +149,12 @@ describe('the authorization records of a tenant', () => {
     const b = await createTenant(sql.db, 'b');
     await connect(b, 'b-app', 'carol', 'g-of-b');
     expect(await storage.records.listClients(a)).toEqual([]);
-    expect(await storage.records.listGrants(a)).toEqual([]);
-    expect(await storage.records.revokeGrant(a, 'g-of-b')).toBe(false);
-    expect(await storage.records.deleteClient(a, 'b-app')).toBe(false);
+    expect(await storage.records.listGrants(a, {})).toEqual([]);
+    expect(await storage.records.revokeGrant(a, 'g-of-b')).toBeUndefined();
+    expect(await storage.records.deleteClient(a, 'b-app')).toBeUndefined();
     expect(await storage.adapterFor(a)('Grant').find('g-of-b')).toBeUndefined();
     await storage.adapterFor(a)('AccessToken').revokeByGrantId('g-of-b');
-    expect((await storage.records.listGrants(b)).map((grant) => grant.grantId)).toEqual(['g-of-b']);
+    expect((await storage.records.listGrants(b, {})).map((grant) => grant.grantId)).toEqual(['g-of-b']);
     expect(await storage.adapterFor(b)('RefreshToken').find('rt-g-of-b')).toBeDefined();
     expect(await storage.stores.redis?.find(b, 'AuthorizationCode', 'code-g-of-b')).toBeDefined();
   });
@@ -168,6 +180,54 @@ describe('the authorization records of a tenant', () => {
     expect(await storage.accounts.delete(b, 'alice')).toBe(false);
     expect(await storage.accounts.delete(a, 'alice')).toBe(true);
     expect(await storage.accounts.get(a, 'alice')).toBeUndefined();
+  });
+
+  it('counts, touches and expires the registered clients of one tenant (the clients policy port)', async () => {
+    const a = await createTenant(sql.db, 'a');
+    const b = await createTenant(sql.db, 'b');
+    const start = clock.now();
+    await connect(a, 'idle', 'alice', 'g-idle');
+    await connect(a, 'busy', 'alice', 'g-busy');
+    await connect(b, 'idle', 'bob', 'g-b-idle');
+    const clients = storage.registeredClientsOf(a);
+    expect(await clients.count()).toBe(2);
+    // A metadata-document client is never stored, so never counted.
+    await storage
+      .adapterFor(a)('Grant')
+      .upsert('g-cimd', { accountId: 'x', clientId: 'https://app.example/c.json' }, 60);
+    expect(await clients.count()).toBe(2);
+
+    await clients.touch('busy', new Date(start + 20 * DAY));
+    await clients.touch('unknown', new Date(start + 20 * DAY));
+    // Never backwards.
+    await clients.touch('busy', new Date(start + DAY));
+    expect(await clients.deleteUnusedSince(new Date(start + 10 * DAY))).toBe(1);
+    expect((await storage.records.listClients(a)).map((client) => client.clientId)).toEqual([
+      'busy',
+      'https://app.example/c.json',
+    ]);
+    expect(await storage.adapterFor(a)('RefreshToken').find('rt-g-idle')).toBeUndefined();
+    expect(await storage.stores.redis?.find(a, 'AuthorizationCode', 'code-g-idle')).toBeUndefined();
+    expect(await storage.adapterFor(a)('RefreshToken').find('rt-g-busy')).toBeDefined();
+    // Tenant B's client of the same name, just as old, is not A's to expire.
+    expect(await storage.registeredClientsOf(b).count()).toBe(1);
+    expect(await clients.deleteUnusedSince(new Date(start + 21 * DAY))).toBe(1);
+    expect(await storage.registeredClientsOf(b).count()).toBe(1);
+  });
+
+  it('keeps the upstream sign-in state of one tenant for one take, checked by its parser', async () => {
+    const a = await createTenant(sql.db, 'a');
+    const b = await createTenant(sql.db, 'b');
+    const parse = (value: unknown) =>
+      typeof (value as { nonce?: unknown }).nonce === 'string' ? (value as { nonce: string }) : undefined;
+    const pendingA = bindShortLivedStore(storage.signInState, a, parse);
+    const pendingB = bindShortLivedStore(storage.signInState, b, parse);
+    await pendingA.put('state-1', { nonce: 'n-1' }, 600);
+    expect(await pendingB.take('state-1')).toBeUndefined();
+    expect(await pendingA.take('state-1')).toEqual({ nonce: 'n-1' });
+    expect(await pendingA.take('state-1')).toBeUndefined();
+    await storage.signInState.put(a, 'state-2', { other: 'shape' }, 600);
+    expect(await pendingA.take('state-2')).toBeUndefined();
   });
 
   it("deletes a tenant's records and account claims with the tenant", async () => {

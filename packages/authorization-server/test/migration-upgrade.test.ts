@@ -58,7 +58,7 @@ describe.each(Object.keys(ENGINES))('upgrading to the authorization server schem
     await storage.accounts.put('acme', 'alice', { email: 'alice@acme.example' });
     const keys = await createSigningKeys({ db, sealer: box, retentionSeconds: 60 }).signingKeysOf('acme');
     expect(keys.keys).toHaveLength(1);
-    expect((await storage.records.listGrants('acme')).map((grant) => grant.accountId)).toEqual(['alice']);
+    expect((await storage.records.listGrants('acme', {})).map((grant) => grant.accountId)).toEqual(['alice']);
 
     await db.query(`DELETE FROM tenants WHERE id = 'acme'`);
     for (const table of [

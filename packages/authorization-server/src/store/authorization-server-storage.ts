@@ -5,6 +5,7 @@ import { createAdapterFactory, type AdapterFactory } from './adapter-factory.js'
 import { eachStore, type RecordStores } from './grant-revocation.js';
 import type { Clock } from './records.js';
 import { createRedisRecordStore, type RedisCommands } from './redis-record-store.js';
+import { createRegisteredClientRows, type RegisteredClientRows } from './registered-client-rows.js';
 import { createShortLivedStore, type ShortLivedStore } from './short-lived-store.js';
 import { createSqlRecordStore } from './sql-record-store.js';
 
@@ -33,6 +34,8 @@ export interface AuthorizationServerStorage {
   readonly accounts: AccountClaims;
   /** The admin API's port. */
   readonly records: AuthorizationRecords;
+  /** The clients policy's view of one tenant's registered clients. */
+  registeredClientsOf(tenantId: string): RegisteredClientRows;
   /** Deletes what Redis holds for a deleted tenant (its SQL rows go with the tenant's row). */
   forgetTenant(tenantId: string): Promise<void>;
 }
@@ -59,6 +62,7 @@ export function createAuthorizationServerStorage(
     signInState: createShortLivedStore(stores),
     accounts: createAccountClaims({ db: options.db, ...clock }),
     records: createAuthorizationRecords({ db: options.db, stores, ...clock }),
+    registeredClientsOf: (tenantId) => createRegisteredClientRows({ db: options.db, stores, tenantId, ...clock }),
     forgetTenant: async (tenantId) => {
       await Promise.all(eachStore(stores).map((store) => store.forgetTenant(tenantId)));
     },

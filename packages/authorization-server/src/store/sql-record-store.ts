@@ -72,8 +72,8 @@ export function createSqlRecordStore(options: SqlRecordStoreOptions): RecordStor
       const uid = typeof payload.uid === 'string' ? payload.uid : null;
       await db.query(
         `INSERT INTO authorization_server_records
-           (tenant_id, model, id, payload, grant_id, uid, expires_at, consumed_at, created_at)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::timestamptz, $8::timestamptz, $9::timestamptz)
+           (tenant_id, model, id, payload, grant_id, uid, expires_at, consumed_at, created_at, last_used_at)
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7::timestamptz, $8::timestamptz, $9::timestamptz, $10::timestamptz)
          ON CONFLICT (tenant_id, model, id) DO UPDATE SET
            payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, uid = EXCLUDED.uid,
            expires_at = EXCLUDED.expires_at,
@@ -89,6 +89,8 @@ export function createSqlRecordStore(options: SqlRecordStoreOptions): RecordStor
           expiresInSeconds === undefined ? null : iso(at + expiresInSeconds * 1000),
           consumed === undefined ? null : iso(consumed * 1000),
           iso(at),
+          // A client counts as used when it registers, so an unused registration expires from then on.
+          model === 'Client' ? iso(at) : null,
         ],
       );
     },
