@@ -17,7 +17,7 @@ export { revokeGrant, revokeTokensOfGrant, type RecordStores } from './store/gra
 export { GRANT_MEMBER_MODELS, SHORT_LIVED_MODELS, type Clock, type RecordStore } from './store/records.js';
 /** The upstream sign-in's state: put, then taken once, with a lifetime. */
 export { createShortLivedStore, type ShortLivedStore } from './store/short-lived-store.js';
-export { bindShortLivedStore, type TenantShortLivedStore } from './store/pending-state.js';
+export { bindFirstUse, bindShortLivedStore, type TenantShortLivedStore } from './store/pending-state.js';
 /** Deletes expired SQL records periodically, one replica at a time. */
 export {
   startExpiredRecordSweep,

@@ -220,13 +220,13 @@ describe('the authorization records of a tenant', () => {
     const b = await createTenant(sql.db, 'b');
     const parse = (value: unknown) =>
       typeof (value as { nonce?: unknown }).nonce === 'string' ? (value as { nonce: string }) : undefined;
-    const pendingA = bindShortLivedStore(storage.signInState, a, parse);
-    const pendingB = bindShortLivedStore(storage.signInState, b, parse);
+    const pendingA = bindShortLivedStore(storage.shortLived, a, parse);
+    const pendingB = bindShortLivedStore(storage.shortLived, b, parse);
     await pendingA.put('state-1', { nonce: 'n-1' }, 600);
     expect(await pendingB.take('state-1')).toBeUndefined();
     expect(await pendingA.take('state-1')).toEqual({ nonce: 'n-1' });
     expect(await pendingA.take('state-1')).toBeUndefined();
-    await storage.signInState.put(a, 'state-2', { other: 'shape' }, 600);
+    await storage.shortLived.put(a, 'state-2', { other: 'shape' }, 600);
     expect(await pendingA.take('state-2')).toBeUndefined();
   });
 

@@ -160,6 +160,21 @@ describe.each(Object.keys(BACKENDS))('the record store on %s', (name) => {
     expect(await backend.store.find(tenant, 'UpstreamSignIn', 's')).toBeUndefined();
   });
 
+  it('inserts a record only where there is none: exactly one of concurrent inserts on two replicas wins', async () => {
+    const tenant = await backend.tenant();
+    for (let round = 0; round < 5; round += 1) {
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 === 0 ? backend.store : backend.replica).insertIfAbsent(tenant, 'UsedOnce', `jti-${round}`, {}, 60),
+        ),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+    }
+    expect(await backend.store.insertIfAbsent(tenant, 'UsedOnce', 'jti-0', {}, 60)).toBe(false);
+    const other = await backend.tenant();
+    expect(await backend.store.insertIfAbsent(other, 'UsedOnce', 'jti-0', {}, 60)).toBe(true);
+  });
+
   it('revokes by grant every token and code of that grant, and nothing of another grant', async () => {
     const { store } = backend;
     const tenant = await backend.tenant();
@@ -220,6 +235,8 @@ describe.each(Object.keys(BACKENDS))('the record store on %s', (name) => {
     expect(await state.take(tenant, 'st')).toEqual({ uid: 'looks-like-an-index', consumed: 5, verifier: 'v' });
     expect(await state.take(tenant, 'st')).toBeUndefined();
     await expect(state.put(tenant, 'st', {}, -1)).rejects.toThrow(/positive lifetime/);
+    expect(await state.firstUse(tenant, 'jti', 60)).toBe(true);
+    expect(await state.firstUse(tenant, 'jti', 60)).toBe(false);
   });
 });
 
@@ -255,6 +272,14 @@ describe('expiry of SQL records (an injected clock)', () => {
           )
         ).rows[0]?.n,
       );
+    // A used-once key is free again once its lifetime has passed.
+    expect(await store.insertIfAbsent(tenant, 'UsedOnce', 'jti', {}, 60)).toBe(true);
+    clock.advance(30_000);
+    expect(await store.insertIfAbsent(tenant, 'UsedOnce', 'jti', {}, 60)).toBe(false);
+    clock.advance(30_000);
+    expect(await store.insertIfAbsent(tenant, 'UsedOnce', 'jti', {}, 60)).toBe(true);
+    await store.destroy(tenant, 'UsedOnce', 'jti');
+
     expect(await count()).toBe(3);
     expect(await deleteExpiredRecords(sql.db, clock.now())).toBeGreaterThanOrEqual(1);
     expect(await count()).toBe(2);

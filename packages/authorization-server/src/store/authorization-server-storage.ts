@@ -29,8 +29,8 @@ export interface AuthorizationServerStorage {
   readonly stores: RecordStores;
   /** The `adapter` of one tenant's Provider. */
   adapterFor(tenantId: string): AdapterFactory;
-  /** The upstream sign-in's state, used once. */
-  readonly signInState: ShortLivedStore;
+  /** Values used once: the upstream sign-in's state (`bindShortLivedStore`), assertion `jti`s (`bindFirstUse`). */
+  readonly shortLived: ShortLivedStore;
   readonly accounts: AccountClaims;
   /** The admin API's port. */
   readonly records: AuthorizationRecords;
@@ -59,7 +59,7 @@ export function createAuthorizationServerStorage(
   return {
     stores,
     adapterFor: (tenantId) => createAdapterFactory(stores, tenantId),
-    signInState: createShortLivedStore(stores),
+    shortLived: createShortLivedStore(stores),
     accounts: createAccountClaims({ db: options.db, ...clock }),
     records: createAuthorizationRecords({ db: options.db, stores, ...clock }),
     registeredClientsOf: (tenantId) => createRegisteredClientRows({ db: options.db, stores, tenantId, ...clock }),

@@ -24,3 +24,12 @@ export function bindShortLivedStore<T extends object>(
     },
   };
 }
+
+/** {@link ShortLivedStore.firstUse} bound to one tenant (the enterprise module's assertion replay store). */
+export function bindFirstUse(
+  store: ShortLivedStore,
+  tenantId: string,
+): { firstUse(key: string, ttlSeconds: number): Promise<boolean> } {
+  if (tenantId === '') throw new TypeError('a single-use store is bound to a tenant');
+  return { firstUse: (key, ttlSeconds) => store.firstUse(tenantId, key, ttlSeconds) };
+}

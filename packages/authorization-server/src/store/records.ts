@@ -56,6 +56,17 @@ export interface RecordStore {
    */
   consume(tenantId: string, model: string, id: string): Promise<boolean>;
   destroy(tenantId: string, model: string, id: string): Promise<void>;
+  /**
+   * Stores the record only if there is none (or only an expired one): true
+   * for the one call, among all replicas, that stored it.
+   */
+  insertIfAbsent(
+    tenantId: string,
+    model: string,
+    id: string,
+    payload: AdapterPayload,
+    expiresInSeconds: number,
+  ): Promise<boolean>;
   /** Removes the record and returns its payload, to exactly one caller; undefined when absent or expired. */
   take(tenantId: string, model: string, id: string): Promise<AdapterPayload | undefined>;
   /** Removes every record of {@link GRANT_MEMBER_MODELS} issued under the grant (not the Grant itself). */

@@ -79,6 +79,13 @@ for i = 2, #KEYS do
 end
 return 1`;
 
+/** Stores KEYS[1] with ARGV[1] for ARGV[2] seconds unless it exists: 1 for the one call that stored it. */
+const INSERT_IF_ABSENT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'payload', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1`;
+
 /** Deletes KEYS[1] and returns its payload, once. */
 const TAKE = `
 local payload = redis.call('HGET', KEYS[1], 'payload')
@@ -151,6 +158,17 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
         member,
         id,
       );
+    },
+    async insertIfAbsent(tenantId, model, id, payload, expiresInSeconds) {
+      checkRecord(tenantId, model, id, expiresInSeconds);
+      const stored = await redis.eval(
+        INSERT_IF_ABSENT,
+        1,
+        recordKey(tenantId, model, id),
+        JSON.stringify(payload),
+        Math.ceil(expiresInSeconds),
+      );
+      return stored === 1;
     },
     find,
     findByUid: (tenantId, model, uid) => findByIndex(tenantId, model, uidKey(tenantId, model, uid)),

@@ -3,6 +3,8 @@ import type { RecordStores } from './grant-revocation.js';
 
 /** The model name the values are kept under, beside oidc-provider's. */
 const MODEL = 'UpstreamSignIn';
+/** The model the used keys of {@link ShortLivedStore.firstUse} are kept under. */
+const USED_MODEL = 'UsedOnce';
 
 /**
  * State that must survive one round trip through another site and be used
@@ -15,6 +17,11 @@ export interface ShortLivedStore {
   put(tenantId: string, key: string, value: Record<string, unknown>, ttlSeconds: number): Promise<void>;
   /** Returns the value and deletes it, to exactly one caller across replicas; undefined once taken or expired. */
   take(tenantId: string, key: string): Promise<Record<string, unknown> | undefined>;
+  /**
+   * True the first time `key` is seen within `ttlSeconds` (kept at least that
+   * long), on whichever replica: the single use of an assertion's `jti`.
+   */
+  firstUse(tenantId: string, key: string, ttlSeconds: number): Promise<boolean>;
 }
 
 export function createShortLivedStore(stores: RecordStores): ShortLivedStore {
@@ -30,6 +37,12 @@ export function createShortLivedStore(stores: RecordStores): ShortLivedStore {
     async take(tenantId, key) {
       const taken = (await store.take(tenantId, MODEL, key)) as { value?: Record<string, unknown> } | undefined;
       return taken?.value;
+    },
+    async firstUse(tenantId, key, ttlSeconds) {
+      if (!(Number.isFinite(ttlSeconds) && ttlSeconds > 0)) {
+        throw new TypeError(`a single-use key needs a positive lifetime in seconds, got ${ttlSeconds}`);
+      }
+      return store.insertIfAbsent(tenantId, USED_MODEL, key, {}, ttlSeconds);
     },
   };
 }

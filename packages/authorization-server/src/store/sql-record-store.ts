@@ -94,6 +94,23 @@ export function createSqlRecordStore(options: SqlRecordStoreOptions): RecordStor
         ],
       );
     },
+    async insertIfAbsent(tenantId, model, id, payload, expiresInSeconds) {
+      checkRecord(tenantId, model, id, expiresInSeconds);
+      const at = now();
+      // On a conflict the row is taken over only when it has expired; of two concurrent inserts the
+      // second waits for the first to commit, then finds the row live and changes nothing.
+      const { rows } = await db.query(
+        `INSERT INTO authorization_server_records (tenant_id, model, id, payload, expires_at, created_at)
+         VALUES ($1, $2, $3, $4::jsonb, $5::timestamptz, $6::timestamptz)
+         ON CONFLICT (tenant_id, model, id) DO UPDATE SET
+           payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at,
+           consumed_at = NULL, grant_id = NULL, uid = NULL, last_used_at = NULL
+         WHERE authorization_server_records.expires_at <= EXCLUDED.created_at
+         RETURNING id`,
+        [tenantId, model, id, JSON.stringify(payload), iso(at + expiresInSeconds * 1000), iso(at)],
+      );
+      return rows.length === 1;
+    },
     find: (tenantId, model, id) => selectOne('id = $3', [tenantId, model, id, iso(now())]),
     findByUid: (tenantId, model, uid) => selectOne('uid = $3', [tenantId, model, uid, iso(now())]),
     findByUserCode: (tenantId, model, userCode) =>
