@@ -15,7 +15,7 @@ export {
 } from './store/redis-record-store.js';
 export { revokeGrant, revokeTokensOfGrant, type RecordStores } from './store/grant-revocation.js';
 export { GRANT_MEMBER_MODELS, SHORT_LIVED_MODELS, type Clock, type RecordStore } from './store/records.js';
-/** The upstream sign-in's state: put, then taken once, with a lifetime. */
+/** Values used once, with a lifetime: the upstream sign-in's state (put, take once) and single-use keys (firstUse). */
 export { createShortLivedStore, type ShortLivedStore } from './store/short-lived-store.js';
 export { bindFirstUse, bindShortLivedStore, type TenantShortLivedStore } from './store/pending-state.js';
 /** Deletes expired SQL records periodically, one replica at a time. */
