@@ -83,7 +83,13 @@ export { internalAddressKind, type InternalAddressKind } from './internal-addres
 /** The value at a dotted path of nested objects (own properties only): option paths, nested claims. */
 export { valueAtPath } from './value-at-path.js';
 /** SECRETS_KEY turned into one key per purpose (HKDF, RFC 5869), and the keys of sealed credentials. */
-export { createServerKeys, sealedCredentialKeys, type ServerKeys, type ServerKeysOptions } from './server-keys.js';
+export {
+  createServerKeys,
+  sealedCredentialKeys,
+  sealedSigningKeyKeys,
+  type ServerKeys,
+  type ServerKeysOptions,
+} from './server-keys.js';
 /** A JSON Pointer (RFC 6901) from a path of keys and indexes: the admin API's field errors point with it. */
 export { jsonPointer } from './json-pointer.js';
 /** The one bus replicas learn of change by (ADR 12): its interface, the in-process bus of one replica, the text frame. */
