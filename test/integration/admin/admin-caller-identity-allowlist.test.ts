@@ -1,11 +1,13 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AdminFixture, type AdminResponse, startAdminFixture } from './admin-fixture.js';
+import { type AdminFixture, type AdminResponse, eventually, startAdminFixture } from './admin-fixture.js';
 
 // The database roles a Postgres source may act as for its callers
 // (`callerIdentity.roles`) are the operator's: a tenant admin may map their
 // callers' claims to those roles, never add one, drop the list or remove
 // caller identity altogether (which would read as the login role). Through
-// the admin API, as written by each.
+// the admin API, as written by each. "Preview as" shows the identity a
+// caller would act as.
 
 type Body = Record<string, unknown>;
 
@@ -116,5 +118,62 @@ describe("a Postgres source's role allowlist through the admin API", () => {
       },
     ]);
     expect(await f.dump()).toBe(before);
+  });
+
+  it('previews the database role, settings and application_name a caller would use', async () => {
+    const suffix = randomBytes(4).toString('hex');
+    const login = `mcpgw_login_${suffix}`;
+    const reader = `mcpgw_reader_${suffix}`;
+    await f.sourceDb.sql(`CREATE ROLE ${login} LOGIN NOINHERIT; CREATE ROLE ${reader} NOLOGIN;
+      GRANT ${reader} TO ${login}; GRANT USAGE ON SCHEMA shop TO ${reader}; GRANT SELECT ON shop.items TO ${reader}`);
+    try {
+      const body = {
+        type: 'postgres',
+        connection: { host: '127.0.0.1', port: 5432, database: f.sourceDb.name, user: login },
+        schemas: ['shop'],
+        callerIdentity: { roles: [reader], mapping: [{ match: { scopes: ['shop'] }, role: reader }] },
+      };
+      expect((await f.call('PUT', '/tenants/alpha/sources/shop', { token: operator, body })).status).toBe(201);
+      const grant = { match: { scopes: ['staff'] }, allow: [{ source: 'shop' }] };
+      expect((await f.call('PUT', '/tenants/alpha/grants/shop', { token: alphaAdmin, body: grant })).status).toBe(201);
+      await eventually(5000, async () => {
+        const status = await f.call('GET', '/tenants/alpha/status', { token: alphaAdmin });
+        return (status.json.runtime as { upToDate?: boolean }).upToDate === true;
+      });
+      const preview = (claims: Body) => f.call('POST', '/tenants/alpha/preview', { token: alphaAdmin, body: { claims } });
+
+      const mapped = await preview({ sub: 'ann', scope: 'staff shop' });
+      expect(mapped.status, mapped.text).toBe(200);
+      const identities = mapped.json.backendIdentities as { source: string; identity: Body }[];
+      expect(identities).toEqual([
+        {
+          source: 'shop',
+          identity: {
+            role: reader,
+            settings: {
+              'mcpgw.subject': 'ann',
+              'mcpgw.groups': '[]',
+              'mcpgw.scopes': '["shop","staff"]',
+              'mcpgw.tenant': 'alpha',
+              'mcpgw.client_id': '',
+            },
+            applicationName: expect.stringMatching(/^mcpgw:shop:[A-Za-z0-9_-]{16}$/),
+          },
+        },
+      ]);
+      const items = (mapped.json.resources as { items: { uri: string }[] }).items.map((item) => item.uri);
+      expect(items).toEqual(expect.arrayContaining(['db+postgres:///shop/shop', 'db+postgres:///shop/shop/items']));
+
+      const unmapped = await preview({ sub: 'bo', scope: 'staff' });
+      expect(unmapped.json.backendIdentities).toEqual([
+        { source: 'shop', identity: expect.objectContaining({ refused: true }) },
+      ]);
+      const unmappedItems = (unmapped.json.resources as { items: { uri: string }[] }).items;
+      expect(unmappedItems.filter((item) => item.uri.startsWith('db+postgres:///shop/'))).toEqual([]);
+    } finally {
+      await f.call('DELETE', '/tenants/alpha/grants/shop', { token: alphaAdmin });
+      await f.call('DELETE', '/tenants/alpha/sources/shop', { token: operator });
+      await f.sourceDb.sql(`DROP OWNED BY ${reader}; DROP ROLE ${reader}; DROP ROLE ${login}`).catch(() => undefined);
+    }
   });
 });
