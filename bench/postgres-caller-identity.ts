@@ -7,7 +7,7 @@
  *    switch and the `mcpgw.*` settings, interleaved in one run: the same
  *    table, the same rows, the same pool. The switch and the settings ride
  *    in the transaction's first statement (with its timeouts), so they add
- *    no round trip; the target is at most 10 % more time per read. A third
+ *    no round trip; the target is at most 10 % more time per read. A last
  *    variant reads a table with a row-level security policy on
  *    `mcpgw.subject`, for the policy's own cost (the database's, not ours).
  * 2. The cache hit ratio with 1,000 callers spread over 10 backend
@@ -209,7 +209,7 @@ against the same read switched to the caller's role with the five \`mcpgw.*\` se
 \`application_name\`; interleaved in one run (${WARMUP} warm-up reads each, then N reads per variant,
 order rotating). The role and the settings are set in the transaction's first statement, with
 its timeouts, so a read makes the same round trips either way; what it adds is the work of the
-\`set_config\` calls and the privilege filters of the catalog queries. The third row reads a table
+\`set_config\` calls and the privilege filters of the catalog queries. The last row reads a table
 whose row-level security policy compares \`owner\` with \`mcpgw.subject\`: that policy's cost is the
 database's.
 

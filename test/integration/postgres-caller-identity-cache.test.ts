@@ -106,7 +106,8 @@ const textOf = (contents: readonly ResourceContents[] | undefined): string => {
 /** What the caller sees through both caches. */
 async function seen(who: Principal, op: 'list' | 'rows'): Promise<string> {
   const service = serviceOf(who);
-  if (op === 'list') return JSON.stringify((await service.listResources(undefined, signal)).resources.map((r) => r.uri));
+  if (op === 'list')
+    return JSON.stringify((await service.listResources(undefined, signal)).resources.map((r) => r.uri));
   return textOf((await service.read(`${P}/public/accounts/rows`, signal))?.contents);
 }
 

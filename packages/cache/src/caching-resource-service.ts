@@ -6,7 +6,6 @@ import type {
   ResourceContents,
   ResourceDescriptor,
   ResourceTemplateDescriptor,
-  SourceTtlMs,
 } from '@mcpgw/core';
 import type { CursorListing, ReadOutcome, ResourceService } from '@mcpgw/protocol';
 import { EncodedJson, encodeKnownArray } from '@mcpgw/protocol';

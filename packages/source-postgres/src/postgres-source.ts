@@ -116,7 +116,10 @@ export function createPostgresSource(
   function planFor(caller: SourceCaller | undefined): Exclude<CallerPlan, { kind: 'unusable' }> | undefined {
     const plan = planOf?.(caller);
     if (plan?.kind === 'unusable') {
-      throw new GatewayError('MCPGW_SOURCE_UNAVAILABLE', `Postgres source "${sourceId}" is unavailable to you: ${plan.reason}`);
+      throw new GatewayError(
+        'MCPGW_SOURCE_UNAVAILABLE',
+        `Postgres source "${sourceId}" is unavailable to you: ${plan.reason}`,
+      );
     }
     return plan;
   }

@@ -98,7 +98,7 @@ describe('callers of one tenant, different database roles', () => {
     expect(textOf(await source.read(`${P}/public/deals`, undefined, undefined, seller))).toContain('amount');
   });
 
-  it("describes and counts only what the role may read: the schema overview names no other table", async () => {
+  it('describes and counts only what the role may read: the schema overview names no other table', async () => {
     const overview = textOf(await source.read(`${P}/public`, undefined, undefined, alice));
     expect(overview).toContain('accounts');
     expect(overview).not.toContain('deals');

@@ -140,7 +140,8 @@ describe("a Postgres source's role allowlist through the admin API", () => {
         const status = await f.call('GET', '/tenants/alpha/status', { token: alphaAdmin });
         return (status.json.runtime as { upToDate?: boolean }).upToDate === true;
       });
-      const preview = (claims: Body) => f.call('POST', '/tenants/alpha/preview', { token: alphaAdmin, body: { claims } });
+      const preview = (claims: Body) =>
+        f.call('POST', '/tenants/alpha/preview', { token: alphaAdmin, body: { claims } });
 
       const mapped = await preview({ sub: 'ann', scope: 'staff shop' });
       expect(mapped.status, mapped.text).toBe(200);
