@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type AdminFixture, type AdminResponse, eventually, startAdminFixture } from './admin-fixture.js';
 
 // The database roles a Postgres source may act as for its callers
@@ -120,7 +121,7 @@ describe("a Postgres source's role allowlist through the admin API", () => {
     expect(await f.dump()).toBe(before);
   });
 
-  it('previews the database role, settings and application_name a caller would use', async () => {
+  it('previews the database role, settings and application_name a caller would use, as an MCP request then acts', async () => {
     const suffix = randomBytes(4).toString('hex');
     const login = `mcpgw_login_${suffix}`;
     const reader = `mcpgw_reader_${suffix}`;
@@ -171,6 +172,21 @@ describe("a Postgres source's role allowlist through the admin API", () => {
       ]);
       const unmappedItems = (unmapped.json.resources as { items: { uri: string }[] }).items;
       expect(unmappedItems.filter((item) => item.uri.startsWith('db+postgres:///shop/'))).toEqual([]);
+
+      // And an MCP request with such a token, through the whole gateway, reads as the preview said.
+      const read = async (scope: string) => {
+        const token = await f.idp.alpha.token({ sub: 'ann', aud: `${f.base}/t/alpha/mcp`, scope });
+        return mcpPost<{ result?: { contents: { text: string }[] }; error?: { code: number } }>(
+          `${f.base}/t/alpha/mcp`,
+          'resources/read',
+          { uri: 'db+postgres:///shop/shop/items' },
+          { authorization: `Bearer ${token}` },
+        );
+      };
+      const asReader = await read('staff shop');
+      expect(asReader.body.result?.contents[0]?.text).toContain('Table shop.items');
+      const refused = await read('staff');
+      expect(refused.body.error?.code).toBe(-32602);
     } finally {
       await f.call('DELETE', '/tenants/alpha/grants/shop', { token: alphaAdmin });
       await f.call('DELETE', '/tenants/alpha/sources/shop', { token: operator });
