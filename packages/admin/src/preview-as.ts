@@ -55,6 +55,11 @@ export interface PreviewOptions {
  *   listing caches (keyed by tenant and source, never by caller) work as for
  *   any request.
  *
+ * - a source that answers under each caller's own backend identity
+ *   (`Source.backendIdentity`) names the one this caller gets, by the same
+ *   function its answers and cache keys use; the pattern check lists as
+ *   the caller too.
+ *
  * Only descriptors are returned, never contents: no read is made. The page's
  * cursor is left out, since it is sealed to the previewed caller.
  */
@@ -89,6 +94,7 @@ export async function previewAs(
   const identities = admission.ok ? backendIdentities(runtime, admission.scope) : [];
   const warnings = await findUnmatchedPatterns(matched, auth.grants, runtime.catalog.sources, {
     signal: options.signal,
+    caller: admission.ok ? admission.scope.caller : undefined,
     ...(options.patternBudget === undefined ? {} : { budget: options.patternBudget }),
   });
   return {
