@@ -9,7 +9,9 @@ import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor }
  * tenant configuration and shared by all of that tenant's callers, so it keeps
  * nothing per caller: the policy layer filters what it returns, and a read is
  * told what the caller may see (`visible`) so that a read made of several
- * resources never loads or mentions one the caller may not see.
+ * resources never loads or mentions one the caller may not see. A source
+ * that answers each caller under a backend identity of their own is also
+ * told who asks (`caller`) and says so with `backendIdentity`.
  */
 export interface Source {
   /** Unique within its tenant; a URI-safe slug (`[a-z0-9][a-z0-9-]*`). */
