@@ -10,7 +10,17 @@ export { loadOnFirstUse } from './load-on-first-use.js';
 /** Immutable values that carry their own JSON text, so serving them again costs no serialization. */
 export { frozenWithJson, knownJsonText } from './json-text.js';
 /** The Source interface every source package implements, with its paging, change, health and TTL types. */
-export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtlMs, VisibleUri } from './source.js';
+export type {
+  BackendIdentity,
+  Page,
+  PageRequest,
+  Source,
+  SourceCaller,
+  SourceChange,
+  SourceHealth,
+  SourceTtlMs,
+  VisibleUri,
+} from './source.js';
 /** The `ttlMs` a source gets when it declares none. */
 export { DEFAULT_SOURCE_TTL_MS } from './source.js';
 /** The gateway's typed error, carrying a registry code; invalidPosition is the one cursor failure. */
