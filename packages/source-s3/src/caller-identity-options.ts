@@ -29,10 +29,7 @@ export type TagClaim = (typeof TAG_CLAIMS)[number];
  * 1 to 128 characters of letters, digits, spaces and `_.:/=+-@`; not
  * starting with `aws:` (reserved).
  */
-const tagKey = z
-  .string()
-  .regex(/^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,128}$/u, 'must be 1 to 128 letters, digits, spaces or _.:/=+-@')
-  .refine((key) => !/^aws:/i.test(key), 'must not start with "aws:" (reserved by AWS)');
+const TAG_KEY = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]{1,128}$/u;
 
 /** STS accepts at most 50 session tags. */
 const MAX_SESSION_TAGS = 50;
@@ -78,15 +75,26 @@ export const callerIdentitySchema = z
      * caller each carries. Default none.
      */
     sessionTags: z
-      .record(tagKey, z.enum(TAG_CLAIMS))
+      .record(z.string(), z.enum(TAG_CLAIMS))
       .default({})
-      .refine((tags) => Object.keys(tags).length <= MAX_SESSION_TAGS, {
-        message: `at most ${MAX_SESSION_TAGS} session tags`,
-      })
-      .refine(
-        (tags) => new Set(Object.keys(tags).map((key) => key.toLowerCase())).size === Object.keys(tags).length,
-        { message: 'session tag names must differ in more than case (IAM compares them case-insensitively)' },
-      ),
+      .superRefine((tags, context) => {
+        const names = Object.keys(tags);
+        if (names.length > MAX_SESSION_TAGS) {
+          context.addIssue({ code: 'custom', message: `at most ${MAX_SESSION_TAGS} session tags` });
+        }
+        const seen = new Set<string>();
+        for (const name of names) {
+          const problem = !TAG_KEY.test(name)
+            ? 'a session tag name is 1 to 128 letters, digits, spaces or _.:/=+-@'
+            : /^aws:/i.test(name)
+              ? 'a session tag name must not start with "aws:" (reserved by AWS)'
+              : seen.has(name.toLowerCase())
+                ? 'session tag names must differ in more than case (IAM compares them case-insensitively)'
+                : undefined;
+          seen.add(name.toLowerCase());
+          if (problem !== undefined) context.addIssue({ code: 'custom', path: [name], message: problem });
+        }
+      }),
     /**
      * Where AssumeRoleWithWebIdentity is sent (MinIO's STS is its S3
      * endpoint). Absent: AWS STS in the source's region,
