@@ -73,7 +73,9 @@ export function fieldRule(
         return operatorField(`Only platform operators may configure "${String(document.type)}" sources`);
       }
       if (sourceModel?.operatorPaths?.includes(path) === true) {
-        return operatorField(`Only platform operators may set or change "${path}" of a "${String(document.type)}" source`);
+        return operatorField(
+          `Only platform operators may set or change "${path}" of a "${String(document.type)}" source`,
+        );
       }
       return sourceModel?.credentials.includes(path) === true ? CREDENTIAL : TENANT_ADMIN;
     case 'grant':

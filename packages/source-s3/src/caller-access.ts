@@ -152,8 +152,8 @@ export function createCallerAccess(setup: CallerAccessOptions): CallerAccess {
           : error instanceof MintFailed
             ? error.message
             : error instanceof DOMException && error.name === 'TimeoutError'
-            ? `STS did not answer within ${options.requestTimeoutMs} ms`
-            : 'STS could not be reached';
+              ? `STS did not answer within ${options.requestTimeoutMs} ms`
+              : 'STS could not be reached';
     return new GatewayError(
       'MCPGW_SOURCE_UNAVAILABLE',
       `S3 source "${sourceId}" is unavailable for this caller: ${why}; the gateway's log has the details`,

@@ -60,6 +60,15 @@ export interface S3Caller {
 
 /** An S3 source, with the backend identity each caller reads under. */
 export interface S3Source extends Source {
+  /** With `callerIdentity`, `page.caller` chooses whose role session lists. */
+  listResources(page: PageRequest & { caller?: S3Caller }, signal?: AbortSignal): Promise<Page<ResourceDescriptor>>;
+  /** With `callerIdentity`, `caller` chooses whose role session reads. */
+  read(
+    uri: string,
+    signal?: AbortSignal,
+    visible?: VisibleUri,
+    caller?: S3Caller,
+  ): Promise<ResourceContents[] | undefined>;
   /**
    * The backend identity `principal` reads under (`callerIdentity`: the
    * role and session tags; absent principal: no caller). Every cache of
@@ -118,7 +127,10 @@ export function createS3Source(
         });
 
   /** The access `caller` reads with; undefined when they see nothing of the source. */
-  async function accessOf(caller: S3Caller | undefined, signal: AbortSignal | undefined): Promise<S3Access | undefined> {
+  async function accessOf(
+    caller: S3Caller | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<S3Access | undefined> {
     if (callers === undefined) return access;
     const result = await callers.accessFor(caller?.principal, signal);
     return result.kind === 'access' ? result.access : undefined;

@@ -23,10 +23,7 @@ export interface SessionCache<T> {
 }
 
 /** A cache of values that say when they expire (`expiresAt`, milliseconds since the epoch). */
-export function createSessionCache<T>(
-  expiresAt: (value: T) => number,
-  options: SessionCacheOptions,
-): SessionCache<T> {
+export function createSessionCache<T>(expiresAt: (value: T) => number, options: SessionCacheOptions): SessionCache<T> {
   const fresh = new RecencyMap<string, T>();
   const loading = new Map<string, Promise<T>>();
 

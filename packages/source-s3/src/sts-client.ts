@@ -46,7 +46,9 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * parameters encoded by URLSearchParams, so no value can add or change
  * another), unsigned, since the web identity token is the credential.
  */
-export async function assumeRoleWithWebIdentity(request: AssumeRoleWithWebIdentityRequest): Promise<SessionCredentials> {
+export async function assumeRoleWithWebIdentity(
+  request: AssumeRoleWithWebIdentityRequest,
+): Promise<SessionCredentials> {
   const body = new URLSearchParams({
     Action: 'AssumeRoleWithWebIdentity',
     Version: '2011-06-15',
@@ -128,13 +130,11 @@ function section(xml: string, name: string): string | undefined {
 function element(xml: string, name: string): string | undefined {
   const content = section(xml, name);
   if (content === undefined || content.includes('<')) return undefined;
-  return content
-    .trim()
-    .replace(/&(lt|gt|quot|apos|amp|#\d+|#x[0-9a-fA-F]+);/g, (_, entity: string) => {
-      if (entity[0] === '#') {
-        const point = entity[1] === 'x' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
-        return String.fromCodePoint(point);
-      }
-      return { lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' }[entity] as string;
-    });
+  return content.trim().replace(/&(lt|gt|quot|apos|amp|#\d+|#x[0-9a-fA-F]+);/g, (_, entity: string) => {
+    if (entity[0] === '#') {
+      const point = entity[1] === 'x' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
+      return String.fromCodePoint(point);
+    }
+    return { lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' }[entity] as string;
+  });
 }

@@ -58,7 +58,9 @@ describe('callerIdentity options', () => {
     expect(issues({ roleArns: [READER], sessionTags: { 'team&x': 'groups' } })[0]?.[0]).toBe(
       'callerIdentity.sessionTags.team&x',
     );
-    expect(issues({ roleArns: [READER], sessionTags: { team: 'email' } })[0]?.[0]).toBe('callerIdentity.sessionTags.team');
+    expect(issues({ roleArns: [READER], sessionTags: { team: 'email' } })[0]?.[0]).toBe(
+      'callerIdentity.sessionTags.team',
+    );
     expect(issues({ roleArns: [READER], sessionTags: { Team: 'groups', team: 'scopes' } })[0]?.[1]).toContain('case');
     expect(issues({ roleArns: [READER], durationSeconds: 60 })[0]?.[0]).toBe('callerIdentity.durationSeconds');
     expect(issues({ roleArns: [READER], stsEndpoint: 'http://user:pw@sts.local/' })[0]?.[0]).toBe(

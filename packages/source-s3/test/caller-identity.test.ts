@@ -1,12 +1,5 @@
 import { generateKeyPairSync, type JsonWebKey } from 'node:crypto';
-import {
-  isGatewayError,
-  silentLogger,
-  sourceFailureReason,
-  type PageRequest,
-  type Principal,
-  type ResourceContents,
-} from '@mcpgw/core';
+import { isGatewayError, silentLogger, sourceFailureReason, type Principal, type ResourceContents } from '@mcpgw/core';
 import { startS3rver, type S3rverHandle } from '@mcpgw/test-helpers/s3rver';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createIdentityTokenMinter } from '../src/identity-token.js';
@@ -31,7 +24,9 @@ const ISSUER = 'https://gateway.test/t/acme/oauth';
 
 const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const privateJwk = privateKey.export({ format: 'jwk' }) as JsonWebKey;
-const jwks = { keys: [{ ...(publicKey.export({ format: 'jwk' }) as object), kid: 'acme-1', alg: 'ES256', use: 'sig' }] };
+const jwks = {
+  keys: [{ ...(publicKey.export({ format: 'jwk' }) as object), kid: 'acme-1', alg: 'ES256', use: 'sig' }],
+};
 
 /** The test's clock, for the identity token, STS, the S3 front and the credential cache alike. */
 let nowMs = Date.UTC(2026, 0, 5, 9);
@@ -129,7 +124,7 @@ function caller(subject: string, claims: { groups?: string[]; scopes?: string[] 
 const read = (from: S3Source, principal: Principal, key: string) =>
   from.read(`s3:///reports/${key}`, undefined, undefined, { principal });
 const list = (from: S3Source, principal: Principal, prefixes?: string[]) =>
-  from.listResources({ limit: 50, ...(prefixes === undefined ? {} : { prefixes }), caller: { principal } } as PageRequest);
+  from.listResources({ limit: 50, ...(prefixes === undefined ? {} : { prefixes }), caller: { principal } });
 const text = (contents: ResourceContents[] | undefined) => (contents?.[0] as { text?: string } | undefined)?.text;
 
 /** The access keys S3 saw for requests about `key` since `from` (an index into front.seen). */
@@ -203,7 +198,9 @@ describe('callerIdentity: each caller reads with credentials of their own', () =
     const bob = caller('bob', { groups: ['a'], scopes: ['team'] });
     const seenFrom = front.seen.length;
     expect(await read(reports, bob, 'team-b/plan.txt')).toBeUndefined();
-    expect(front.seen.slice(seenFrom).map((request) => [request.key, request.status])).toEqual([['team-b/plan.txt', 403]]);
+    expect(front.seen.slice(seenFrom).map((request) => [request.key, request.status])).toEqual([
+      ['team-b/plan.txt', 403],
+    ]);
     const page = await list(reports, bob, ['s3:///reports/team-a/']);
     expect(page.items.map((item) => item.uri)).toEqual(['s3:///reports/team-a/', 's3:///reports/team-a/plan.txt']);
     // A listing the role may not make at all is empty for this caller, not another caller's.
@@ -308,7 +305,9 @@ describe('callerIdentity: each caller reads with credentials of their own', () =
     const reports = source();
     const callsFrom = sts.calls.length;
     for (const group of ['a&team=b', 'a b', '<x>', 'x'.repeat(257)]) {
-      const error = await failure(read(reports, caller('bob', { groups: [group], scopes: ['team'] }), 'team-a/plan.txt'));
+      const error = await failure(
+        read(reports, caller('bob', { groups: [group], scopes: ['team'] }), 'team-a/plan.txt'),
+      );
       expect(isGatewayError(error) && error.code, group).toBe('MCPGW_SOURCE_UNAVAILABLE');
       expect(error.message).toMatch(/^S3 source "reports" cannot read for this caller: the caller's groups .* "team"$/);
     }

@@ -59,7 +59,9 @@ function s3Error(response: ServerResponse, status: number, code: string, seen: (
 /** The signature SigV4 gives this request with `secret`, for the headers it says it signed. */
 function expectedSignature(request: IncomingMessage, secret: string, scope: string, signed: string[]): string {
   const url = new URL(request.url ?? '/', 'http://front');
-  const rawQuery = (request.url ?? '').includes('?') ? (request.url ?? '').slice((request.url ?? '').indexOf('?') + 1) : '';
+  const rawQuery = (request.url ?? '').includes('?')
+    ? (request.url ?? '').slice((request.url ?? '').indexOf('?') + 1)
+    : '';
   const query = rawQuery
     .split('&')
     .filter((pair) => pair !== '')
@@ -107,7 +109,9 @@ export async function startSessionCheckingS3(options: SessionCheckingS3Options):
     if (match === null) return s3Error(outgoing, 403, 'AccessDenied', note(403));
     const [, , scope, signedHeaders, signature] = match as unknown as [string, string, string, string, string];
     const session = options.sessions.get(accessKeyId);
-    const secret = session?.secretAccessKey ?? (accessKeyId === options.service.accessKeyId ? options.service.secretAccessKey : undefined);
+    const secret =
+      session?.secretAccessKey ??
+      (accessKeyId === options.service.accessKeyId ? options.service.secretAccessKey : undefined);
     if (secret === undefined) return s3Error(outgoing, 403, 'InvalidAccessKeyId', note(403));
     if (expectedSignature(incoming, secret, scope, signedHeaders.split(';')) !== signature) {
       return s3Error(outgoing, 403, 'SignatureDoesNotMatch', note(403));
@@ -119,10 +123,19 @@ export async function startSessionCheckingS3(options: SessionCheckingS3Options):
       if (options.now() >= session.expiresAt) return s3Error(outgoing, 400, 'ExpiredToken', note(400));
       if (!options.allow(session, key)) return s3Error(outgoing, 403, 'AccessDenied', note(403));
     }
-    const headers = { ...incoming.headers, authorization: authorization.replace(accessKeyId, 'S3RVER') };
+    const headers: Record<string, unknown> = {
+      ...incoming.headers,
+      authorization: authorization.replace(accessKeyId, 'S3RVER'),
+    };
     delete headers['x-amz-security-token'];
     const forwarded = httpRequest(
-      { hostname: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers },
+      {
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: headers as Record<string, string | string[]>,
+      },
       (response) => {
         note(response.statusCode ?? 502)();
         outgoing.writeHead(response.statusCode ?? 502, response.headers);

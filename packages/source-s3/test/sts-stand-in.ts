@@ -123,12 +123,16 @@ export async function startStsStandIn(options: StsStandInOptions): Promise<StsSt
       }
       const trusts = options.trust[roleArn];
       if (trusts === undefined || !trusts(claims)) {
-        reply(403, errorXml('AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity'), claims, 'AccessDenied');
+        reply(
+          403,
+          errorXml('AccessDenied', 'Not authorized to perform sts:AssumeRoleWithWebIdentity'),
+          claims,
+          'AccessDenied',
+        );
         return;
       }
       const tagClaim = claims['https://aws.amazon.com/tags'] as
-        | { principal_tags?: Record<string, string[]>; transitive_tag_keys?: string[] }
-        | undefined;
+        { principal_tags?: Record<string, string[]>; transitive_tag_keys?: string[] } | undefined;
       const tags = Object.fromEntries(
         Object.entries(tagClaim?.principal_tags ?? {}).map(([name, values]) => [name, values[0] ?? '']),
       );
