@@ -14,6 +14,7 @@ import {
   type ResourceDescriptor,
   type ResourceTemplateDescriptor,
   type Source,
+  type SourceCaller,
   type SourceContext,
   type SourceHealth,
   type VisibleUri,
@@ -54,9 +55,7 @@ function listCall(range: ListingRange, room: number, filtered: boolean): { MaxKe
  * under a backend identity of their own: the verified principal, never the
  * token. Read from `PageRequest.caller` and `read`'s fourth argument.
  */
-export interface S3Caller {
-  readonly principal: Principal;
-}
+export type S3Caller = Pick<SourceCaller, 'principal'>;
 
 /** An S3 source, with the backend identity each caller reads under. */
 export interface S3Source extends Source {
@@ -306,14 +305,25 @@ export function createS3Source(
     ...(poller === undefined ? {} : { watch: (listener) => poller.watch(listener), settled: () => poller.settled() }),
     health,
     close,
-    backendIdentityKey: (principal) => callers?.planOf(principal).key ?? JSON.stringify(['source']),
-    backendIdentityShown(principal) {
-      const plan = callers?.planOf(principal);
-      if (plan === undefined) return { credentials: 'the source' };
-      if (plan.kind === 'assume') {
-        return { roleArn: plan.roleArn, roleSessionName: plan.sessionName, sessionTags: Object.fromEntries(plan.tags) };
-      }
-      return plan.kind === 'refuse' ? { refused: true } : { unusable: plan.reason };
-    },
+    backendIdentityKey,
+    backendIdentityShown,
+    // The catalog's caches key this source's pages and reads by it (Source.backendIdentity).
+    backendIdentity: (caller) => ({
+      key: backendIdentityKey(caller?.principal),
+      shown: backendIdentityShown(caller?.principal),
+    }),
   };
+
+  function backendIdentityKey(principal: Principal | undefined): string {
+    return callers?.planOf(principal).key ?? JSON.stringify(['source']);
+  }
+
+  function backendIdentityShown(principal: Principal | undefined): Readonly<Record<string, unknown>> {
+    const plan = callers?.planOf(principal);
+    if (plan === undefined) return { credentials: 'the source' };
+    if (plan.kind === 'assume') {
+      return { roleArn: plan.roleArn, roleSessionName: plan.sessionName, sessionTags: Object.fromEntries(plan.tags) };
+    }
+    return plan.kind === 'refuse' ? { refused: true } : { unusable: plan.reason };
+  }
 }

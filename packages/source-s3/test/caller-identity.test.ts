@@ -124,7 +124,11 @@ function caller(subject: string, claims: { groups?: string[]; scopes?: string[] 
 const read = (from: S3Source, principal: Principal, key: string) =>
   from.read(`s3:///reports/${key}`, undefined, undefined, { principal });
 const list = (from: S3Source, principal: Principal, prefixes?: string[]) =>
-  from.listResources({ limit: 50, ...(prefixes === undefined ? {} : { prefixes }), caller: { principal } });
+  from.listResources({
+    limit: 50,
+    ...(prefixes === undefined ? {} : { prefixes }),
+    caller: { tenantId: 'acme', principal, fingerprint: principal.subject },
+  });
 const text = (contents: ResourceContents[] | undefined) => (contents?.[0] as { text?: string } | undefined)?.text;
 
 /** The access keys S3 saw for requests about `key` since `from` (an index into front.seen). */
