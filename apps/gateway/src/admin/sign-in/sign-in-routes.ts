@@ -120,8 +120,9 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
         // without it the sign-in ends on GET .../session, for API clients.
         const { tenantId } = request.params;
         const returnTo = consoleReturnPath(tenantId, request.query.return_to);
-        if (returnTo === undefined) reply.clearCookie(returnToName, returnToCookie(tenantId));
-        else reply.setCookie(returnToName, returnTo, returnToCookie(tenantId));
+        if (returnTo === undefined) {
+          if (request.cookies[returnToName] !== undefined) reply.clearCookie(returnToName, returnToCookie(tenantId));
+        } else reply.setCookie(returnToName, returnTo, returnToCookie(tenantId));
         return reply.header('cache-control', 'no-store').redirect(url, 302);
       }),
     );
