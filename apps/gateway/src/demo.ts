@@ -22,7 +22,7 @@ export function demoBootstrap(): { document: unknown; configDir: string } {
           grants: [{ name: 'handbook-readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'handbook' }] }],
           sources: [{ id: 'handbook', type: 'files', root: 'demo/handbook' }],
           // Browser sign-in of the demo admin (docs/admin-sign-in.md): open
-          // http://127.0.0.1:8080/admin/v1/tenants/demo/login.
+          // http://127.0.0.1:8080/admin/tenants/demo/sign-in (the console, docs/admin-console.md).
           adminSignIn: { clientId: 'mcpgw-admin-demo', scopes: ['openid', 'mcpgw:admin'] },
           // Whoever holds mcpgw:admin for the demo's admin resource manages the demo tenant.
           adminRoleBindings: [{ name: 'demo-admins', scopes: ['mcpgw:admin'] }],

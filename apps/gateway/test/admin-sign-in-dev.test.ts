@@ -75,7 +75,8 @@ describe('admin sign-in through the development authorization server', () => {
     expect(callback.headers.get('location')).toBe('/admin/v1/tenants/demo/session');
     const session = callbackCookies.find((cookie) => cookie.startsWith('mcpgw-admin-session='));
     expect(session).toBeDefined();
-    expect(session).toMatch(/; Path=\/admin\/v1\/tenants\/demo(;|$)/);
+    // The console's pages under /admin/tenants/demo/ need it too; the tenant is sealed inside.
+    expect(session).toMatch(/; Path=\/admin(;|$)/);
     expect(session).toMatch(/; HttpOnly/);
     expect(session).toMatch(/; SameSite=Lax/);
     expect(session).not.toMatch(/; Secure/); // http://127.0.0.1: Secure only when PUBLIC_URL is https
@@ -213,6 +214,7 @@ describe('admin sign-in through the development authorization server', () => {
     expect(response.status).toBe(204);
     const cleared = response.headers.getSetCookie().find((cookie) => cookie.startsWith('mcpgw-admin-session='));
     expect(cleared).toMatch(/^mcpgw-admin-session=;/);
-    expect(cleared).toMatch(/; Path=\/admin\/v1\/tenants\/demo(;|$)/);
+    // The console's pages under /admin/tenants/demo/ need it too; the tenant is sealed inside.
+    expect(cleared).toMatch(/; Path=\/admin(;|$)/);
   });
 });

@@ -149,3 +149,6 @@ export { docsPage } from './docs-page.js';
 /** Seals and opens admin session cookies (AES-256-GCM under the admin-session keys, the first sealing). */
 export { createSessionSealer, newCsrfToken, newSessionId } from './admin-session.js';
 export type { AdminSession, OpenedSession, SessionSealer } from './admin-session.js';
+
+// The admin console's pages: server-rendered, framework-free.
+export * from './console/index.js';

@@ -7,6 +7,7 @@ import { loadOrCreateKeystore } from '@mcpgw/authorization-server';
 import { localOperator, localOperatorKeystorePath } from '../local-issuers.js';
 import { registerAdminMetadataRoutes } from './admin-metadata-routes.js';
 import { adminPlugin } from './admin-plugin.js';
+import { consolePlugin } from './console/console-plugin.js';
 import type { AdminAuthenticator } from './admin-authenticator.js';
 import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
@@ -123,29 +124,36 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
       if (request.url.startsWith(`${ADMIN_PREFIX}/tenants/`)) return signIn.session.csrfGuard(request, reply);
       return undefined;
     });
+    const deps = {
+      store: controlPlane.store,
+      tenants: tenants,
+      cache: cache,
+      validateTenant: config.validateTenant,
+      sourceFactories: sourceFactories,
+      configDir: config.configDir,
+      egress: egress,
+      logger,
+      tenantFingerprint: tenantFingerprint,
+      authorizationRecords: options.authorizationRecords,
+    };
+    const table = adminRouteTable(baseUrls[0], options.routes);
+    const bearer = createBearerAuthenticator(access);
     await app.register(adminPlugin, {
       prefix: ADMIN_PREFIX,
-      deps: {
-        store: controlPlane.store,
-        tenants: tenants,
-        cache: cache,
-        validateTenant: config.validateTenant,
-        sourceFactories: sourceFactories,
-        configDir: config.configDir,
-        egress: egress,
-        logger,
-        tenantFingerprint: tenantFingerprint,
-        authorizationRecords: options.authorizationRecords,
-      },
-      table: adminRouteTable(baseUrls[0], options.routes),
-      authenticators: [
-        createBearerAuthenticator(access),
-        signIn.session.authenticator,
-        ...(options.authenticators?.(access) ?? []),
-      ],
+      deps,
+      table,
+      authenticators: [bearer, signIn.session.authenticator, ...(options.authenticators?.(access) ?? [])],
       challenge: (tenantId) => access.challenge(tenantId),
       rateLimits: app.limits.rateLimits,
       principalKeySecret: keys.adminPrincipalCounter,
+    });
+    // The console's pages run the same table's operations (console/console-plugin.ts).
+    await app.register(consolePlugin, {
+      deps: { ...deps, routes: () => table.list() },
+      bearer,
+      session: signIn.session,
+      signIn: signIn.console,
+      rateLimits: app.limits.rateLimits,
     });
   },
   {

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyCookie } from '@fastify/cookie';
 import type { AdminSignIn, IssuerEntry, TenantConfig } from '@mcpgw/config';
 import type { AdminSessionRows } from '@mcpgw/control-plane';
 import type { EgressGuard } from '@mcpgw/core';
@@ -13,7 +14,7 @@ import type { ProblemError } from './sign-in-problem.js';
 import type { SignInClient } from './sign-in-client.js';
 import { createSignInClient } from './sign-in-client.js';
 import { registerSignInRoutes } from './sign-in-routes.js';
-import { tenantAdminPath } from './session-cookie.js';
+import { readCookie, SESSION_COOKIE_PATH, sessionCookieName, tenantAdminPath } from './session-cookie.js';
 
 /**
  * Turns an access token of the tenant's identity provider into an admin
@@ -61,9 +62,22 @@ export interface AdminSignInOptions {
   now?: () => number;
 }
 
+/** What the console's pages need of the sign-in beyond the session authenticator. */
+export interface ConsoleSignIn {
+  /** The gateway's own origin as the request addressed it (the CSRF check's). */
+  originOf(request: FastifyRequest): string;
+  /** The tenant the browser's session cookie is sealed for, without the per-request checks (`/admin/` uses it to go there). */
+  sealedTenantOf(request: FastifyRequest): string | undefined;
+  /** Ends the session on the server (every replica), as POST .../logout does. */
+  end(session: AdminSession): Promise<void>;
+  /** Clears the browser's session cookie on `reply` (sign-out). */
+  clearSession(reply: FastifyReply): FastifyReply;
+}
+
 export interface AdminSignInPlugin {
   /** The session authenticator and CSRF guard the admin API runs. */
   readonly session: SessionAuth;
+  readonly console: ConsoleSignIn;
   /** Registers login, callback, logout and session under `/admin/v1/tenants/:tenantId/`. */
   register(app: FastifyInstance): Promise<void>;
 }
@@ -122,6 +136,29 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
 
   return {
     session,
+    console: {
+      originOf,
+      clearSession: (reply) =>
+        reply.header(
+          'set-cookie',
+          fastifyCookie.serialize(sessionCookieName(secure), '', {
+            path: SESSION_COOKIE_PATH,
+            httpOnly: true,
+            sameSite: 'lax',
+            secure,
+            maxAge: 0,
+            expires: new Date(0),
+          }),
+        ),
+      sealedTenantOf(request) {
+        const cookie = readCookie(request.headers.cookie, sessionCookieName(secure));
+        const opened = cookie === undefined ? undefined : sealer.open(cookie);
+        return opened?.ok === true ? opened.session.tenantId : undefined;
+      },
+      async end(signedIn) {
+        await options.sessions.end(signedIn.id);
+      },
+    },
     register: (app) =>
       registerSignInRoutes(app, {
         signInOf,

@@ -30,6 +30,11 @@ export function csrfRefusal(
   request: FastifyRequest,
   session: AdminSession,
   ownOrigin: string,
+  // A console form carries the token in a hidden field instead (console/console-form.ts).
+  carried: { token: unknown; where: string } = {
+    token: request.headers[CSRF_HEADER],
+    where: `${CSRF_HEADER} (read it from GET .../session)`,
+  },
 ): SignInProblem | undefined {
   const origin = request.headers.origin;
   if (origin === undefined || origin !== ownOrigin) {
@@ -47,11 +52,11 @@ export function csrfRefusal(
       `Sec-Fetch-Site is ${String(site)}: only same-origin requests may change state.`,
     );
   }
-  const token = request.headers[CSRF_HEADER];
+  const { token } = carried;
   if (typeof token !== 'string' || !sameSecret(token, session.csrfToken)) {
     return new SignInProblem(
       'csrf-refused',
-      `A state-changing request signed in by cookie must carry the session's CSRF token in ${CSRF_HEADER} (read it from GET .../session).`,
+      `A state-changing request signed in by cookie must carry the session's CSRF token in ${carried.where}.`,
     );
   }
   return undefined;

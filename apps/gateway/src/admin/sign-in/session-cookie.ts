@@ -6,9 +6,15 @@ export function tenantAdminPath(tenantId: string): string {
   return `/admin/v1/tenants/${tenantId}`;
 }
 
-/** The tenant a request path addresses under `/admin/v1/tenants/{tenantId}`, if any. */
+/** Where the session cookie is sent: the admin API and the console's pages (`/admin/tenants/{tenantId}/…`). */
+export const SESSION_COOKIE_PATH = '/admin';
+
+/**
+ * The tenant a request path addresses under `/admin/v1/tenants/{tenantId}`
+ * (the admin API) or `/admin/tenants/{tenantId}` (the console), if any.
+ */
 export function tenantOfAdminPath(url: string): string | undefined {
-  return /^\/admin\/v1\/tenants\/([a-z0-9-]{1,63})(?:[/?#]|$)/.exec(url)?.[1];
+  return /^\/admin\/(?:v1\/)?tenants\/([a-z0-9-]{1,63})(?:[/?#]|$)/.exec(url)?.[1];
 }
 
 /**
@@ -26,12 +32,16 @@ export function cookieName(name: string, secure: boolean, path: string): string 
 }
 
 /**
- * The session cookie's name: `__Secure-` over https; it is scoped to one
- * tenant's admin path, which `__Host-` would forbid.
+ * The session cookie's name: `__Secure-` over https; its path is `/admin`,
+ * which `__Host-` (Path=/ only) would forbid.
  */
 export function sessionCookieName(secure: boolean): string {
-  // The path is per tenant; any tenant's gives the same prefix.
-  return cookieName('mcpgw-admin-session', secure, tenantAdminPath('any'));
+  return cookieName('mcpgw-admin-session', secure, SESSION_COOKIE_PATH);
+}
+
+/** Where the sign-in lands afterwards (a console page, `return_to`), kept beside the flow's `state`. */
+export function returnToCookieName(secure: boolean): string {
+  return cookieName('mcpgw-admin-return-to', secure, tenantAdminPath('any'));
 }
 
 /** The sign-in flow's `state` and PKCE verifier cookies, scoped like the session cookie to the tenant's admin path. */
@@ -53,12 +63,15 @@ export function flowCookieNames(secure: boolean): { state: string; verifier: str
  *   callback. Cross-site requests that change state are refused by the CSRF
  *   token and Origin check in any case; SameSite is the second line.
  * - `Secure` when PUBLIC_URL is https.
- * - `Path` the tenant's admin path: the browser sends it to that tenant's
- *   admin API only (path-match, section 5.1.4), never to another tenant's.
+ * - `Path=/admin`: the admin API and the console's pages (path-match,
+ *   section 5.1.4). The browser sends it to every tenant's admin paths, so
+ *   the tenant is sealed inside it: a session of A addressing B is answered
+ *   as a tenant that does not exist (session-authenticator.ts). One browser
+ *   holds one admin session at a time.
  * - `Max-Age` the session's remaining lifetime, so the browser drops it when it ends.
  */
-export function sessionCookieOptions(tenantId: string, secure: boolean, maxAgeSeconds: number): CookieSerializeOptions {
-  return { path: tenantAdminPath(tenantId), httpOnly: true, sameSite: 'lax', secure, maxAge: maxAgeSeconds };
+export function sessionCookieOptions(secure: boolean, maxAgeSeconds: number): CookieSerializeOptions {
+  return { path: SESSION_COOKIE_PATH, httpOnly: true, sameSite: 'lax', secure, maxAge: maxAgeSeconds };
 }
 
 /** The value of one cookie from a request's Cookie header, read without @fastify/cookie being registered there. */

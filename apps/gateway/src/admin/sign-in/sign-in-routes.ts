@@ -9,11 +9,11 @@ import type { AdminProblem } from '@mcpgw/admin';
 import { overloaded, problemBody, serverFault, tooManyRequests } from '@mcpgw/admin';
 import type { ResolveAdmin } from './admin-sign-in.js';
 import type { SessionSealer } from '@mcpgw/admin';
-import { newCsrfToken, newSessionId } from '@mcpgw/admin';
+import { consoleReturnPath, newCsrfToken, newSessionId } from '@mcpgw/admin';
 import { CSRF_HEADER } from './csrf.js';
 import type { SessionAuth } from './session-authenticator.js';
 import type { SignInClient } from './sign-in-client.js';
-import { sessionCookieName, sessionCookieOptions, tenantAdminPath } from './session-cookie.js';
+import { returnToCookieName, sessionCookieName, sessionCookieOptions, tenantAdminPath } from './session-cookie.js';
 import type { ProblemError } from './sign-in-problem.js';
 import { isProblemError, SignInProblem, sendProblem } from './sign-in-problem.js';
 
@@ -47,6 +47,15 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
     if (!scope.hasReplyDecorator('setCookie')) await scope.register(fastifyCookie);
     const base = '/admin/v1/tenants/:tenantId';
     const cookieName = sessionCookieName(context.secure);
+    const returnToName = returnToCookieName(context.secure);
+    // Lives as long as the flow's `state` and on the same path: only the callback reads it.
+    const returnToCookie = (tenantId: string) => ({
+      path: tenantAdminPath(tenantId),
+      httpOnly: true,
+      sameSite: 'lax' as const,
+      secure: context.secure,
+      maxAge: 600,
+    });
     // Anyone may start a sign-in, and a callback makes the gateway call the identity provider: each is
     // counted against the admin API's per-address limit, and shed with it, before anything else runs.
     scope.addHook('onRequest', async (request, reply) => {
@@ -107,6 +116,13 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
       { exposeHeadRoute: false, ...shed },
       route(async (request, reply, entry) => {
         const url = await (await client(request, entry)).authorizationUrl(request, reply);
+        // `return_to`: a console page of this very tenant, else nothing (never an open redirect);
+        // without it the sign-in ends on GET .../session, for API clients.
+        const { tenantId } = request.params;
+        const returnTo = consoleReturnPath(tenantId, request.query.return_to);
+        if (returnTo === undefined) {
+          if (request.cookies[returnToName] !== undefined) reply.clearCookie(returnToName, returnToCookie(tenantId));
+        } else reply.setCookie(returnToName, returnTo, returnToCookie(tenantId));
         return reply.header('cache-control', 'no-store').redirect(url, 302);
       }),
     );
@@ -178,10 +194,13 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
           csrfToken: newCsrfToken(),
         });
         request.log.info({ tenant: tenantId, subject: principal.subject }, 'admin signed in');
+        // Checked again: a cookie is the browser's to alter.
+        const returnTo = consoleReturnPath(tenantId, request.cookies[returnToName]);
+        if (request.cookies[returnToName] !== undefined) reply.clearCookie(returnToName, returnToCookie(tenantId));
         return reply
-          .setCookie(cookieName, sealed, sessionCookieOptions(tenantId, context.secure, maxAge))
+          .setCookie(cookieName, sealed, sessionCookieOptions(context.secure, maxAge))
           .header('cache-control', 'no-store')
-          .redirect(`${tenantAdminPath(tenantId)}/session`, 303);
+          .redirect(returnTo ?? `${tenantAdminPath(tenantId)}/session`, 303);
       }),
     );
 
@@ -220,7 +239,7 @@ export async function registerSignInRoutes(app: FastifyInstance, context: SignIn
           // An expired or broken cookie is cleared all the same; a cross-site logout is refused.
           if (!(error instanceof SignInProblem) || error.problem.code !== 'session-invalid') throw error;
         }
-        const { path, secure, httpOnly, sameSite } = sessionCookieOptions(request.params.tenantId, context.secure, 0);
+        const { path, secure, httpOnly, sameSite } = sessionCookieOptions(context.secure, 0);
         return reply.clearCookie(cookieName, { path, secure, httpOnly, sameSite }).code(204).send();
       }),
     );

@@ -1,0 +1,91 @@
+import type { Html, HtmlValue } from './html.js';
+import { html } from './html.js';
+import { consoleStyles } from './console-styles.js';
+import { tenantConsolePath, type TenantPage } from './console-paths.js';
+
+/** Who is signed in, for the page's header. */
+export interface ConsoleViewer {
+  readonly kind: 'operator' | 'tenant-admin';
+  readonly subject: string;
+  /** Set for a browser session: sign-out posts it back (a form's CSRF token). */
+  readonly csrfToken?: string;
+}
+
+export interface ConsolePageInput {
+  readonly title: string;
+  readonly main: HtmlValue;
+  /** The tenant the page is about, with the page highlighted in its navigation. */
+  readonly tenant?: { readonly id: string; readonly page: TenantPage | 'overview' };
+  readonly viewer?: ConsoleViewer;
+}
+
+const TABS: readonly { page: TenantPage | 'overview'; label: string }[] = [
+  { page: 'overview', label: 'Overview' },
+  { page: 'sources', label: 'Sources' },
+  { page: 'grants', label: 'Grants' },
+  { page: 'preview', label: 'Preview as' },
+  { page: 'audit', label: 'Audit log' },
+  { page: 'issuers', label: 'Issuers' },
+  { page: 'admin-role-bindings', label: 'Admins' },
+];
+
+function tenantNav(tenantId: string, current: TenantPage | 'overview'): Html {
+  return html`<nav class="tabs" aria-label="Tenant ${tenantId}">
+    <ul>
+      ${TABS.map(
+        ({ page, label }) =>
+          html`<li>
+            <a
+              href="${tenantConsolePath(tenantId, page === 'overview' ? undefined : page)}"
+              ${page === current ? html` aria-current="page"` : ''}
+              >${label}</a
+            >
+          </li>`,
+      )}
+    </ul>
+  </nav>`;
+}
+
+function signOut(tenantId: string | undefined, viewer: ConsoleViewer | undefined): HtmlValue {
+  if (tenantId === undefined || viewer?.csrfToken === undefined) return undefined;
+  return html`<form class="inline" method="post" action="${tenantConsolePath(tenantId, 'sign-out')}">
+    <input type="hidden" name="csrf" value="${viewer.csrfToken}" /><button class="secondary" type="submit">
+      Sign out
+    </button>
+  </form>`;
+}
+
+/** A whole console page: one stylesheet, a skip link, the tenant's navigation, the main content. */
+export function consolePage(input: ConsolePageInput): string {
+  const { tenant, viewer } = input;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${input.title} · MCP gateway console</title>
+        ${consoleStyles}
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href="/admin/">MCP gateway console</a>
+          ${tenant === undefined ? '' : tenantNav(tenant.id, tenant.page)}
+          ${
+            viewer === undefined
+              ? ''
+              : html`<span class="who"
+                  >Signed in as <strong>${viewer.subject}</strong> (${
+                    viewer.kind === 'operator' ? 'operator' : `admin of ${tenant?.id ?? ''}`
+                  })
+                  ${signOut(tenant?.id, viewer)}</span
+                >`
+          }
+        </header>
+        <main id="main" tabindex="-1">
+          <h1>${input.title}</h1>
+          ${input.main}
+        </main>
+      </body>
+    </html>`.text;
+}

@@ -1,0 +1,100 @@
+import type { Html, HtmlValue } from './html.js';
+import { html } from './html.js';
+
+/** An admin API refusal as a page shows it: the RFC 9457 members the API sends (section 3.1, 3.2). */
+export interface FormProblem {
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly errors?: readonly {
+    readonly detail: string;
+    readonly pointer?: string;
+    readonly parameter?: string;
+    readonly header?: string;
+    readonly location?: string;
+  }[];
+}
+
+/** Which form field a problem's entry is about, from its pointer (or parameter, header, location). */
+export type FieldOf = (entry: NonNullable<FormProblem['errors']>[number]) => string | undefined;
+
+/** A refusal split between the form's fields and what names no field of it. */
+export interface PlacedProblem {
+  readonly problem: FormProblem;
+  readonly byField: ReadonlyMap<string, readonly string[]>;
+  readonly unplaced: readonly string[];
+}
+
+/** Each of the problem's entries next to the field it names; the rest in the summary. */
+export function placeProblem(problem: FormProblem, fieldOf: FieldOf): PlacedProblem {
+  const byField = new Map<string, string[]>();
+  const unplaced: string[] = [];
+  for (const entry of problem.errors ?? []) {
+    const field = fieldOf(entry);
+    const where = entry.pointer ?? entry.location ?? entry.parameter ?? entry.header;
+    const text = where === undefined || where === '' ? entry.detail : `${where}: ${entry.detail}`;
+    if (field === undefined) unplaced.push(text);
+    else byField.set(field, [...(byField.get(field) ?? []), text]);
+  }
+  return { problem, byField, unplaced };
+}
+
+/** The refusal's summary at the top of a form: an alert, so a screen reader announces it. */
+export function problemSummary(placed: PlacedProblem | undefined): HtmlValue {
+  if (placed === undefined) return undefined;
+  const { problem, unplaced } = placed;
+  return html`<div class="notice bad" role="alert" id="problem">
+    <p><strong>${problem.title}</strong> (${problem.status}): ${problem.detail}</p>
+    ${
+      unplaced.length === 0
+        ? ''
+        : html`<ul>
+            ${unplaced.map((text) => html`<li>${text}</li>`)}
+          </ul>`
+    }
+  </div>`;
+}
+
+export interface FieldInput {
+  readonly name: string;
+  readonly label: string;
+  readonly value?: string;
+  readonly hint?: string;
+  readonly kind?: 'text' | 'textarea' | 'password' | 'datetime-local' | 'number';
+  readonly required?: boolean;
+  readonly code?: boolean;
+  readonly placed?: PlacedProblem | undefined;
+  readonly autocomplete?: string;
+}
+
+/** A labelled field with its hint and, when the API refused it, its problem right under it. */
+export function field(input: FieldInput): Html {
+  const id = `f-${input.name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+  const errors = input.placed?.byField.get(input.name) ?? [];
+  const described = [input.hint === undefined ? '' : `${id}-hint`, errors.length === 0 ? '' : `${id}-error`]
+    .filter(Boolean)
+    .join(' ');
+  const common = html`id="${id}"
+  name="${input.name}"${input.required === true ? html` required` : ''}${
+    described === '' ? '' : html` aria-describedby="${described}"`
+  }${errors.length === 0 ? '' : html` aria-invalid="true"`}${
+    input.autocomplete === undefined ? '' : html` autocomplete="${input.autocomplete}"`
+  }`;
+  const control =
+    input.kind === 'textarea'
+      ? html`<textarea ${common}${input.code === true ? html` class="code" spellcheck="false"` : ''} rows="8">
+${input.value ?? ''}</textarea>`
+      : html`<input ${common} type="${input.kind ?? 'text'}" value="${input.value ?? ''}" />`;
+  return html`<div class="field">
+    <label for="${id}">${input.label}</label>
+    ${input.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${input.hint}</p>`} ${control}
+    ${errors.length === 0 ? '' : html`<p class="error" id="${id}-error">${errors.join('; ')}</p>`}
+  </div>`;
+}
+
+/** The hidden fields every console write carries: the session's CSRF token and, for an edit, the ETag's version. */
+export function writeFields(csrfToken: string | undefined, version?: number | string): Html {
+  return html`${csrfToken === undefined ? '' : html`<input type="hidden" name="csrf" value="${csrfToken}" />`}${
+    version === undefined ? '' : html`<input type="hidden" name="version" value="${String(version)}" />`
+  }`;
+}

@@ -1,0 +1,25 @@
+import type { PreviewWarning } from '../preview-schema.js';
+import { findUnmatchedPatterns } from '../preview-pattern-check.js';
+import type { TenantRuntimeLease, TenantRuntimeView } from '../tenant-ports.js';
+
+/**
+ * The grants page's pattern check: the preview's own check
+ * (findUnmatchedPatterns) over every grant the serving runtime has, so a
+ * pattern that matches nothing its source lists is flagged where it is
+ * edited. Undefined when the tenant is not served (nothing to list).
+ */
+export async function grantPatternWarnings(
+  acquire: (tenantId: string) => TenantRuntimeLease<TenantRuntimeView> | undefined,
+  tenantId: string,
+  signal: AbortSignal,
+): Promise<PreviewWarning[] | undefined> {
+  const lease = acquire(tenantId);
+  if (lease === undefined) return undefined;
+  try {
+    const auth = lease.runtime.auth;
+    if (auth === undefined) return [];
+    return await findUnmatchedPatterns(auth.grants.grants, auth.grants, lease.runtime.catalog.sources, { signal });
+  } finally {
+    lease.release();
+  }
+}

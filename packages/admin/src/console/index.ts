@@ -1,0 +1,25 @@
+// The admin console's pages (docs/admin-console.md): server-rendered HTML, every value escaped by `html`.
+export { constantHtml, escapeHtml, Html, html } from './html.js';
+export type { HtmlValue } from './html.js';
+export { jsonChanges } from './json-diff.js';
+export type { JsonChange } from './json-diff.js';
+export { CONSOLE_PREFIX, consoleReturnPath, signInPath, TENANT_PAGES, tenantConsolePath } from './console-paths.js';
+export type { TenantPage } from './console-paths.js';
+export { consolePage } from './console-layout.js';
+export type { ConsoleViewer } from './console-layout.js';
+export { field, placeProblem, problemSummary, writeFields } from './form-problem.js';
+export type { FieldOf, FormProblem, PlacedProblem } from './form-problem.js';
+export { ENTITY_FORMS, nameFieldOf } from './entity-forms.js';
+export type { ConsoleCollection, EntityForm, FormFields } from './entity-forms.js';
+export { entityPage } from './entity-page.js';
+export type { EntityEditing, EntityPageInput, EntityView } from './entity-page.js';
+export { overviewPage } from './overview-page.js';
+export type { TenantStatusView } from './overview-page.js';
+export { previewPage } from './preview-page.js';
+export type { PreviewSide } from './preview-page.js';
+export { AUDIT_FILTERS, auditConsolePage } from './audit-log-page.js';
+export type { AuditPageView } from './audit-log-page.js';
+export { tenantsPage } from './tenants-page.js';
+export type { TenantView } from './tenants-page.js';
+export { consoleIndexPage, homePage, problemPage, signedOutPage } from './entry-pages.js';
+export { grantPatternWarnings } from './grant-pattern-warnings.js';

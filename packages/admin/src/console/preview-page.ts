@@ -1,0 +1,98 @@
+import type { PreviewResponse } from '../preview-schema.js';
+import type { ConsoleViewer } from './console-layout.js';
+import { consolePage } from './console-layout.js';
+import { tenantConsolePath } from './console-paths.js';
+import type { PlacedProblem } from './form-problem.js';
+import { field, problemSummary, writeFields } from './form-problem.js';
+import type { Html, HtmlValue } from './html.js';
+import { html } from './html.js';
+
+/** One side of the preview form: what was typed, and what the API answered or refused. */
+export interface PreviewSide {
+  readonly values: Readonly<Record<string, string>>;
+  readonly result?: PreviewResponse;
+  readonly placed?: PlacedProblem;
+}
+
+function sideForm(prefix: 'a' | 'b', label: string, side: PreviewSide): Html {
+  const name = (field: string) => `${prefix}.${field}`;
+  return html`<fieldset>
+    <legend>${label}</legend>
+    ${problemSummary(side.placed)}
+    ${field({ name: name('claims'), label: 'Claims (JSON)', kind: 'textarea', code: true, value: side.values[name('claims')] ?? '', hint: 'e.g. {"sub": "alice", "scope": "docs:read"}. Leave empty to paste a token instead.', placed: side.placed })}
+    ${field({ name: name('issuer'), label: 'Issuer for the claims (optional)', value: side.values[name('issuer')] ?? '', hint: 'Required when the tenant trusts several issuers.', placed: side.placed })}
+    ${field({ name: name('token'), label: 'Or an access token', kind: 'textarea', code: true, value: side.values[name('token')] ?? '', hint: 'Verified exactly as an MCP request would verify it.', placed: side.placed })}
+  </fieldset>`;
+}
+
+function resultOf(result: PreviewResponse | undefined, other: PreviewResponse | undefined, label: string): HtmlValue {
+  if (result === undefined) return undefined;
+  const otherUris = new Set(other?.resources.items.map((item) => item.uri) ?? []);
+  return html`<section aria-label="${label} result">
+    <h3>${label}</h3>
+    <p>
+      ${result.admitted ? html`<span class="ok">admitted</span>` : html`<span class="bad">refused (403)</span>`}${
+        result.missingScopes === undefined || result.missingScopes.length === 0
+          ? ''
+          : html`: missing scopes ${result.missingScopes.join(', ')}`
+      }
+      at revision
+      ${result.revision}${result.upToDate === false ? html` <span class="warn">(not up to date: preview again)</span>` : ''}
+    </p>
+    ${result.principal === undefined ? '' : html`<p>Caller <code>${result.principal.subject}</code> of <code>${result.principal.issuer}</code>${result.principal.clientId === undefined ? '' : html`, client <code>${result.principal.clientId}</code>`}; fingerprint <code>${result.principalFingerprint ?? ''}</code></p>`}
+    <p>
+      Grants matched:
+      ${result.grants.matched.length === 0 ? 'none' : result.grants.matched.map((grant) => grant.name).join(', ')}
+    </p>
+    <ul class="resources">
+      ${result.resources.items.map(
+        (item) =>
+          html`<li${other !== undefined && !otherUris.has(item.uri) ? html` class="only"` : ''}><code>${item.uri}</code>${
+            other !== undefined && !otherUris.has(item.uri) ? html` <strong>(only ${label})</strong>` : ''
+          }</li>`,
+      )}
+    </ul>
+    ${result.resources.items.length === 0 ? html`<p>No resources.</p>` : ''}
+    ${result.resources.hasMore ? html`<p class="hint">More on later pages.</p>` : ''}
+    ${
+      result.warnings.length === 0
+        ? ''
+        : html`<ul>
+            ${result.warnings.map((warning) => html`<li class="warn">${warning.grant}: ${warning.message}</li>`)}
+          </ul>`
+    }
+  </section>`;
+}
+
+/** "Preview as": one or two callers (claims or a token) in, their resource sets out, the difference marked. */
+export function previewPage(input: {
+  tenantId: string;
+  viewer: ConsoleViewer;
+  a: PreviewSide;
+  b: PreviewSide;
+}): string {
+  const { a, b } = input;
+  const compare = a.result !== undefined && b.result !== undefined;
+  return consolePage({
+    title: 'Preview as',
+    tenant: { id: input.tenantId, page: 'preview' },
+    viewer: input.viewer,
+    main: html`<p>
+        What an MCP caller would see: give claims or paste a token. Fill the second caller to compare the two side by
+        side.
+      </p>
+      <form class="stack" method="post" action="${tenantConsolePath(input.tenantId, 'preview')}">
+        ${writeFields(input.viewer.csrfToken)}
+        <div class="columns">${sideForm('a', 'Caller A', a)}${sideForm('b', 'Caller B (optional)', b)}</div>
+        <div class="actions"><button type="submit">Preview</button></div>
+      </form>
+      ${
+        a.result === undefined && b.result === undefined
+          ? ''
+          : html`<h2>Result</h2>
+              <div class="columns">
+                ${resultOf(a.result, compare ? b.result : undefined, 'Caller A')}${resultOf(b.result, compare ? a.result : undefined, 'Caller B')}
+              </div>`
+      }`,
+  });
+}
