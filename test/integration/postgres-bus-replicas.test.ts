@@ -12,15 +12,15 @@ import { mcpPost } from '@mcpgw/test-helpers/mcp-http';
 import { type TestDatabase, createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { collectEvents } from '@mcpgw/test-helpers/tenant-event-collector';
 import { within } from '@mcpgw/test-helpers/within';
-import { withoutChangeFeeds } from '@mcpgw/test-helpers/without-change-feeds';
 
 // Two gateway replicas on one Postgres control plane and no Redis (the Helm
 // chart renders this): the replica bus rides Postgres LISTEN/NOTIFY
 // (docs/adr/0012-one-bus-two-transports.md). An admin write through one
 // replica is served by the other; a cache flush on one empties the other's
-// in-process cache; and a table created in a tenant's Postgres reaches a
-// listener on the replica that watches nothing itself (its sources have no
-// change feeds), so the `source` event crossed over Postgres.
+// in-process cache; and a table created in a tenant's Postgres is detected
+// by the one replica holding the source's lease (an advisory lock) and heard
+// once by a listener on each, so the other's `source` event crossed over
+// Postgres.
 
 const PUBLIC_URL = 'http://127.0.0.1:1';
 const ENDPOINT_AUD = `${PUBLIC_URL}/t/acme/mcp`;
@@ -84,10 +84,10 @@ beforeAll(async () => {
     }),
   );
   // One after the other: the first applies the bootstrap file to the empty control plane.
-  for (const registry of [withoutChangeFeeds(), createSourceRegistry()]) {
+  for (let i = 0; i < 2; i += 1) {
     const { app, baseUrl } = await startGateway({
       configPath,
-      registry,
+      registry: createSourceRegistry(),
       env: {
         PUBLIC_URL,
         DATABASE_URL: controlDb.url,
@@ -142,25 +142,55 @@ describe('replicas on a Postgres control plane without Redis', () => {
     );
   });
 
-  it('carry a source change detected on one replica to a listener on the other', async () => {
-    const heard = collectEvents<TenantEvent>();
-    const stops = [one().events.subscribe('acme', heard.listener), two().events.subscribe('acme', () => undefined)];
+  it('detect a source change on one replica, and a listener on each hears it once', async () => {
+    const [onOne, onTwo] = [collectEvents<TenantEvent>(), collectEvents<TenantEvent>()];
+    const stops = [one().events.subscribe('acme', onOne.listener), two().events.subscribe('acme', onTwo.listener)];
     try {
-      // Replica 1's sources have no change feeds: whatever `source` event it hears came from replica 2.
-      expect(one().events.watchedSources('acme')).toEqual([]);
+      // Both watch the source; the one holding its lease detects.
+      expect(one().events.watchedSources('acme')).toEqual(['tables']);
       expect(two().events.watchedSources('acme')).toEqual(['tables']);
-      await within(BOUND_MS, () => expect(two().events.detectingSources('acme')).toEqual(['tables']));
-      await Promise.all(
-        two()
-          .tenants.serving.get('acme')!
-          .catalog.sources.map((source) => source.settled?.()),
-      );
+      const detecting = () => [one(), two()].map((app) => app.events.detectingSources('acme'));
+      await within(BOUND_MS, () => expect(detecting().flat()).toEqual(['tables']));
+      const [holder, follower, onFollower] =
+        detecting()[0]!.length === 1 ? [one(), two(), onTwo] : [two(), one(), onOne];
+      for (const app of [holder, follower]) {
+        await Promise.all(app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
+      }
+      const from = [onOne.events.length, onTwo.events.length];
       await sourceDb.sql('CREATE TABLE public.invoices (id int PRIMARY KEY)');
-      const event = await heard.next(
+      const event = await onFollower.next(
         (candidate) => candidate.type === 'source' && candidate.change.type === 'list-changed',
         10_000,
       );
       expect(event).toMatchObject({ tenantId: 'acme', sourceId: 'tables' });
+      expect(detecting()).toEqual(holder === one() ? [['tables'], []] : [[], ['tables']]);
+      // A flush from each replica travels behind whatever it published before: once a listener heard
+      // both, nothing of the change is still on its way to it.
+      for (const app of [holder, follower]) {
+        await Promise.all(app.tenants.serving.get('acme')!.catalog.sources.map((source) => source.settled?.()));
+      }
+      await one().cache.invalidateTenant('acme');
+      await two().cache.invalidateTenant('acme');
+      const heardOn = [onOne, onTwo].map((heard, index) => {
+        const since = () => heard.events.slice(from[index]);
+        return {
+          since,
+          sources: () =>
+            since()
+              .filter((candidate) => candidate.type === 'source')
+              .map((e) => JSON.stringify(e)),
+        };
+      });
+      for (const { since } of heardOn) {
+        await within(BOUND_MS, () =>
+          expect(since().filter((candidate) => candidate.type === 'configuration').length).toBeGreaterThanOrEqual(2),
+        );
+      }
+      // The change (a list change and the new table's update) once each, the same on both replicas.
+      const [sourcesOne, sourcesTwo] = heardOn.map(({ sources }) => sources());
+      expect(sourcesOne).toContain(JSON.stringify(event));
+      expect(new Set(sourcesOne).size).toBe(sourcesOne!.length);
+      expect(sourcesTwo).toEqual(sourcesOne);
     } finally {
       for (const stop of stops) stop();
     }

@@ -8,6 +8,9 @@ export { createPostgresDatabase } from './postgres-database.js';
 /** The replica bus over Postgres LISTEN/NOTIFY, for several replicas without Redis (docs/adr/0012-one-bus-two-transports.md). */
 export { BUS_CHANNEL, openPostgresReplicaBus } from './postgres-replica-bus.js';
 export type { PostgresReplicaBus, PostgresReplicaBusOptions } from './postgres-replica-bus.js';
+/** Change-detection leases as session advisory locks, beside a replica bus on Postgres. */
+export { createPostgresLeases } from './postgres-leases.js';
+export type { PostgresLeases, PostgresLeasesOptions } from './postgres-leases.js';
 /** The embedded store (PGlite under DATA_DIR), the `npm start` default. */
 export { createPgliteDatabase } from './pglite-database.js';
 /** Brings the schema up to date at start; refuses a newer or edited schema. */

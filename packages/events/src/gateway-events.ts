@@ -1,5 +1,5 @@
 import type { GatewayCache, RedisConnection } from '@mcpgw/cache';
-import type { Logger, ReplicaBus } from '@mcpgw/core';
+import type { Leases, Logger, ReplicaBus } from '@mcpgw/core';
 import type { ListenedTenant } from './listened-tenant.js';
 import { openTenantEventBus } from './open-tenant-events.js';
 import type { TenantEvents } from './tenant-event-producers.js';
@@ -22,8 +22,10 @@ export interface EventsOption {
 export interface GatewayEventsOptions {
   /** The app's replica bus (Redis, Postgres or in process), which its owner closes. */
   readonly replicaBus: ReplicaBus;
-  /** The process's Redis connection, for the change-detection leases; unset: in-process leases. */
+  /** The process's Redis connection, for the change-detection leases; unset: `leases`, else in-process ones. */
   readonly redis: RedisConnection | undefined;
+  /** Without Redis, the leases of the replica bus's transport (advisory locks on a Postgres bus); their owner closes them. */
+  readonly leases?: Leases | undefined;
   /** The tenants this replica serves now (the tenancy layer's registry). */
   readonly tenants: { readonly serving: ReadonlyMap<string, ListenedTenant> };
   readonly cache: GatewayCache;
@@ -49,7 +51,13 @@ export function openGatewayEvents(given: EventsOption | undefined, options: Gate
   const logger = options.logger.child({ component: 'tenant-events' });
   const bus =
     given?.bus ??
-    openTenantEventBus({ bus: options.replicaBus, redis: options.redis, namespace: given?.namespace, logger });
+    openTenantEventBus({
+      bus: options.replicaBus,
+      redis: options.redis,
+      leases: options.leases,
+      namespace: given?.namespace,
+      logger,
+    });
   const owned = given?.bus === undefined;
   const events = createTenantEventProducers({
     bus,
