@@ -7,18 +7,17 @@ import type { PreviewResponse } from '../src/preview-schema.js';
 // role and its settings, an S3 role with its session name and tags) among
 // it, escaped like every value the console writes.
 
-const preview = (backendIdentities?: PreviewResponse['backendIdentities']): PreviewResponse =>
-  ({
-    tenantId: 'acme',
-    revision: 3,
-    from: 'claims',
-    admitted: true,
-    principal: { issuer: 'https://idp.example', subject: 'ann' },
-    grants: { matched: [{ name: 'staff', allow: [{ source: 'reports' }] }], unmatched: [] },
-    resources: { items: [], hasMore: false },
-    warnings: [],
-    ...(backendIdentities === undefined ? {} : { backendIdentities }),
-  }) as PreviewResponse;
+const preview = (backendIdentities?: PreviewResponse['backendIdentities']): PreviewResponse => ({
+  tenantId: 'acme',
+  revision: 3,
+  from: 'claims',
+  admitted: true,
+  principal: { issuer: 'https://idp.example', subject: 'ann', scopes: ['staff'], groups: ['finance'] },
+  grants: { matched: [{ name: 'staff', allow: [{ source: 'reports' }] }], unmatched: [] },
+  resources: { items: [], hasMore: false, unavailableSources: [], incompleteSources: [] },
+  warnings: [],
+  ...(backendIdentities === undefined ? {} : { backendIdentities }),
+});
 
 const render = (result: PreviewResponse) =>
   previewPage({
