@@ -108,7 +108,7 @@ export const previewResponseSchema = z
           identity: z
             .record(z.string(), z.unknown())
             .describe(
-              "What the source would act as for this caller (a Postgres source's `callerIdentity`: the database role, the `mcpgw.*` settings and the `application_name` its sessions carry; or why it refuses them).",
+              "What the source would act as for this caller (a Postgres source's `callerIdentity`: the database role, the `mcpgw.*` settings and the `application_name` its sessions carry; an S3 source's: the role ARN, the role session name and the session tags its STS session would carry, never credentials; or why it refuses them).",
             ),
         }),
       )

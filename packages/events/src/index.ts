@@ -31,6 +31,9 @@ export type { ListenStreamLimits, ListenStreams, OpenStream, StreamSlot } from '
 /** A caller's resource set under the serving runtime, and the digests that tell whether it moved. */
 export { readDigests, resolveCallerView, viewDigest, visibleSourceOf } from './caller-view.js';
 export type { CallerView, StreamCaller } from './caller-view.js';
+/** What a backend identity lists of a source, shared by the listen streams of that identity (one listing per event). */
+export { createBackendViews } from './backend-views.js';
+export type { BackendView, BackendViews, BackendViewsOptions } from './backend-views.js';
 /** One caller's subscription: tenant events in, the notifications this caller may receive out. */
 export { startCallerSubscription } from './caller-subscription.js';
 export type { CallerSubscriptionOptions, CompletionReason, SubscriptionOutput } from './caller-subscription.js';

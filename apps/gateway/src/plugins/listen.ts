@@ -1,5 +1,5 @@
 import fastifyPlugin from 'fastify-plugin';
-import { createListenStreams } from '@mcpgw/events';
+import { createBackendViews, createListenStreams } from '@mcpgw/events';
 import type { ListenStreams } from '@mcpgw/events';
 import type { ListenContext } from '../routes/listen-stream.js';
 
@@ -38,6 +38,8 @@ export const listenPlugin = fastifyPlugin(
       tenants: app.tenants.serving,
       listChangedIntervalMs: env.LISTEN_LIST_CHANGED_INTERVAL_MS,
       acknowledged: app.requestMetrics.listenAcknowledged,
+      // One listing per backend identity and change for every stream of this replica.
+      backendViews: createBackendViews({ logger: app.settings.logger }),
     });
     app.addHook('preClose', async () => streams.completeAll());
   },

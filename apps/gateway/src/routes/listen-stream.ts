@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import type { ListenRequest, RequestId, ServerIdentity, SubscriptionFilter } from '@mcpgw/protocol';
 import { acknowledgedNotification, listenCompletion, SSE_KEEPALIVE, sseEvent } from '@mcpgw/protocol';
-import type { CompletionReason, ListenStreams, StreamSlot, TenantEventBus } from '@mcpgw/events';
+import type { BackendViews, CompletionReason, ListenStreams, StreamSlot, TenantEventBus } from '@mcpgw/events';
 import { readDigests, startCallerSubscription, viewDigest, visibleSourceOf } from '@mcpgw/events';
 import type { TenantRuntime } from '@mcpgw/tenancy';
 
@@ -13,6 +13,8 @@ export interface ListenContext {
   /** The serving runtimes, looked up per event. */
   readonly tenants: ReadonlyMap<string, TenantRuntime>;
   readonly listChangedIntervalMs: number;
+  /** The views of sources that answer under each caller's backend identity, shared by this replica's streams. */
+  readonly backendViews?: BackendViews;
   /** Told once the acknowledgment went out, with the seconds it took (request metrics). */
   readonly acknowledged?: (request: FastifyRequest, seconds: number) => void;
 }
@@ -144,6 +146,7 @@ export function streamListen(
     tenants: context.tenants,
     bus: context.bus,
     listChangedIntervalMs: context.listChangedIntervalMs,
+    ...(context.backendViews === undefined ? {} : { backendViews: context.backendViews }),
     output: { send: (message) => write(sseEvent(message)), complete },
   });
   subscription.stop = stop;

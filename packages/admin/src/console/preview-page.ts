@@ -44,6 +44,7 @@ function resultOf(result: PreviewResponse | undefined, other: PreviewResponse | 
       Grants matched:
       ${result.grants.matched.length === 0 ? 'none' : result.grants.matched.map((grant) => grant.name).join(', ')}
     </p>
+    ${backendIdentitiesOf(result)}
     <ul class="resources">
       ${result.resources.items.map(
         (item) =>
@@ -62,6 +63,27 @@ function resultOf(result: PreviewResponse | undefined, other: PreviewResponse | 
           </ul>`
     }
   </section>`;
+}
+
+/**
+ * What each source that answers under the caller's own backend identity
+ * would act as (a database role and its settings, an STS role with its
+ * session name and tags), as the preview names it: never a credential.
+ */
+function backendIdentitiesOf(result: PreviewResponse): HtmlValue {
+  const identities = result.backendIdentities ?? [];
+  if (identities.length === 0) return undefined;
+  return html`<p>Backend identity:</p>
+    <dl class="backend-identities">
+      ${identities.map(
+        ({ source, identity }) =>
+          html`<dt>Source <code>${source}</code></dt>
+            ${Object.entries(identity).map(
+              ([name, value]) =>
+                html`<dd>${name}: <code>${typeof value === 'string' ? value : JSON.stringify(value)}</code></dd>`,
+            )}`,
+      )}
+    </dl>`;
 }
 
 /** "Preview as": one or two callers (claims or a token) in, their resource sets out, the difference marked. */
