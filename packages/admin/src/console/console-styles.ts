@@ -29,7 +29,7 @@ pre{background:var(--panel);padding:.5rem;overflow:auto;white-space:pre-wrap;wor
 form.stack{display:grid;gap:.75rem;max-width:44rem}
 .field{display:grid;gap:.25rem}
 label{font-weight:600}.hint{color:var(--muted);font-size:.9rem;margin:0}
-input,select,textarea{font:inherit;color:var(--ink);padding:.4rem .5rem;border:1px solid #767680;border-radius:4px;background:#fff;width:100%}
+input,select,textarea{font:inherit;color:var(--ink);padding:.4rem .5rem;border:1px solid rgb(118 118 128);border-radius:4px;background:#fff;width:100%}
 input[type=checkbox]{width:auto}
 textarea{min-height:6rem}
 [aria-invalid=true]{border-color:var(--bad);border-width:2px}
