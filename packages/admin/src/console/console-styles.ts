@@ -1,4 +1,4 @@
-import { constantHtml } from './html.js';
+import { trustedMarkup } from '@mcpgw/core';
 
 /**
  * The console's whole stylesheet, inline (no request to anywhere, works under
@@ -6,7 +6,7 @@ import { constantHtml } from './html.js';
  * only for this block). Colours keep WCAG 2.2 AA contrast (4.5:1 for text);
  * focus is always visible; the layout is one column on a phone.
  */
-export const consoleStyles = constantHtml(`<style>
+export const consoleStyles = trustedMarkup(`<style>
 :root{--ink:#1b1b1f;--muted:#4a4a55;--line:#c4c4cc;--bg:#fff;--panel:#f4f4f7;--accent:#0b4fb3;--bad:#a4001c;--good:#0b6b2c;--warn:#7a4b00}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);background:var(--bg)}

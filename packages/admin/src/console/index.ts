@@ -1,6 +1,4 @@
-// The admin console's pages (docs/admin-console.md): server-rendered HTML, every value escaped by `html`.
-export { constantHtml, escapeHtml, Html, html } from './html.js';
-export type { HtmlValue } from './html.js';
+// The admin console's pages (docs/admin-console.md): server-rendered HTML, every value escaped by core's `markup`.
 export { jsonChanges } from './json-diff.js';
 export type { JsonChange } from './json-diff.js';
 export { CONSOLE_PREFIX, consoleReturnPath, signInPath, TENANT_PAGES, tenantConsolePath } from './console-paths.js';

@@ -3,7 +3,7 @@ import type { tenantStatusView } from '../admin-schemas.js';
 import type { ConsoleViewer } from './console-layout.js';
 import { consolePage } from './console-layout.js';
 import { tenantConsolePath } from './console-paths.js';
-import { html } from './html.js';
+import { markup } from '@mcpgw/core';
 
 export type TenantStatusView = z.infer<typeof tenantStatusView>;
 
@@ -15,7 +15,7 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
     title: `Tenant ${tenant.settings.name === undefined ? tenantId : String(tenant.settings.name)}`,
     tenant: { id: tenantId, page: 'overview' },
     viewer: input.viewer,
-    main: html`<dl class="columns">
+    main: markup`<dl class="columns">
         <div>
           <dt>Id</dt>
           <dd><code>${tenant.id}</code></dd>
@@ -33,7 +33,7 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
           <dd>
             stored ${runtime.revision}, applied
             ${runtime.appliedRevision ?? '–'}${
-              runtime.upToDate ? '' : html` <span class="warn">(not up to date)</span>`
+              runtime.upToDate ? '' : markup` <span class="warn">(not up to date)</span>`
             }
           </dd>
         </div>
@@ -49,7 +49,7 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
       ${
         runtime.lastError === undefined
           ? ''
-          : html`<div class="notice bad" role="alert">
+          : markup`<div class="notice bad" role="alert">
               <p>
                 <strong>The applied revision could not be built</strong> (revision ${runtime.lastError.revision ?? '?'},
                 ${runtime.lastError.at}): ${runtime.lastError.message}
@@ -59,8 +59,8 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
       <h2>Sources</h2>
       ${
         status.sources.length === 0
-          ? html`<p>No source yet: <a href="${tenantConsolePath(tenantId, 'sources')}">add one</a>.</p>`
-          : html`<div class="scroll">
+          ? markup`<p>No source yet: <a href="${tenantConsolePath(tenantId, 'sources')}">add one</a>.</p>`
+          : markup`<div class="scroll">
               <table>
                 <thead>
                   <tr>
@@ -73,23 +73,23 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
                 <tbody>
                   ${status.sources.map(
                     (source) =>
-                      html`<tr>
+                      markup`<tr>
                         <th scope="row">${source.name}</th>
                         <td>
                           ${
                             source.health === undefined
-                              ? html`<span class="bad">not serving</span>`
+                              ? markup`<span class="bad">not serving</span>`
                               : source.health.ok
-                                ? html`<span class="ok">healthy</span>`
-                                : html`<span class="bad">unhealthy</span>`
-                          }${source.health?.detail === undefined ? '' : html`<br /><span class="hint">${source.health.detail}</span>`}
+                                ? markup`<span class="ok">healthy</span>`
+                                : markup`<span class="bad">unhealthy</span>`
+                          }${source.health?.detail === undefined ? '' : markup`<br /><span class="hint">${source.health.detail}</span>`}
                         </td>
                         <td>${source.lastChange ?? '–'}</td>
                         <td>
                           ${
                             source.lastError === undefined
                               ? 'none'
-                              : html`<span class="bad">${source.lastError.message}</span><br /><span class="hint"
+                              : markup`<span class="bad">${source.lastError.message}</span><br /><span class="hint"
                                     >${source.lastError.at}</span
                                   >`
                           }
