@@ -1,12 +1,13 @@
 import type { Markup } from '@mcpgw/core';
 import { markup } from '@mcpgw/core';
 import type { JsonChange } from './json-diff.js';
+import { scrollRegionStart } from './scroll-region.js';
 
 const shown = (value: unknown): string => (value === undefined ? '' : JSON.stringify(value));
 
 /** Changed leaves side by side, the removed value struck and the added one marked. */
 export function changesTable(changes: readonly JsonChange[], labels: { before: string; after: string }): Markup {
-  return markup`<div class="scroll">
+  return markup`${scrollRegionStart('What changed')}
     <table>
       <thead>
         <tr>

@@ -11,6 +11,7 @@ import type { Markup, MarkupValue } from '@mcpgw/core';
 import { markup } from '@mcpgw/core';
 import type { JsonChange } from './json-diff.js';
 import { changesTable } from './changes-table.js';
+import { scrollRegionStart } from './scroll-region.js';
 
 export type EntityView = z.infer<typeof entityViewSchema>;
 
@@ -258,7 +259,7 @@ export function entityPage(input: EntityPageInput): string {
     ${
       input.items.length === 0
         ? markup`<p>None yet.</p>`
-        : markup`<div class="scroll">
+        : markup`${scrollRegionStart(title)}
             <table>
               <caption class="skip">
                 ${title}

@@ -4,6 +4,7 @@ import type { ConsoleViewer } from './console-layout.js';
 import { consolePage } from './console-layout.js';
 import { tenantConsolePath } from './console-paths.js';
 import { markup } from '@mcpgw/core';
+import { scrollRegionStart } from './scroll-region.js';
 
 export type TenantStatusView = z.infer<typeof tenantStatusView>;
 
@@ -60,7 +61,7 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
       ${
         status.sources.length === 0
           ? markup`<p>No source yet: <a href="${tenantConsolePath(tenantId, 'sources')}">add one</a>.</p>`
-          : markup`<div class="scroll">
+          : markup`${scrollRegionStart('Sources')}
               <table>
                 <thead>
                   <tr>

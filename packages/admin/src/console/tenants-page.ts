@@ -7,6 +7,7 @@ import type { PlacedProblem } from './form-problem.js';
 import { field, problemSummary, writeFields } from './form-problem.js';
 import type { MarkupValue } from '@mcpgw/core';
 import { markup } from '@mcpgw/core';
+import { scrollRegionStart } from './scroll-region.js';
 
 export type TenantView = z.infer<typeof tenantViewSchema>;
 
@@ -24,7 +25,7 @@ export function tenantsPage(input: {
     title: 'Tenants',
     viewer: input.viewer,
     main: markup`${input.notice === undefined ? '' : markup`<div role="status">${input.notice}</div>`}
-      <div class="scroll">
+      ${scrollRegionStart('Tenants')}
         <table>
           <thead>
             <tr>
