@@ -195,6 +195,15 @@ describe('the admin console in a browser', () => {
     } finally {
       await client.close();
     }
+    // The overview's charts count those requests (read and list, in this minute).
+    await page.goto('/admin/tenants/demo/');
+    const requests = page.getByRole('figure', { name: /Requests per minute/ });
+    expect(await requests.locator('rect').count()).toBeGreaterThan(1);
+    expect(await requests.textContent()).toMatch(/latest [1-9]/);
+    await page.getByText('The numbers, per minute').click();
+    const row = page.getByRole('region', { name: 'Traffic per minute' }).locator('tbody tr').last();
+    expect(Number(await row.locator('td').first().textContent())).toBeGreaterThanOrEqual(3);
+    await checkPage(page, 'overview-traffic');
   });
 
   it('answers a stale edit from a second tab with 412 and what changed, and reapplies it', SLOW, async () => {

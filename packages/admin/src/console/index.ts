@@ -13,6 +13,7 @@ export { entityPage } from './entity-page.js';
 export type { EntityEditing, EntityPageInput, EntityView } from './entity-page.js';
 export { overviewPage } from './overview-page.js';
 export type { TenantStatusView } from './overview-page.js';
+export type { TrafficMinuteView } from './traffic-charts.js';
 export { previewPage } from './preview-page.js';
 export type { PreviewSide } from './preview-page.js';
 export { AUDIT_FILTERS, auditConsolePage } from './audit-log-page.js';

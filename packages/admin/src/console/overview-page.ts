@@ -5,11 +5,19 @@ import { consolePage } from './console-layout.js';
 import { tenantConsolePath } from './console-paths.js';
 import { markup } from '@mcpgw/core';
 import { scrollRegionStart } from './scroll-region.js';
+import type { TrafficMinuteView } from './traffic-charts.js';
+import { trafficCharts } from './traffic-charts.js';
 
 export type TenantStatusView = z.infer<typeof tenantStatusView>;
 
 /** The tenant overview: whether this replica serves the stored revision, and each source's health, last change and last error. */
-export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; status: TenantStatusView }): string {
+export function overviewPage(input: {
+  tenantId: string;
+  viewer: ConsoleViewer;
+  status: TenantStatusView;
+  /** The last hour, a minute at a time, oldest first. */
+  traffic?: readonly TrafficMinuteView[];
+}): string {
   const { status, tenantId } = input;
   const { runtime, tenant } = status;
   return consolePage({
@@ -57,6 +65,7 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
               </p>
             </div>`
       }
+      ${input.traffic === undefined ? '' : trafficCharts(input.traffic)}
       <h2>Sources</h2>
       ${
         status.sources.length === 0

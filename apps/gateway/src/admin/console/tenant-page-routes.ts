@@ -9,6 +9,7 @@ import {
   tenantConsolePath,
 } from '@mcpgw/admin';
 import type { ConsoleContext } from './console-context.js';
+import { trafficOf } from './traffic-view.js';
 import { consoleProblemOf, isTenantMissing } from './console-problem.js';
 import { seeOther, sendPage } from './console-reply.js';
 import type { TenantPageCall } from './tenant-route.js';
@@ -45,10 +46,11 @@ export function registerTenantPageRoutes(scope: FastifyInstance, context: Consol
     '/admin/tenants/:tenantId/',
     tenantRoute(context, async ({ request, reply, caller, tenantId }) => {
       const status = await context.run('getTenantStatus', request, caller, { params: { tenantId } });
+      const traffic = await trafficOf(scope.tenantTraffic, tenantId, request.log);
       return sendPage(
         reply,
         200,
-        overviewPage({ tenantId, viewer: caller.viewer, status: status.result.body as TenantStatusView }),
+        overviewPage({ tenantId, viewer: caller.viewer, status: status.result.body as TenantStatusView, traffic }),
       );
     }),
   );
