@@ -204,6 +204,13 @@ describe('the admin console in a browser', () => {
     const row = page.getByRole('region', { name: 'Traffic per minute' }).locator('tbody tr').last();
     expect(Number(await row.locator('td').first().textContent())).toBeGreaterThanOrEqual(3);
     await checkPage(page, 'overview-traffic');
+    // The access activity names the caller by fingerprint and client, the resource it read and its grants.
+    await page.goto('/admin/tenants/demo/access?resource=notes');
+    const rows = page.getByRole('region', { name: 'Access activity' }).locator('tbody tr');
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toMatch(/read\s*notes:\/\/welcome[^]*notes-readers/);
+    expect(await page.content()).not.toContain(token);
+    await checkPage(page, 'access');
   });
 
   it('answers a stale edit from a second tab with 412 and what changed, and reapplies it', SLOW, async () => {
@@ -253,7 +260,7 @@ describe('the admin console in a browser', () => {
   });
 
   it('passes axe at both widths on every page of the console', SLOW, async () => {
-    const tenantPages = ['', 'sources', 'grants', 'grants?edit=notes-readers', 'preview', 'audit'];
+    const tenantPages = ['', 'sources', 'grants', 'grants?edit=notes-readers', 'preview', 'audit', 'access'];
     const more = ['issuers', 'admin-role-bindings', 'admin-role-bindings?edit=demo-admins'];
     for (const path of [...tenantPages, ...more]) {
       const response = await page.goto(`/admin/tenants/demo/${path}`);

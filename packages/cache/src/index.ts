@@ -24,3 +24,6 @@ export type { RedisRateCounter } from './rate-counter.js';
 export { createTenantTraffic, latencyQuantileMs, LATENCY_BUCKETS_MS, TRAFFIC_MINUTES } from './tenant-traffic.js';
 export type { TenantTraffic, TenantTrafficOptions, TrafficMinute } from './tenant-traffic.js';
 export { countResultLookups } from './counted-result-lookups.js';
+/** Which callers read or listed which resources of a tenant lately (Redis or in process, bounded). */
+export { createAccessActivity } from './access-activity.js';
+export type { AccessActivity, AccessActivityOptions, AccessEntry, AccessRecord } from './access-activity.js';

@@ -25,6 +25,7 @@ const TABS: readonly { page: TenantPage | 'overview'; label: string }[] = [
   { page: 'grants', label: 'Grants' },
   { page: 'preview', label: 'Preview as' },
   { page: 'audit', label: 'Audit log' },
+  { page: 'access', label: 'Access' },
   { page: 'issuers', label: 'Issuers' },
   { page: 'admin-role-bindings', label: 'Admins' },
 ];

@@ -22,3 +22,6 @@ export { tenantsPage } from './tenants-page.js';
 export type { TenantView } from './tenants-page.js';
 export { consoleIndexPage, homePage, problemPage, signedOutPage } from './entry-pages.js';
 export { grantPatternWarnings } from './grant-pattern-warnings.js';
+
+export { accessActivityPage, filterAccess } from './access-activity-page.js';
+export type { AccessFilters, AccessRecordView } from './access-activity-page.js';

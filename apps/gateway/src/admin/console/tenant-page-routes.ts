@@ -1,7 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import type { AuditPageView, FormFields, PreviewResponse, PreviewSide, TenantStatusView } from '@mcpgw/admin';
+import type {
+  AccessFilters,
+  AuditPageView,
+  FormFields,
+  PreviewResponse,
+  PreviewSide,
+  TenantStatusView,
+} from '@mcpgw/admin';
 import {
   AUDIT_FILTERS,
+  accessActivityPage,
+  filterAccess,
   auditConsolePage,
   overviewPage,
   placeProblem,
@@ -144,6 +153,32 @@ export function registerTenantPageRoutes(scope: FastifyInstance, context: Consol
         const placed = placeProblem(problem, (entry) => entry.parameter);
         return sendPage(reply, problem.status, auditConsolePage({ tenantId, viewer: caller.viewer, filters, placed }));
       }
+    }),
+  );
+
+  scope.get(
+    '/admin/tenants/:tenantId/access',
+    tenantRoute(context, async ({ request, reply, caller, tenantId }) => {
+      // The status operation's access rule decides who may see the tenant (another tenant's admin: its 404).
+      await context.run('getTenantStatus', request, caller, { params: { tenantId } });
+      const filters = Object.fromEntries(
+        (['caller', 'resource'] as const).flatMap((key) => {
+          const value = request.query[key]?.trim();
+          return value === undefined || value === '' ? [] : [[key, value.slice(0, 200)]];
+        }),
+      ) as AccessFilters;
+      const records = filterAccess(await scope.accessActivity.list(tenantId), filters);
+      return sendPage(
+        reply,
+        200,
+        accessActivityPage({
+          tenantId,
+          viewer: caller.viewer,
+          filters,
+          records,
+          retentionHours: scope.settings.config.env.ACCESS_ACTIVITY_RETENTION_HOURS,
+        }),
+      );
     }),
   );
 
