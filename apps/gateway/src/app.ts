@@ -9,6 +9,8 @@ import { adminApiPlugin } from './admin/admin-api-plugin.js';
 import type { ControlPlane } from '@mcpgw/tenancy';
 import type { EventsOption } from '@mcpgw/events';
 import { createGatewayLogger } from './observability/gateway-logger.js';
+import { trafficPlugin } from './plugins/traffic.js';
+import { accessActivityPlugin } from './plugins/access-activity.js';
 import { cachePlugin } from './plugins/cache.js';
 import { redisPlugin } from './plugins/redis.js';
 import { replicaBusPlugin } from './plugins/replica-bus.js';
@@ -106,6 +108,8 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
     await app.register(redisPlugin);
     await app.register(replicaBusPlugin, { controlPlane: options.controlPlane });
     await app.register(cachePlugin, { cache: options.cache });
+    await app.register(trafficPlugin);
+    await app.register(accessActivityPlugin);
     await app.register(tenantsPlugin);
     await app.register(requestObservationPlugin);
     await app.register(eventsPlugin, { events: options.events });

@@ -20,3 +20,10 @@ export type { RedisConnection, RedisConnectionOptions, ResyncListener } from './
 /** The replica bus over Redis pub/sub, on that connection's subscriber (docs/adr/0012-one-bus-two-transports.md). */
 export { createRedisReplicaBus, type RedisReplicaBus } from './redis-replica-bus.js';
 export type { RedisRateCounter } from './rate-counter.js';
+/** Per-tenant requests, errors, cache lookups and latency per minute over the last hour (Redis or in process). */
+export { createTenantTraffic, latencyQuantileMs, LATENCY_BUCKETS_MS, TRAFFIC_MINUTES } from './tenant-traffic.js';
+export type { TenantTraffic, TenantTrafficOptions, TrafficMinute } from './tenant-traffic.js';
+export { countResultLookups } from './counted-result-lookups.js';
+/** Which callers read or listed which resources of a tenant lately (Redis or in process, bounded). */
+export { createAccessActivity } from './access-activity.js';
+export type { AccessActivity, AccessActivityOptions, AccessEntry, AccessRecord } from './access-activity.js';

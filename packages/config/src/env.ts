@@ -188,6 +188,16 @@ export const envSchema = z.object({
     description:
       "default cap on one tenant's requests in flight on one replica; more are refused with 503 and `Retry-After: 1` instead of queueing. A tenant's `limits.maxInFlight` overrides; `0` is no cap.",
   }),
+  ACCESS_ACTIVITY_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      'how long the admin console\'s access activity keeps which callers (tenant fingerprint, client id, and the subject only when the tenant\'s grants match on subjects) read or listed which resources; in Redis when `REDIS_URL` is set, else in process. See docs/security.md, "Access activity".',
+  }),
+  ACCESS_ACTIVITY_MAX_ENTRIES: z.coerce.number().int().min(0).max(100_000).default(2000).register(envSettingDocs, {
+    group: 'Limits and load shedding',
+    description:
+      'entries of the access activity kept per tenant at most (one per caller, action and resource); the oldest go first. `0` keeps no record.',
+  }),
   SHED_EVENT_LOOP_DELAY_MS: z.coerce.number().int().min(0).default(200).register(envSettingDocs, {
     group: 'Limits and load shedding',
     description:

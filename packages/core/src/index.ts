@@ -5,6 +5,9 @@
 export type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
 /** A bounded cache's Map: least recently used evicted first, nothing moved on a hit. */
 export { RecencyMap } from './recency-map.js';
+/** HTML for server-rendered pages: the `markup` template escapes every value that is not itself markup. */
+export { escapeHtml, isMarkup, markup, markupText, trustedMarkup } from './markup.js';
+export type { Markup, MarkupValue } from './markup.js';
 /** A CommonJS driver loaded when first used, so a deployment without it does not load it. */
 export { loadOnFirstUse } from './load-on-first-use.js';
 /** Immutable values that carry their own JSON text, so serving them again costs no serialization. */

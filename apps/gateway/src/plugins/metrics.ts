@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import type { AccessActivity, TenantTraffic } from '@mcpgw/cache';
+import { accessEntryOf } from '../observability/access-entry.js';
 import { isLoopbackHost } from '@mcpgw/config';
 import type { GatewayMetrics } from '../observability/gateway-metrics.js';
 import { createGatewayMetrics } from '../observability/gateway-metrics.js';
@@ -73,13 +75,26 @@ export function outcomeLabel(request: FastifyRequest, status: number): string {
  */
 function installRequestMetrics(
   app: FastifyInstance,
-  options: { metrics: GatewayMetrics; isServedTenant: (id: string) => boolean },
+  options: {
+    metrics: GatewayMetrics;
+    isServedTenant: (id: string) => boolean;
+    traffic: TenantTraffic;
+    access: AccessActivity;
+  },
 ): RequestMetrics {
-  const { metrics, isServedTenant } = options;
+  const { metrics, isServedTenant, traffic, access } = options;
   const finished = (request: FastifyRequest, status: number, seconds: number) => {
     const tenantId = (request.params as { tenant?: unknown }).tenant;
     const tenant = typeof tenantId === 'string' && isServedTenant(tenantId) ? tenantId : 'unknown';
-    metrics.requestFinished(tenant, methodLabel(request), outcomeLabel(request, status), seconds);
+    const outcome = outcomeLabel(request, status);
+    const method = methodLabel(request);
+    metrics.requestFinished(tenant, method, outcome, seconds);
+    // The console's per-tenant charts: an error is any outcome but ok (refusals and JSON-RPC errors alike).
+    if (tenant === tenantId) traffic.recordRequest(tenant, { error: outcome !== 'ok', latencyMs: seconds * 1000 });
+    if (tenant === tenantId && outcome === 'ok') {
+      const entry = accessEntryOf(request, method);
+      if (entry !== undefined) access.record(tenant, entry);
+    }
   };
   app.addHook('onResponse', async (request, reply) => {
     if (request.routeOptions.url !== MCP_ROUTE) return;
@@ -164,8 +179,19 @@ export const metricsPlugin = fastifyPlugin(
 export const requestObservationPlugin = fastifyPlugin(
   async (app) => {
     const isServedTenant = (id: string) => app.tenants.serving.has(id);
-    app.decorate('requestMetrics', installRequestMetrics(app, { metrics: app.metrics, isServedTenant }));
+    app.decorate(
+      'requestMetrics',
+      installRequestMetrics(app, {
+        metrics: app.metrics,
+        isServedTenant,
+        traffic: app.tenantTraffic,
+        access: app.accessActivity,
+      }),
+    );
     app.tracing?.install(app, { isServedTenant });
   },
-  { name: 'mcpgw-request-observation', dependencies: ['mcpgw-metrics', 'mcpgw-tracing', 'mcpgw-tenants'] },
+  {
+    name: 'mcpgw-request-observation',
+    dependencies: ['mcpgw-metrics', 'mcpgw-tracing', 'mcpgw-tenants', 'mcpgw-traffic'],
+  },
 );

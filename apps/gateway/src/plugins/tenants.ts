@@ -1,3 +1,4 @@
+import { countResultLookups } from '@mcpgw/cache';
 import type { TenantConfig } from '@mcpgw/config';
 import { errorSummary } from '@mcpgw/core';
 import fastifyPlugin from 'fastify-plugin';
@@ -31,7 +32,10 @@ export const tenantsPlugin = fastifyPlugin(
     const runtimeOptions = {
       registry: sourceFactories,
       // Lookups traced as child spans of the request, when tracing is on.
-      cache: tracing === undefined ? app.gatewayCache : traceCache(app.gatewayCache, tracing),
+      // Result lookups counted for the console's cache hit ratio, and traced as child spans when tracing is on.
+      cache: ((counted) => (tracing === undefined ? counted : traceCache(counted, tracing)))(
+        countResultLookups(app.gatewayCache, app.tenantTraffic),
+      ),
       cursors,
       logger,
       baseUrl,
@@ -51,6 +55,13 @@ export const tenantsPlugin = fastifyPlugin(
   },
   {
     name: 'mcpgw-tenants',
-    dependencies: ['mcpgw-settings', 'mcpgw-metrics', 'mcpgw-tracing', 'mcpgw-cache', 'mcpgw-authorization-server'],
+    dependencies: [
+      'mcpgw-settings',
+      'mcpgw-metrics',
+      'mcpgw-tracing',
+      'mcpgw-cache',
+      'mcpgw-traffic',
+      'mcpgw-authorization-server',
+    ],
   },
 );

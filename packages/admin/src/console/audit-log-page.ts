@@ -6,7 +6,7 @@ import { tenantConsolePath } from './console-paths.js';
 import { changesTable } from './changes-table.js';
 import type { PlacedProblem } from './form-problem.js';
 import { field, problemSummary } from './form-problem.js';
-import { html } from './html.js';
+import { markup } from '@mcpgw/core';
 import { jsonChanges } from './json-diff.js';
 
 export type AuditPageView = z.infer<typeof auditPage>;
@@ -22,16 +22,16 @@ function select(
   placed: PlacedProblem | undefined,
 ) {
   const errors = placed?.byField.get(name) ?? [];
-  return html`<div class="field">
+  return markup`<div class="field">
     <label for="f-${name}">${label}</label
     ><select
       id="f-${name}"
       name="${name}"
-      ${errors.length === 0 ? '' : html` aria-invalid="true" aria-describedby="f-${name}-error"`}
+      ${errors.length === 0 ? '' : markup` aria-invalid="true" aria-describedby="f-${name}-error"`}
     >
       <option value="">any</option>
-      ${options.map((option) => html`<option${option === value ? html` selected` : ''}>${option}</option>`)}</select
-    >${errors.length === 0 ? '' : html`<p class="error" id="f-${name}-error">${errors.join('; ')}</p>`}
+      ${options.map((option) => markup`<option${option === value ? markup` selected` : ''}>${option}</option>`)}</select
+    >${errors.length === 0 ? '' : markup`<p class="error" id="f-${name}-error">${errors.join('; ')}</p>`}
   </div>`;
 }
 
@@ -58,7 +58,7 @@ export function auditConsolePage(input: {
     title: 'Audit log',
     tenant: { id: input.tenantId, page: 'audit' },
     viewer: input.viewer,
-    main: html`<form method="get" action="${base}" aria-label="Filter the audit log">
+    main: markup`<form method="get" action="${base}" aria-label="Filter the audit log">
         <div class="columns">
           ${field({ name: 'actor', label: 'Actor (subject)', value: filters.actor ?? '', placed })}
           ${select('action', 'Action', ['create', 'update', 'delete'], filters.action, placed)}
@@ -74,11 +74,11 @@ export function auditConsolePage(input: {
         page === undefined
           ? ''
           : page.events.length === 0
-            ? html`<p>No events.</p>`
-            : html`<ol class="events" aria-label="Events, newest first">
+            ? markup`<p>No events.</p>`
+            : markup`<ol class="events" aria-label="Events, newest first">
                 ${page.events.map(
                   (event) =>
-                    html`<li>
+                    markup`<li>
                       <p>
                         <strong>${event.action}</strong> ${event.targetType} <code>${event.targetId}</code> by
                         <code>${event.actor.subject}</code> (${event.actor.kind}${
@@ -94,6 +94,6 @@ export function auditConsolePage(input: {
                 )}
               </ol>`
       }
-      ${next === undefined ? '' : html`<p><a href="${next}">Older events</a></p>`}`,
+      ${next === undefined ? '' : markup`<p><a href="${next}">Older events</a></p>`}`,
   });
 }

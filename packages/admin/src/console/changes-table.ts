@@ -1,12 +1,13 @@
-import type { Html } from './html.js';
-import { html } from './html.js';
+import type { Markup } from '@mcpgw/core';
+import { markup } from '@mcpgw/core';
 import type { JsonChange } from './json-diff.js';
+import { scrollRegionStart } from './scroll-region.js';
 
 const shown = (value: unknown): string => (value === undefined ? '' : JSON.stringify(value));
 
 /** Changed leaves side by side, the removed value struck and the added one marked. */
-export function changesTable(changes: readonly JsonChange[], labels: { before: string; after: string }): Html {
-  return html`<div class="scroll">
+export function changesTable(changes: readonly JsonChange[], labels: { before: string; after: string }): Markup {
+  return markup`${scrollRegionStart('What changed')}
     <table>
       <thead>
         <tr>
@@ -18,20 +19,20 @@ export function changesTable(changes: readonly JsonChange[], labels: { before: s
       <tbody>
         ${changes.map(
           (change) =>
-            html`<tr>
+            markup`<tr>
               <td><code>${change.pointer === '' ? '(whole)' : change.pointer}</code></td>
               <td>
                 ${
                   change.before === undefined
-                    ? html`<span class="hint">absent</span>`
-                    : html`<del>${shown(change.before)}</del>`
+                    ? markup`<span class="hint">absent</span>`
+                    : markup`<del>${shown(change.before)}</del>`
                 }
               </td>
               <td>
                 ${
                   change.after === undefined
-                    ? html`<span class="hint">absent</span>`
-                    : html`<ins>${shown(change.after)}</ins>`
+                    ? markup`<span class="hint">absent</span>`
+                    : markup`<ins>${shown(change.after)}</ins>`
                 }
               </td>
             </tr>`,

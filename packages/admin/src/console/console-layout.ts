@@ -1,5 +1,5 @@
-import type { Html, HtmlValue } from './html.js';
-import { html } from './html.js';
+import type { Markup, MarkupValue } from '@mcpgw/core';
+import { markup, markupText } from '@mcpgw/core';
 import { consoleStyles } from './console-styles.js';
 import { tenantConsolePath, type TenantPage } from './console-paths.js';
 
@@ -13,7 +13,7 @@ export interface ConsoleViewer {
 
 export interface ConsolePageInput {
   readonly title: string;
-  readonly main: HtmlValue;
+  readonly main: MarkupValue;
   /** The tenant the page is about, with the page highlighted in its navigation. */
   readonly tenant?: { readonly id: string; readonly page: TenantPage | 'overview' };
   readonly viewer?: ConsoleViewer;
@@ -25,19 +25,20 @@ const TABS: readonly { page: TenantPage | 'overview'; label: string }[] = [
   { page: 'grants', label: 'Grants' },
   { page: 'preview', label: 'Preview as' },
   { page: 'audit', label: 'Audit log' },
+  { page: 'access', label: 'Access' },
   { page: 'issuers', label: 'Issuers' },
   { page: 'admin-role-bindings', label: 'Admins' },
 ];
 
-function tenantNav(tenantId: string, current: TenantPage | 'overview'): Html {
-  return html`<nav class="tabs" aria-label="Tenant ${tenantId}">
+function tenantNav(tenantId: string, current: TenantPage | 'overview'): Markup {
+  return markup`<nav class="tabs" aria-label="Tenant ${tenantId}">
     <ul>
       ${TABS.map(
         ({ page, label }) =>
-          html`<li>
+          markup`<li>
             <a
               href="${tenantConsolePath(tenantId, page === 'overview' ? undefined : page)}"
-              ${page === current ? html` aria-current="page"` : ''}
+              ${page === current ? markup` aria-current="page"` : ''}
               >${label}</a
             >
           </li>`,
@@ -46,9 +47,9 @@ function tenantNav(tenantId: string, current: TenantPage | 'overview'): Html {
   </nav>`;
 }
 
-function signOut(tenantId: string | undefined, viewer: ConsoleViewer | undefined): HtmlValue {
+function signOut(tenantId: string | undefined, viewer: ConsoleViewer | undefined): MarkupValue {
   if (tenantId === undefined || viewer?.csrfToken === undefined) return undefined;
-  return html`<form class="inline" method="post" action="${tenantConsolePath(tenantId, 'sign-out')}">
+  return markup`<form class="inline" method="post" action="${tenantConsolePath(tenantId, 'sign-out')}">
     <input type="hidden" name="csrf" value="${viewer.csrfToken}" /><button class="secondary" type="submit">
       Sign out
     </button>
@@ -58,7 +59,7 @@ function signOut(tenantId: string | undefined, viewer: ConsoleViewer | undefined
 /** A whole console page: one stylesheet, a skip link, the tenant's navigation, the main content. */
 export function consolePage(input: ConsolePageInput): string {
   const { tenant, viewer } = input;
-  return html`<!doctype html>
+  return markupText(markup`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
@@ -74,7 +75,7 @@ export function consolePage(input: ConsolePageInput): string {
           ${
             viewer === undefined
               ? ''
-              : html`<span class="who"
+              : markup`<span class="who"
                   >Signed in as <strong>${viewer.subject}</strong> (${
                     viewer.kind === 'operator' ? 'operator' : `admin of ${tenant?.id ?? ''}`
                   })
@@ -87,5 +88,5 @@ export function consolePage(input: ConsolePageInput): string {
           ${input.main}
         </main>
       </body>
-    </html>`.text;
+    </html>`);
 }

@@ -2,7 +2,15 @@
 export const CONSOLE_PREFIX = '/admin';
 
 /** The pages of one tenant, each a path under its console root. */
-export const TENANT_PAGES = ['sources', 'grants', 'preview', 'audit', 'issuers', 'admin-role-bindings'] as const;
+export const TENANT_PAGES = [
+  'sources',
+  'grants',
+  'preview',
+  'audit',
+  'access',
+  'issuers',
+  'admin-role-bindings',
+] as const;
 export type TenantPage = (typeof TENANT_PAGES)[number];
 
 export function tenantConsolePath(tenantId: string, page?: TenantPage | string): string {

@@ -1,4 +1,4 @@
-import { constantHtml } from './html.js';
+import { trustedMarkup } from '@mcpgw/core';
 
 /**
  * The console's whole stylesheet, inline (no request to anywhere, works under
@@ -6,7 +6,7 @@ import { constantHtml } from './html.js';
  * only for this block). Colours keep WCAG 2.2 AA contrast (4.5:1 for text);
  * focus is always visible; the layout is one column on a phone.
  */
-export const consoleStyles = constantHtml(`<style>
+export const consoleStyles = trustedMarkup(`<style>
 :root{--ink:#1b1b1f;--muted:#4a4a55;--line:#c4c4cc;--bg:#fff;--panel:#f4f4f7;--accent:#0b4fb3;--bad:#a4001c;--good:#0b6b2c;--warn:#7a4b00}
 *{box-sizing:border-box}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);background:var(--bg)}
@@ -24,6 +24,7 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}
 th,td{border-bottom:1px solid var(--line);padding:.4rem .5rem;text-align:left;vertical-align:top}
 th{background:var(--panel)}
 .scroll{overflow-x:auto}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:1rem}.chart{margin:0}.chart svg{display:block;margin-top:.25rem}.chart figcaption .hint{display:block}
 code,pre,textarea.code{font-family:ui-monospace,"SFMono-Regular",Menlo,monospace;font-size:.9rem}
 pre{background:var(--panel);padding:.5rem;overflow:auto;white-space:pre-wrap;word-break:break-word}
 form.stack{display:grid;gap:.75rem;max-width:44rem}

@@ -7,10 +7,11 @@ import { tenantConsolePath } from './console-paths.js';
 import type { ConsoleCollection } from './entity-forms.js';
 import type { PlacedProblem } from './form-problem.js';
 import { field, problemSummary, writeFields } from './form-problem.js';
-import type { Html, HtmlValue } from './html.js';
-import { html } from './html.js';
+import type { Markup, MarkupValue } from '@mcpgw/core';
+import { markup } from '@mcpgw/core';
 import type { JsonChange } from './json-diff.js';
 import { changesTable } from './changes-table.js';
+import { scrollRegionStart } from './scroll-region.js';
 
 export type EntityView = z.infer<typeof entityViewSchema>;
 
@@ -33,7 +34,7 @@ export interface EntityPageInput {
   readonly items: readonly EntityView[];
   readonly editing: EntityEditing;
   /** A message about the last action (saved, deleted, a connection test's result). */
-  readonly notice?: HtmlValue;
+  readonly notice?: MarkupValue;
   /** Sources: the types this gateway serves and each one's credential option paths. */
   readonly sourceTypes?: ReadonlyMap<string, readonly string[]>;
   /** Grants: the pattern check's warnings for the serving grants. */
@@ -47,34 +48,34 @@ const TITLES: Readonly<Record<ConsoleCollection, { title: string; one: string }>
   'admin-role-bindings': { title: 'Admin role bindings', one: 'admin role binding' },
 };
 
-function summaryOf(collection: ConsoleCollection, item: EntityView): HtmlValue {
+function summaryOf(collection: ConsoleCollection, item: EntityView): MarkupValue {
   const doc = item.document;
   switch (collection) {
     case 'sources':
-      return html`<code>${String(doc.type)}</code>${
-          (item.secretNames ?? []).length === 0
-            ? ''
-            : html`<br /><span class="hint">credentials stored: ${(item.secretNames ?? []).join(', ')}</span>`
-        }`;
+      return markup`<code>${String(doc.type)}</code>${
+        (item.secretNames ?? []).length === 0
+          ? ''
+          : markup`<br /><span class="hint">credentials stored: ${(item.secretNames ?? []).join(', ')}</span>`
+      }`;
     case 'grants': {
       const allow = (doc.allow as { source: string; uris?: string[] }[] | undefined) ?? [];
-      return html`<span>when ${JSON.stringify(doc.match ?? {})}</span><br /><span
+      return markup`<span>when ${JSON.stringify(doc.match ?? {})}</span><br /><span
           >sees
           ${allow.map(
             (entry, index) =>
-              html`${index === 0 ? '' : '; '}<code>${entry.source}</code>${entry.uris === undefined ? ' (all)' : html` ${entry.uris.join(' ')}`}`,
+              markup`${index === 0 ? '' : '; '}<code>${entry.source}</code>${entry.uris === undefined ? ' (all)' : markup` ${entry.uris.join(' ')}`}`,
           )}</span
         >`;
     }
     default:
-      return html`<code>${JSON.stringify(doc)}</code>`;
+      return markup`<code>${JSON.stringify(doc)}</code>`;
   }
 }
 
-function row(input: EntityPageInput, item: EntityView): Html {
+function row(input: EntityPageInput, item: EntityView): Markup {
   const base = tenantConsolePath(input.tenantId, input.collection);
   const csrf = input.viewer.csrfToken;
-  return html`<tr>
+  return markup`<tr>
     <th scope="row">${item.name}</th>
     <td>${summaryOf(input.collection, item)}</td>
     <td>${new Date(item.updatedAt).toISOString()}<br /><span class="hint">version ${item.version}</span></td>
@@ -83,7 +84,7 @@ function row(input: EntityPageInput, item: EntityView): Html {
         <a href="${base}?edit=${encodeURIComponent(item.name)}#edit">Edit<span class="skip"> ${item.name}</span></a>
         ${
           input.collection === 'sources'
-            ? html`<form class="inline" method="post" action="${base}/test">
+            ? markup`<form class="inline" method="post" action="${base}/test">
                 ${writeFields(csrf)}<input type="hidden" name="name" value="${item.name}" /><button
                   class="secondary"
                   type="submit"
@@ -106,48 +107,48 @@ function row(input: EntityPageInput, item: EntityView): Html {
   </tr>`;
 }
 
-function sourceFields(input: EntityPageInput, editing: EntityEditing): HtmlValue {
+function sourceFields(input: EntityPageInput, editing: EntityEditing): MarkupValue {
   const types = input.sourceTypes ?? new Map();
   const type = editing.values.type ?? '';
   const errors = editing.placed?.byField.get('type') ?? [];
   const credentials = [...(types.get(type) ?? [])];
-  return html`<div class="field">
+  return markup`<div class="field">
       <label for="f-type">Type</label>
       <select
         id="f-type"
         name="type"
-        ${errors.length === 0 ? '' : html` aria-invalid="true" aria-describedby="f-type-error"`}
+        ${errors.length === 0 ? '' : markup` aria-invalid="true" aria-describedby="f-type-error"`}
       >
         ${[...types.keys()].map(
-          (name) => html`<option${name === type ? html` selected` : ''}>${name}</option>`,
+          (name) => markup`<option${name === type ? markup` selected` : ''}>${name}</option>`,
         )}</select
-      >${errors.length === 0 ? '' : html`<p class="error" id="f-type-error">${errors.join('; ')}</p>`}
+      >${errors.length === 0 ? '' : markup`<p class="error" id="f-type-error">${errors.join('; ')}</p>`}
     </div>
     ${field({ name: 'options', label: 'Options (JSON, without credentials)', kind: 'textarea', code: true, value: editing.values.options ?? '{}', hint: 'The bootstrap file\'s source entry without "id", "type" and credentials, e.g. {"resources": [...]} for static or {"connection": {...}, "schemas": ["public"]} for postgres.', placed: editing.placed })}
     <fieldset>
       <legend>Credentials (write-only)</legend>
       <p class="hint">
         Never shown again once saved. Leave empty to keep what is
-        stored.${credentials.length === 0 ? html` The type <code>${type || '(none)'}</code> takes none.` : ''}
+        stored.${credentials.length === 0 ? markup` The type <code>${type || '(none)'}</code> takes none.` : ''}
       </p>
-      ${editing.placed?.byField.has('secrets') === true ? html`<p class="error">${editing.placed.byField.get('secrets')!.join('; ')}</p>` : ''}
+      ${editing.placed?.byField.has('secrets') === true ? markup`<p class="error">${editing.placed.byField.get('secrets')!.join('; ')}</p>` : ''}
       ${credentials.map((path) => field({ name: `secret.${path}`, label: path, kind: 'password', autocomplete: 'new-password', placed: editing.placed }))}
       <div class="field">
         <label
-          ><input type="checkbox" name="dropSecrets" ${editing.values.dropSecrets === 'on' ? html` checked` : ''} />
+          ><input type="checkbox" name="dropSecrets" ${editing.values.dropSecrets === 'on' ? markup` checked` : ''} />
           Remove the stored credentials</label
         >
       </div>
     </fieldset>`;
 }
 
-function kindFields(input: EntityPageInput, editing: EntityEditing): HtmlValue {
+function kindFields(input: EntityPageInput, editing: EntityEditing): MarkupValue {
   const { placed, values } = editing;
   switch (input.collection) {
     case 'sources':
       return sourceFields(input, editing);
     case 'grants':
-      return html`<fieldset>
+      return markup`<fieldset>
           <legend>Who (every filled list must match; any value within one)</legend>
           ${['scopes', 'groups', 'subjects', 'clientIds', 'issuers'].map((name) =>
             field({
@@ -172,20 +173,20 @@ function kindFields(input: EntityPageInput, editing: EntityEditing): HtmlValue {
         placed,
       });
     case 'admin-role-bindings':
-      return html`${field({ name: 'issuer', label: 'Issuer (optional)', value: values.issuer ?? '', hint: 'Only tokens of this issuer; empty: any issuer of the tenant.', placed })}
+      return markup`${field({ name: 'issuer', label: 'Issuer (optional)', value: values.issuer ?? '', hint: 'Only tokens of this issuer; empty: any issuer of the tenant.', placed })}
       ${['scopes', 'groups', 'subjects'].map((name) => field({ name, label: name[0]!.toUpperCase() + name.slice(1), kind: 'textarea', value: values[name] ?? '', hint: 'One per line; any value of any list admits.', placed }))}`;
   }
 }
 
-function staleNotice(editing: EntityEditing): HtmlValue {
+function staleNotice(editing: EntityEditing): MarkupValue {
   if (editing.stale === undefined) return undefined;
   const { current, changes } = editing.stale;
-  return html`<div class="notice warn" role="alert" id="stale">
+  return markup`<div class="notice warn" role="alert" id="stale">
     <p>
       <strong>Someone changed this since you opened it.</strong> ${
         current === undefined
           ? 'It has been deleted meanwhile; saving creates it again.'
-          : html`It is now at version ${current.version}. What changed since you loaded it:`
+          : markup`It is now at version ${current.version}. What changed since you loaded it:`
       }
     </p>
     ${changes.length === 0 ? '' : changesTable(changes, { before: 'When you loaded it', after: 'Stored now' })}
@@ -193,20 +194,20 @@ function staleNotice(editing: EntityEditing): HtmlValue {
   </div>`;
 }
 
-function form(input: EntityPageInput): Html {
+function form(input: EntityPageInput): Markup {
   const { editing } = input;
   const { one } = TITLES[input.collection];
   const editingExisting = editing.version !== undefined;
   const action = tenantConsolePath(input.tenantId, input.collection);
-  return html`<section id="edit" aria-labelledby="edit-title">
-    <h2 id="edit-title">${editingExisting ? html`Edit ${one} <code>${editing.name ?? ''}</code>` : `Add a ${one}`}</h2>
+  return markup`<section id="edit" aria-labelledby="edit-title">
+    <h2 id="edit-title">${editingExisting ? markup`Edit ${one} <code>${editing.name ?? ''}</code>` : `Add a ${one}`}</h2>
     ${staleNotice(editing)}${editing.stale === undefined ? problemSummary(editing.placed) : ''}
     <form class="stack" method="post" action="${action}">
       ${writeFields(input.viewer.csrfToken, editing.version)}
-      ${editing.base === undefined ? '' : html`<input type="hidden" name="base" value="${editing.base}" />`}
+      ${editing.base === undefined ? '' : markup`<input type="hidden" name="base" value="${editing.base}" />`}
       ${
         editingExisting
-          ? html`<input type="hidden" name="name" value="${editing.name ?? ''}" />`
+          ? markup`<input type="hidden" name="name" value="${editing.name ?? ''}" />`
           : field({
               name: 'name',
               label: input.collection === 'issuers' ? 'Issuer URL (or "development")' : 'Name',
@@ -219,25 +220,25 @@ function form(input: EntityPageInput): Html {
       <div class="actions">
         <button type="submit">
           ${editing.stale === undefined ? (editingExisting ? 'Save' : `Add ${one}`) : 'Reapply my change'}</button
-        >${editingExisting ? html`<a href="${action}">Cancel</a>` : ''}
+        >${editingExisting ? markup`<a href="${action}">Cancel</a>` : ''}
       </div>
     </form>
   </section>`;
 }
 
-function warningsOf(warnings: readonly PreviewWarning[] | undefined): HtmlValue {
+function warningsOf(warnings: readonly PreviewWarning[] | undefined): MarkupValue {
   if (warnings === undefined) return undefined;
   if (warnings.length === 0) {
-    return html`<p class="notice good">Pattern check: every grant pattern matches something its source lists.</p>`;
+    return markup`<p class="notice good">Pattern check: every grant pattern matches something its source lists.</p>`;
   }
-  return html`<section class="notice warn" aria-labelledby="warnings-title">
+  return markup`<section class="notice warn" aria-labelledby="warnings-title">
     <h2 id="warnings-title">Pattern check</h2>
     <ul>
       ${warnings.map(
         (warning) =>
-          html`<li>
+          markup`<li>
             <strong>${warning.grant}</strong> on <code>${warning.source}</code>${
-              warning.pattern === undefined ? '' : html` (<code>${warning.pattern}</code>)`
+              warning.pattern === undefined ? '' : markup` (<code>${warning.pattern}</code>)`
             }:
             ${warning.message} <span class="hint">[${warning.kind}]</span>
           </li>`,
@@ -253,12 +254,12 @@ export function entityPage(input: EntityPageInput): string {
     title,
     tenant: { id: input.tenantId, page: input.collection },
     viewer: input.viewer,
-    main: html`${input.notice === undefined ? '' : html`<div role="status">${input.notice}</div>`}
+    main: markup`${input.notice === undefined ? '' : markup`<div role="status">${input.notice}</div>`}
     ${input.collection === 'grants' ? warningsOf(input.warnings) : ''}
     ${
       input.items.length === 0
-        ? html`<p>None yet.</p>`
-        : html`<div class="scroll">
+        ? markup`<p>None yet.</p>`
+        : markup`${scrollRegionStart(title)}
             <table>
               <caption class="skip">
                 ${title}

@@ -2,13 +2,13 @@ import type { ConsoleViewer } from './console-layout.js';
 import { consolePage } from './console-layout.js';
 import { CONSOLE_PREFIX, tenantConsolePath } from './console-paths.js';
 import type { FormProblem } from './form-problem.js';
-import { html } from './html.js';
+import { markup } from '@mcpgw/core';
 
 /** `/`: what this server is, and where to go. */
 export function homePage(input: { mcpEndpointExample: string }): string {
   return consolePage({
     title: 'MCP resource gateway',
-    main: html`<p>
+    main: markup`<p>
         This server publishes organisations' data as MCP resources: each tenant has its own endpoint
         (<code>${input.mcpEndpointExample}</code>), its own sources and its own identity provider.
       </p>
@@ -28,7 +28,7 @@ export function consoleIndexPage(input: { viewer?: ConsoleViewer; operator?: boo
   return consolePage({
     title: 'Admin console',
     ...(input.viewer === undefined ? {} : { viewer: input.viewer }),
-    main: html`${input.operator === true ? html`<p><a href="${CONSOLE_PREFIX}/tenants">Every tenant</a> (operators).</p>` : ''}
+    main: markup`${input.operator === true ? markup`<p><a href="${CONSOLE_PREFIX}/tenants">Every tenant</a> (operators).</p>` : ''}
       <form class="stack" method="get" action="${CONSOLE_PREFIX}/sign-in">
         <div class="field">
           <label for="f-tenant">Your tenant's id</label>
@@ -45,7 +45,7 @@ export function consoleIndexPage(input: { viewer?: ConsoleViewer; operator?: boo
 export function signedOutPage(input: { tenantId: string; signInHref: string; reason?: string }): string {
   return consolePage({
     title: 'Sign in',
-    main: html`${input.reason === undefined ? '' : html`<p class="notice warn" role="status">${input.reason}</p>`}
+    main: markup`${input.reason === undefined ? '' : markup`<p class="notice warn" role="status">${input.reason}</p>`}
       <p>
         The console of tenant <code>${input.tenantId}</code> needs you signed in with the tenant's identity provider.
       </p>
@@ -59,7 +59,7 @@ export function problemPage(problem: FormProblem, viewer?: ConsoleViewer): strin
   return consolePage({
     title: problem.title,
     ...(viewer === undefined ? {} : { viewer }),
-    main: html`<p role="alert">${problem.detail}</p>
+    main: markup`<p role="alert">${problem.detail}</p>
       <p><a href="${CONSOLE_PREFIX}/">Admin console</a></p>`,
   });
 }

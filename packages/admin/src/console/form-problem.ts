@@ -1,5 +1,5 @@
-import type { Html, HtmlValue } from './html.js';
-import { html } from './html.js';
+import type { Markup, MarkupValue } from '@mcpgw/core';
+import { markup } from '@mcpgw/core';
 
 /** An admin API refusal as a page shows it: the RFC 9457 members the API sends (section 3.1, 3.2). */
 export interface FormProblem {
@@ -40,16 +40,16 @@ export function placeProblem(problem: FormProblem, fieldOf: FieldOf): PlacedProb
 }
 
 /** The refusal's summary at the top of a form: an alert, so a screen reader announces it. */
-export function problemSummary(placed: PlacedProblem | undefined): HtmlValue {
+export function problemSummary(placed: PlacedProblem | undefined): MarkupValue {
   if (placed === undefined) return undefined;
   const { problem, unplaced } = placed;
-  return html`<div class="notice bad" role="alert" id="problem">
+  return markup`<div class="notice bad" role="alert" id="problem">
     <p><strong>${problem.title}</strong> (${problem.status}): ${problem.detail}</p>
     ${
       unplaced.length === 0
         ? ''
-        : html`<ul>
-            ${unplaced.map((text) => html`<li>${text}</li>`)}
+        : markup`<ul>
+            ${unplaced.map((text) => markup`<li>${text}</li>`)}
           </ul>`
     }
   </div>`;
@@ -68,33 +68,33 @@ export interface FieldInput {
 }
 
 /** A labelled field with its hint and, when the API refused it, its problem right under it. */
-export function field(input: FieldInput): Html {
+export function field(input: FieldInput): Markup {
   const id = `f-${input.name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
   const errors = input.placed?.byField.get(input.name) ?? [];
   const described = [input.hint === undefined ? '' : `${id}-hint`, errors.length === 0 ? '' : `${id}-error`]
     .filter(Boolean)
     .join(' ');
-  const common = html`id="${id}"
-  name="${input.name}"${input.required === true ? html` required` : ''}${
-    described === '' ? '' : html` aria-describedby="${described}"`
-  }${errors.length === 0 ? '' : html` aria-invalid="true"`}${
-    input.autocomplete === undefined ? '' : html` autocomplete="${input.autocomplete}"`
+  const common = markup`id="${id}"
+  name="${input.name}"${input.required === true ? markup` required` : ''}${
+    described === '' ? '' : markup` aria-describedby="${described}"`
+  }${errors.length === 0 ? '' : markup` aria-invalid="true"`}${
+    input.autocomplete === undefined ? '' : markup` autocomplete="${input.autocomplete}"`
   }`;
   const control =
     input.kind === 'textarea'
-      ? html`<textarea ${common}${input.code === true ? html` class="code" spellcheck="false"` : ''} rows="8">
+      ? markup`<textarea ${common}${input.code === true ? markup` class="code" spellcheck="false"` : ''} rows="8">
 ${input.value ?? ''}</textarea>`
-      : html`<input ${common} type="${input.kind ?? 'text'}" value="${input.value ?? ''}" />`;
-  return html`<div class="field">
+      : markup`<input ${common} type="${input.kind ?? 'text'}" value="${input.value ?? ''}" />`;
+  return markup`<div class="field">
     <label for="${id}">${input.label}</label>
-    ${input.hint === undefined ? '' : html`<p class="hint" id="${id}-hint">${input.hint}</p>`} ${control}
-    ${errors.length === 0 ? '' : html`<p class="error" id="${id}-error">${errors.join('; ')}</p>`}
+    ${input.hint === undefined ? '' : markup`<p class="hint" id="${id}-hint">${input.hint}</p>`} ${control}
+    ${errors.length === 0 ? '' : markup`<p class="error" id="${id}-error">${errors.join('; ')}</p>`}
   </div>`;
 }
 
 /** The hidden fields every console write carries: the session's CSRF token and, for an edit, the ETag's version. */
-export function writeFields(csrfToken: string | undefined, version?: number | string): Html {
-  return html`${csrfToken === undefined ? '' : html`<input type="hidden" name="csrf" value="${csrfToken}" />`}${
-    version === undefined ? '' : html`<input type="hidden" name="version" value="${String(version)}" />`
+export function writeFields(csrfToken: string | undefined, version?: number | string): Markup {
+  return markup`${csrfToken === undefined ? '' : markup`<input type="hidden" name="csrf" value="${csrfToken}" />`}${
+    version === undefined ? '' : markup`<input type="hidden" name="version" value="${String(version)}" />`
   }`;
 }

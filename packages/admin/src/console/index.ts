@@ -1,6 +1,4 @@
-// The admin console's pages (docs/admin-console.md): server-rendered HTML, every value escaped by `html`.
-export { constantHtml, escapeHtml, Html, html } from './html.js';
-export type { HtmlValue } from './html.js';
+// The admin console's pages (docs/admin-console.md): server-rendered HTML, every value escaped by core's `markup`.
 export { jsonChanges } from './json-diff.js';
 export type { JsonChange } from './json-diff.js';
 export { CONSOLE_PREFIX, consoleReturnPath, signInPath, TENANT_PAGES, tenantConsolePath } from './console-paths.js';
@@ -15,6 +13,7 @@ export { entityPage } from './entity-page.js';
 export type { EntityEditing, EntityPageInput, EntityView } from './entity-page.js';
 export { overviewPage } from './overview-page.js';
 export type { TenantStatusView } from './overview-page.js';
+export type { TrafficMinuteView } from './traffic-charts.js';
 export { previewPage } from './preview-page.js';
 export type { PreviewSide } from './preview-page.js';
 export { AUDIT_FILTERS, auditConsolePage } from './audit-log-page.js';
@@ -23,3 +22,6 @@ export { tenantsPage } from './tenants-page.js';
 export type { TenantView } from './tenants-page.js';
 export { consoleIndexPage, homePage, problemPage, signedOutPage } from './entry-pages.js';
 export { grantPatternWarnings } from './grant-pattern-warnings.js';
+
+export { accessActivityPage, filterAccess } from './access-activity-page.js';
+export type { AccessFilters, AccessRecordView } from './access-activity-page.js';

@@ -3,19 +3,28 @@ import type { tenantStatusView } from '../admin-schemas.js';
 import type { ConsoleViewer } from './console-layout.js';
 import { consolePage } from './console-layout.js';
 import { tenantConsolePath } from './console-paths.js';
-import { html } from './html.js';
+import { markup } from '@mcpgw/core';
+import { scrollRegionStart } from './scroll-region.js';
+import type { TrafficMinuteView } from './traffic-charts.js';
+import { trafficCharts } from './traffic-charts.js';
 
 export type TenantStatusView = z.infer<typeof tenantStatusView>;
 
 /** The tenant overview: whether this replica serves the stored revision, and each source's health, last change and last error. */
-export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; status: TenantStatusView }): string {
+export function overviewPage(input: {
+  tenantId: string;
+  viewer: ConsoleViewer;
+  status: TenantStatusView;
+  /** The last hour, a minute at a time, oldest first. */
+  traffic?: readonly TrafficMinuteView[];
+}): string {
   const { status, tenantId } = input;
   const { runtime, tenant } = status;
   return consolePage({
     title: `Tenant ${tenant.settings.name === undefined ? tenantId : String(tenant.settings.name)}`,
     tenant: { id: tenantId, page: 'overview' },
     viewer: input.viewer,
-    main: html`<dl class="columns">
+    main: markup`<dl class="columns">
         <div>
           <dt>Id</dt>
           <dd><code>${tenant.id}</code></dd>
@@ -33,7 +42,7 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
           <dd>
             stored ${runtime.revision}, applied
             ${runtime.appliedRevision ?? '–'}${
-              runtime.upToDate ? '' : html` <span class="warn">(not up to date)</span>`
+              runtime.upToDate ? '' : markup` <span class="warn">(not up to date)</span>`
             }
           </dd>
         </div>
@@ -49,18 +58,19 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
       ${
         runtime.lastError === undefined
           ? ''
-          : html`<div class="notice bad" role="alert">
+          : markup`<div class="notice bad" role="alert">
               <p>
                 <strong>The applied revision could not be built</strong> (revision ${runtime.lastError.revision ?? '?'},
                 ${runtime.lastError.at}): ${runtime.lastError.message}
               </p>
             </div>`
       }
+      ${input.traffic === undefined ? '' : trafficCharts(input.traffic)}
       <h2>Sources</h2>
       ${
         status.sources.length === 0
-          ? html`<p>No source yet: <a href="${tenantConsolePath(tenantId, 'sources')}">add one</a>.</p>`
-          : html`<div class="scroll">
+          ? markup`<p>No source yet: <a href="${tenantConsolePath(tenantId, 'sources')}">add one</a>.</p>`
+          : markup`${scrollRegionStart('Sources')}
               <table>
                 <thead>
                   <tr>
@@ -73,23 +83,23 @@ export function overviewPage(input: { tenantId: string; viewer: ConsoleViewer; s
                 <tbody>
                   ${status.sources.map(
                     (source) =>
-                      html`<tr>
+                      markup`<tr>
                         <th scope="row">${source.name}</th>
                         <td>
                           ${
                             source.health === undefined
-                              ? html`<span class="bad">not serving</span>`
+                              ? markup`<span class="bad">not serving</span>`
                               : source.health.ok
-                                ? html`<span class="ok">healthy</span>`
-                                : html`<span class="bad">unhealthy</span>`
-                          }${source.health?.detail === undefined ? '' : html`<br /><span class="hint">${source.health.detail}</span>`}
+                                ? markup`<span class="ok">healthy</span>`
+                                : markup`<span class="bad">unhealthy</span>`
+                          }${source.health?.detail === undefined ? '' : markup`<br /><span class="hint">${source.health.detail}</span>`}
                         </td>
                         <td>${source.lastChange ?? '–'}</td>
                         <td>
                           ${
                             source.lastError === undefined
                               ? 'none'
-                              : html`<span class="bad">${source.lastError.message}</span><br /><span class="hint"
+                              : markup`<span class="bad">${source.lastError.message}</span><br /><span class="hint"
                                     >${source.lastError.at}</span
                                   >`
                           }

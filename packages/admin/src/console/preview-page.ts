@@ -4,8 +4,8 @@ import { consolePage } from './console-layout.js';
 import { tenantConsolePath } from './console-paths.js';
 import type { PlacedProblem } from './form-problem.js';
 import { field, problemSummary, writeFields } from './form-problem.js';
-import type { Html, HtmlValue } from './html.js';
-import { html } from './html.js';
+import type { Markup, MarkupValue } from '@mcpgw/core';
+import { markup } from '@mcpgw/core';
 
 /** One side of the preview form: what was typed, and what the API answered or refused. */
 export interface PreviewSide {
@@ -14,9 +14,9 @@ export interface PreviewSide {
   readonly placed?: PlacedProblem;
 }
 
-function sideForm(prefix: 'a' | 'b', label: string, side: PreviewSide): Html {
+function sideForm(prefix: 'a' | 'b', label: string, side: PreviewSide): Markup {
   const name = (field: string) => `${prefix}.${field}`;
-  return html`<fieldset>
+  return markup`<fieldset>
     <legend>${label}</legend>
     ${problemSummary(side.placed)}
     ${field({ name: name('claims'), label: 'Claims (JSON)', kind: 'textarea', code: true, value: side.values[name('claims')] ?? '', hint: 'e.g. {"sub": "alice", "scope": "docs:read"}. Leave empty to paste a token instead.', placed: side.placed })}
@@ -25,21 +25,21 @@ function sideForm(prefix: 'a' | 'b', label: string, side: PreviewSide): Html {
   </fieldset>`;
 }
 
-function resultOf(result: PreviewResponse | undefined, other: PreviewResponse | undefined, label: string): HtmlValue {
+function resultOf(result: PreviewResponse | undefined, other: PreviewResponse | undefined, label: string): MarkupValue {
   if (result === undefined) return undefined;
   const otherUris = new Set(other?.resources.items.map((item) => item.uri) ?? []);
-  return html`<section aria-label="${label} result">
+  return markup`<section aria-label="${label} result">
     <h3>${label}</h3>
     <p>
-      ${result.admitted ? html`<span class="ok">admitted</span>` : html`<span class="bad">refused (403)</span>`}${
+      ${result.admitted ? markup`<span class="ok">admitted</span>` : markup`<span class="bad">refused (403)</span>`}${
         result.missingScopes === undefined || result.missingScopes.length === 0
           ? ''
-          : html`: missing scopes ${result.missingScopes.join(', ')}`
+          : markup`: missing scopes ${result.missingScopes.join(', ')}`
       }
       at revision
-      ${result.revision}${result.upToDate === false ? html` <span class="warn">(not up to date: preview again)</span>` : ''}
+      ${result.revision}${result.upToDate === false ? markup` <span class="warn">(not up to date: preview again)</span>` : ''}
     </p>
-    ${result.principal === undefined ? '' : html`<p>Caller <code>${result.principal.subject}</code> of <code>${result.principal.issuer}</code>${result.principal.clientId === undefined ? '' : html`, client <code>${result.principal.clientId}</code>`}; fingerprint <code>${result.principalFingerprint ?? ''}</code></p>`}
+    ${result.principal === undefined ? '' : markup`<p>Caller <code>${result.principal.subject}</code> of <code>${result.principal.issuer}</code>${result.principal.clientId === undefined ? '' : markup`, client <code>${result.principal.clientId}</code>`}; fingerprint <code>${result.principalFingerprint ?? ''}</code></p>`}
     <p>
       Grants matched:
       ${result.grants.matched.length === 0 ? 'none' : result.grants.matched.map((grant) => grant.name).join(', ')}
@@ -48,18 +48,18 @@ function resultOf(result: PreviewResponse | undefined, other: PreviewResponse | 
     <ul class="resources">
       ${result.resources.items.map(
         (item) =>
-          html`<li${other !== undefined && !otherUris.has(item.uri) ? html` class="only"` : ''}><code>${item.uri}</code>${
-            other !== undefined && !otherUris.has(item.uri) ? html` <strong>(only ${label})</strong>` : ''
+          markup`<li${other !== undefined && !otherUris.has(item.uri) ? markup` class="only"` : ''}><code>${item.uri}</code>${
+            other !== undefined && !otherUris.has(item.uri) ? markup` <strong>(only ${label})</strong>` : ''
           }</li>`,
       )}
     </ul>
-    ${result.resources.items.length === 0 ? html`<p>No resources.</p>` : ''}
-    ${result.resources.hasMore ? html`<p class="hint">More on later pages.</p>` : ''}
+    ${result.resources.items.length === 0 ? markup`<p>No resources.</p>` : ''}
+    ${result.resources.hasMore ? markup`<p class="hint">More on later pages.</p>` : ''}
     ${
       result.warnings.length === 0
         ? ''
-        : html`<ul>
-            ${result.warnings.map((warning) => html`<li class="warn">${warning.grant}: ${warning.message}</li>`)}
+        : markup`<ul>
+            ${result.warnings.map((warning) => markup`<li class="warn">${warning.grant}: ${warning.message}</li>`)}
           </ul>`
     }
   </section>`;
@@ -99,7 +99,7 @@ export function previewPage(input: {
     title: 'Preview as',
     tenant: { id: input.tenantId, page: 'preview' },
     viewer: input.viewer,
-    main: html`<p>
+    main: markup`<p>
         What an MCP caller would see: give claims or paste a token. Fill the second caller to compare the two side by
         side.
       </p>
@@ -111,7 +111,7 @@ export function previewPage(input: {
       ${
         a.result === undefined && b.result === undefined
           ? ''
-          : html`<h2>Result</h2>
+          : markup`<h2>Result</h2>
               <div class="columns">
                 ${resultOf(a.result, compare ? b.result : undefined, 'Caller A')}${resultOf(b.result, compare ? a.result : undefined, 'Caller B')}
               </div>`

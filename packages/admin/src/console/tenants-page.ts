@@ -5,8 +5,9 @@ import { consolePage } from './console-layout.js';
 import { CONSOLE_PREFIX, tenantConsolePath } from './console-paths.js';
 import type { PlacedProblem } from './form-problem.js';
 import { field, problemSummary, writeFields } from './form-problem.js';
-import type { HtmlValue } from './html.js';
-import { html } from './html.js';
+import type { MarkupValue } from '@mcpgw/core';
+import { markup } from '@mcpgw/core';
+import { scrollRegionStart } from './scroll-region.js';
 
 export type TenantView = z.infer<typeof tenantViewSchema>;
 
@@ -16,15 +17,15 @@ export function tenantsPage(input: {
   tenants: readonly TenantView[];
   values?: Readonly<Record<string, string>>;
   placed?: PlacedProblem;
-  notice?: HtmlValue;
+  notice?: MarkupValue;
 }): string {
   const action = `${CONSOLE_PREFIX}/tenants`;
   const csrf = input.viewer.csrfToken;
   return consolePage({
     title: 'Tenants',
     viewer: input.viewer,
-    main: html`${input.notice === undefined ? '' : html`<div role="status">${input.notice}</div>`}
-      <div class="scroll">
+    main: markup`${input.notice === undefined ? '' : markup`<div role="status">${input.notice}</div>`}
+      ${scrollRegionStart('Tenants')}
         <table>
           <thead>
             <tr>
@@ -37,12 +38,12 @@ export function tenantsPage(input: {
           <tbody>
             ${input.tenants.map(
               (tenant) =>
-                html`<tr>
+                markup`<tr>
                   <th scope="row">
                     <a href="${tenantConsolePath(tenant.id)}">${tenant.id}</a>${
                       tenant.settings.name === undefined
                         ? ''
-                        : html`<br /><span class="hint">${String(tenant.settings.name)}</span>`
+                        : markup`<br /><span class="hint">${String(tenant.settings.name)}</span>`
                     }
                   </th>
                   <td class="${tenant.status === 'active' ? 'ok' : 'bad'}">${tenant.status}</td>

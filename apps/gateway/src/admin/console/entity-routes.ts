@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import type { Markup } from '@mcpgw/core';
+import { markup } from '@mcpgw/core';
 import type { ConsoleCollection, EntityEditing, EntityView, FormProblem, PlacedProblem } from '@mcpgw/admin';
 import {
   ENTITY_FORMS,
   entityPage,
   grantPatternWarnings,
-  html,
   jsonChanges,
   nameFieldOf,
   placeProblem,
@@ -52,7 +53,7 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
     collection: ConsoleCollection,
     editing: EntityEditing,
     status: number,
-    notice?: ReturnType<typeof html>,
+    notice?: Markup,
   ) => {
     const form = ENTITY_FORMS[collection];
     const { tenantId, caller, request, reply } = call;
@@ -93,7 +94,7 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
       const { edit, done, name } = call.request.query;
       const notice =
         done !== undefined && NOTICES[done] !== undefined
-          ? html`<p class="notice good">${NOTICES[done]}${name === undefined ? '' : html` <code>${name}</code>`}.</p>`
+          ? markup`<p class="notice good">${NOTICES[done]}${name === undefined ? '' : markup` <code>${name}</code>`}.</p>`
           : undefined;
       if (edit === undefined) return render(call, collection, { values: BLANK[collection] }, 200, notice);
       const got = await context.run(form.get, call.request, call.caller, {
@@ -200,7 +201,7 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
           form.collection,
           { values: BLANK[form.collection] },
           problem.status,
-          html`<div class="notice bad" role="alert">
+          markup`<div class="notice bad" role="alert">
             <p>
               <strong>${problem.title}</strong> (${problem.status}):
               ${problem.detail}${
@@ -212,8 +213,8 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
             ${
               (problem.errors ?? []).length === 0
                 ? ''
-                : html`<ul>
-                    ${(problem.errors ?? []).map((entry) => html`<li>${entry.location ?? entry.pointer ?? ''}: ${entry.detail}</li>`)}
+                : markup`<ul>
+                    ${(problem.errors ?? []).map((entry) => markup`<li>${entry.location ?? entry.pointer ?? ''}: ${entry.detail}</li>`)}
                   </ul>`
             }
           </div>`,
@@ -240,15 +241,15 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
         { values: BLANK.sources },
         200,
         result.ok
-          ? html`<p class="notice good">
+          ? markup`<p class="notice good">
               Connection test of <code>${name}</code>: reachable (${result.elapsedMs} ms).
             </p>`
-          : html`<div class="notice bad">
+          : markup`<div class="notice bad">
               <p>
                 Connection test of <code>${name}</code> failed:
                 <strong>${result.reason ?? 'unavailable'}</strong> (${result.elapsedMs} ms).
               </p>
-              ${result.detail === undefined ? '' : html`<p><code>${result.detail}</code></p>`}
+              ${result.detail === undefined ? '' : markup`<p><code>${result.detail}</code></p>`}
             </div>`,
       );
     }),

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantView } from '@mcpgw/admin';
-import { CONSOLE_PREFIX, html, placeProblem, tenantsPage } from '@mcpgw/admin';
+import { markup } from '@mcpgw/core';
+import { CONSOLE_PREFIX, placeProblem, tenantsPage } from '@mcpgw/admin';
 import type { ConsoleCaller } from './console-caller.js';
 import type { ConsoleContext } from './console-context.js';
 import { sendFailure, sendProblemPage } from './console-context.js';
@@ -57,7 +58,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, context: ConsoleC
     const { done, id } = request.query;
     const notice =
       done !== undefined && NOTICES[done] !== undefined
-        ? html`<p class="notice good">${NOTICES[done]}${id === undefined ? '' : html` <code>${id}</code>`}.</p>`
+        ? markup`<p class="notice good">${NOTICES[done]}${id === undefined ? '' : markup` <code>${id}</code>`}.</p>`
         : undefined;
     return sendPage(
       reply,
@@ -121,7 +122,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, context: ConsoleC
             reply,
             caller,
             {
-              notice: html`<div class="notice bad" role="alert">
+              notice: markup`<div class="notice bad" role="alert">
                 <p>
                   <strong>${problem.title}</strong> (${problem.status}) for <code>${tenantId}</code>: ${problem.detail}
                 </p>

@@ -1,7 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import type { AuditPageView, FormFields, PreviewResponse, PreviewSide, TenantStatusView } from '@mcpgw/admin';
+import type {
+  AccessFilters,
+  AuditPageView,
+  FormFields,
+  PreviewResponse,
+  PreviewSide,
+  TenantStatusView,
+} from '@mcpgw/admin';
 import {
   AUDIT_FILTERS,
+  accessActivityPage,
+  filterAccess,
   auditConsolePage,
   overviewPage,
   placeProblem,
@@ -9,6 +18,7 @@ import {
   tenantConsolePath,
 } from '@mcpgw/admin';
 import type { ConsoleContext } from './console-context.js';
+import { trafficOf } from './traffic-view.js';
 import { consoleProblemOf, isTenantMissing } from './console-problem.js';
 import { seeOther, sendPage } from './console-reply.js';
 import type { TenantPageCall } from './tenant-route.js';
@@ -45,10 +55,11 @@ export function registerTenantPageRoutes(scope: FastifyInstance, context: Consol
     '/admin/tenants/:tenantId/',
     tenantRoute(context, async ({ request, reply, caller, tenantId }) => {
       const status = await context.run('getTenantStatus', request, caller, { params: { tenantId } });
+      const traffic = await trafficOf(scope.tenantTraffic, tenantId, request.log);
       return sendPage(
         reply,
         200,
-        overviewPage({ tenantId, viewer: caller.viewer, status: status.result.body as TenantStatusView }),
+        overviewPage({ tenantId, viewer: caller.viewer, status: status.result.body as TenantStatusView, traffic }),
       );
     }),
   );
@@ -142,6 +153,32 @@ export function registerTenantPageRoutes(scope: FastifyInstance, context: Consol
         const placed = placeProblem(problem, (entry) => entry.parameter);
         return sendPage(reply, problem.status, auditConsolePage({ tenantId, viewer: caller.viewer, filters, placed }));
       }
+    }),
+  );
+
+  scope.get(
+    '/admin/tenants/:tenantId/access',
+    tenantRoute(context, async ({ request, reply, caller, tenantId }) => {
+      // The status operation's access rule decides who may see the tenant (another tenant's admin: its 404).
+      await context.run('getTenantStatus', request, caller, { params: { tenantId } });
+      const filters = Object.fromEntries(
+        (['caller', 'resource'] as const).flatMap((key) => {
+          const value = request.query[key]?.trim();
+          return value === undefined || value === '' ? [] : [[key, value.slice(0, 200)]];
+        }),
+      ) as AccessFilters;
+      const records = filterAccess(await scope.accessActivity.list(tenantId), filters);
+      return sendPage(
+        reply,
+        200,
+        accessActivityPage({
+          tenantId,
+          viewer: caller.viewer,
+          filters,
+          records,
+          retentionHours: scope.settings.config.env.ACCESS_ACTIVITY_RETENTION_HOURS,
+        }),
+      );
     }),
   );
 

@@ -1,0 +1,161 @@
+import type { Logger } from '@mcpgw/core';
+import type { RedisConnection } from './redis-connection.js';
+
+/**
+ * Which callers read or listed which resources of a tenant lately, for the
+ * console's access activity page. One entry per (caller, action, resource),
+ * with the last time it happened. It keeps the caller's tenant fingerprint,
+ * its client id and, only when the tenant's grants match on subjects, its
+ * subject: never a token nor any other claim (docs/security.md, "Access
+ * activity").
+ *
+ * With Redis, a sorted set per tenant scored by the time (every replica adds
+ * to it); otherwise in process. Both are bounded: entries older than the
+ * retention are dropped, and beyond `maxEntries` the oldest go. Recording
+ * is fire and forget: a failure is logged, never thrown into the request.
+ */
+export interface AccessActivity {
+  record(tenantId: string, entry: AccessEntry): void;
+  /** The tenant's entries within the retention, newest first. */
+  list(tenantId: string): Promise<AccessRecord[]>;
+  /** Drops a tenant's record (a deleted tenant). */
+  forget(tenantId: string): Promise<void>;
+}
+
+export interface AccessEntry {
+  /** The caller's fingerprint within the tenant (the one a preview shows). */
+  readonly principal: string;
+  readonly clientId?: string | undefined;
+  /** Kept only when the tenant's grants match on subjects. */
+  readonly subject?: string | undefined;
+  readonly action: 'read' | 'list';
+  /** The URI read; for a listing, undefined. */
+  readonly resource?: string | undefined;
+  /** The grants the caller matched (names, from the tenant's own configuration). */
+  readonly grants: readonly string[];
+}
+
+export interface AccessRecord extends AccessEntry {
+  /** When it last happened, milliseconds since the epoch. */
+  readonly at: number;
+}
+
+export interface AccessActivityOptions {
+  readonly redis?: RedisConnection | undefined;
+  /** Key prefix, e.g. `mcpgw:access:`; tests use their own namespace. */
+  readonly prefix?: string;
+  readonly retentionMs: number;
+  /** Entries kept per tenant at most. */
+  readonly maxEntries: number;
+  readonly now?: () => number;
+  readonly logger?: Logger;
+}
+
+/** A URI longer than this is cut: the record is for people to read, not a copy of every request. */
+const MAX_URI_LENGTH = 512;
+
+function memberOf(entry: AccessEntry): string {
+  return JSON.stringify([
+    entry.principal,
+    entry.clientId ?? null,
+    entry.subject ?? null,
+    entry.action,
+    entry.resource?.slice(0, MAX_URI_LENGTH) ?? null,
+    [...entry.grants].sort(),
+  ]);
+}
+
+function entryOf(member: string, at: number): AccessRecord | undefined {
+  try {
+    const [principal, clientId, subject, action, resource, grants] = JSON.parse(member) as [
+      string,
+      string | null,
+      string | null,
+      'read' | 'list',
+      string | null,
+      string[],
+    ];
+    return {
+      principal,
+      action,
+      grants,
+      at,
+      ...(clientId === null ? {} : { clientId }),
+      ...(subject === null ? {} : { subject }),
+      ...(resource === null ? {} : { resource }),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+export function createAccessActivity(options: AccessActivityOptions): AccessActivity {
+  const now = options.now ?? Date.now;
+  const prefix = options.prefix ?? 'mcpgw:access:';
+  const { redis, retentionMs, maxEntries } = options;
+  const local = new Map<string, Map<string, number>>();
+  const keyOf = (tenantId: string) => `${prefix}{${tenantId}}`;
+
+  const trimLocal = (entries: Map<string, number>, at: number) => {
+    for (const [member, seen] of entries) if (seen <= at - retentionMs) entries.delete(member);
+    // Insertion order is recency order (a repeat is moved to the end): the first are the oldest.
+    for (const member of entries.keys()) {
+      if (entries.size <= maxEntries) break;
+      entries.delete(member);
+    }
+  };
+
+  return {
+    record(tenantId, entry) {
+      const at = now();
+      const member = memberOf(entry);
+      if (redis === undefined) {
+        let entries = local.get(tenantId);
+        if (entries === undefined) {
+          entries = new Map();
+          local.set(tenantId, entries);
+        }
+        entries.delete(member);
+        entries.set(member, at);
+        trimLocal(entries, at);
+        return;
+      }
+      const key = keyOf(tenantId);
+      redis.client
+        .pipeline()
+        .zadd(key, at, member)
+        .zremrangebyscore(key, '-inf', at - retentionMs)
+        .zremrangebyrank(key, 0, -(maxEntries + 1))
+        .pexpire(key, retentionMs)
+        .exec()
+        .then((results) => {
+          const failed = (results ?? []).find(([error]) => error !== null);
+          if (failed !== undefined) throw failed[0];
+        })
+        .catch((error: unknown) =>
+          options.logger?.warn({ err: String(error) }, 'an access record was not written to Redis'),
+        );
+    },
+    async list(tenantId) {
+      const at = now();
+      const since = at - retentionMs;
+      if (redis === undefined) {
+        const entries = local.get(tenantId);
+        if (entries === undefined) return [];
+        trimLocal(entries, at);
+        return [...entries].reverse().flatMap(([member, seen]) => (seen > since ? (entryOf(member, seen) ?? []) : []));
+      }
+      const found = await redis.client.zrevrangebyscore(keyOf(tenantId), '+inf', `(${since}`, 'WITHSCORES');
+      const records: AccessRecord[] = [];
+      for (let index = 0; index + 1 < found.length; index += 2) {
+        const record = entryOf(found[index]!, Number(found[index + 1]));
+        if (record !== undefined) records.push(record);
+      }
+      return records;
+    },
+    async forget(tenantId) {
+      local.delete(tenantId);
+      if (redis !== undefined) await redis.client.unlink(keyOf(tenantId));
+    },
+  };
+}
