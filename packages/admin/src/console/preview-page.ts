@@ -70,17 +70,17 @@ function resultOf(result: PreviewResponse | undefined, other: PreviewResponse | 
  * would act as (a database role and its settings, an STS role with its
  * session name and tags), as the preview names it: never a credential.
  */
-function backendIdentitiesOf(result: PreviewResponse): HtmlValue {
+function backendIdentitiesOf(result: PreviewResponse): MarkupValue {
   const identities = result.backendIdentities ?? [];
   if (identities.length === 0) return undefined;
-  return html`<p>Backend identity:</p>
+  return markup`<p>Backend identity:</p>
     <dl class="backend-identities">
       ${identities.map(
         ({ source, identity }) =>
-          html`<dt>Source <code>${source}</code></dt>
+          markup`<dt>Source <code>${source}</code></dt>
             ${Object.entries(identity).map(
               ([name, value]) =>
-                html`<dd>${name}: <code>${typeof value === 'string' ? value : JSON.stringify(value)}</code></dd>`,
+                markup`<dd>${name}: <code>${typeof value === 'string' ? value : JSON.stringify(value)}</code></dd>`,
             )}`,
       )}
     </dl>`;
