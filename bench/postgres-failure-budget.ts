@@ -207,8 +207,10 @@ Measured ${new Date().toISOString().slice(0, 10)} on a shared 2-core machine wit
 ${table}
 
 A refusal fails at once and a silent host at the connection timeout. A silent open connection
-took ${frozenP50.toFixed(0)} ms at p50, ${(frozenP50 / BUDGET_MS).toFixed(1)} × the budget: the read's statement waits out the
-driver's query timeout, and the ROLLBACK that follows on the same connection waits out another
-before the connection is destroyed. After a frozen read, ${again} further reads over ${frozenAgain.length} rounds failed
+took ${frozenP50.toFixed(0)} ms at p50, ${(frozenP50 / BUDGET_MS).toFixed(2)} × the budget: the read's statement waits out the
+driver's query timeout, which starts when the statement is sent, so the time the read took before it
+(taking the pooled connection, the gateway's own work) comes on top; the connection is then
+destroyed at once, with no ROLLBACK sent on it to wait out a second timeout (it used to take twice
+the budget). After a frozen read, ${again} further reads over ${frozenAgain.length} rounds failed
 before one worked (other pooled connections the freeze also silenced, each failing the same way).
 `);

@@ -117,9 +117,14 @@ const samples = {
   proxied: [] as number[],
   unavailable: [] as number[],
   slowDown: [] as number[],
+  /** Throttled reads whose retry would not have fit in the budget: answered with the throttling error. */
+  slowDownRefused: [] as number[],
   frozen: [] as number[],
 };
 const frozenErrors = new Set<string>();
+const throttledErrors = new Set<string>();
+const describeError = (error: unknown) =>
+  error instanceof GatewayError ? `${error.code}: ${error.message}` : String(error);
 try {
   for (let i = 0; i < 5; i += 1) {
     await timedRead(direct);
@@ -133,19 +138,23 @@ try {
     const c = await timedRead(proxied);
     Object.assign(fault, { failNext: 1, code: 'SlowDown' });
     const d = await timedRead(proxied);
-    for (const result of [a, b, c, d]) if (result.error !== undefined) throw result.error;
+    for (const result of [a, b, c]) if (result.error !== undefined) throw result.error;
     if (fault.failNext !== 0) throw new Error('the 503 was never asked for');
     samples.direct.push(a.ms);
     samples.proxied.push(b.ms);
     samples.unavailable.push(c.ms);
-    samples.slowDown.push(d.ms);
+    if (d.error === undefined) samples.slowDown.push(d.ms);
+    else if (d.error instanceof GatewayError && d.error.message.includes('is throttling requests')) {
+      throttledErrors.add(describeError(d.error));
+      samples.slowDownRefused.push(d.ms);
+    } else throw d.error;
   }
   fault.mode = 'freeze';
   for (let i = 0; i < FROZEN_ROUNDS; i += 1) {
     const result = await timedRead(proxied);
     if (result.error === undefined) throw new Error('a read of a frozen endpoint succeeded');
     const error = result.error;
-    frozenErrors.add(error instanceof GatewayError ? `${error.code}: ${error.message}` : String(error));
+    frozenErrors.add(describeError(error));
     samples.frozen.push(result.ms);
   }
 } finally {
@@ -158,7 +167,9 @@ try {
 const quantile = (values: number[], q: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))] ?? 0;
 const row = (name: string, values: number[], against: string) =>
-  `| ${name} | ${values.length} | ${quantile(values, 0.5).toFixed(1)} | ${quantile(values, 0.99).toFixed(1)} | ${Math.max(...values).toFixed(1)} | ${against} |`;
+  values.length === 0
+    ? `| ${name} | 0 | — | — | — | ${against} |`
+    : `| ${name} | ${values.length} | ${quantile(values, 0.5).toFixed(1)} | ${quantile(values, 0.99).toFixed(1)} | ${Math.max(...values).toFixed(1)} | ${against} |`;
 const directP50 = quantile(samples.direct, 0.5);
 const over = (values: number[]) => {
   const delta = quantile(values, 0.5) - directP50;
@@ -171,11 +182,15 @@ const table = [
   row('through the proxy, no fault', samples.proxied, over(samples.proxied)),
   row('one 503 ServiceUnavailable, retried', samples.unavailable, over(samples.unavailable)),
   row('one 503 SlowDown, retried', samples.slowDown, over(samples.slowDown)),
+  row('one 503 SlowDown, no time to retry → error', samples.slowDownRefused, `budget ${BUDGET_MS} ms`),
   row('frozen endpoint → error', samples.frozen, `budget ${BUDGET_MS} ms (${MAX_ATTEMPTS} × ${REQUEST_TIMEOUT_MS} ms)`),
 ].join('\n');
 const errors = [...frozenErrors].join('; ');
 console.log(table);
 console.log(`\nfrozen reads failed with: ${errors}`);
+const throttled = [...throttledErrors].join('; ');
+console.log(`throttled reads not retried failed with: ${throttled || '(none)'}`);
+const slowDownMax = samples.slowDown.length === 0 ? 0 : Math.max(...samples.slowDown);
 
 await writePerformanceSection(`## S3 source timeout and retry
 
@@ -197,8 +212,11 @@ Measured ${new Date().toISOString().slice(0, 10)} on a shared 2-core machine wit
 ${table}
 
 A frozen endpoint's reads failed with: ${errors}. They end at the operation's budget, not at
-${MAX_ATTEMPTS} request timeouts plus a backoff. A retried read costs a direct read plus the SDK's wait before
-its second attempt: short for a 5xx, longer for throttling (\`SlowDown\`), whose slowest read took
-${Math.max(...samples.slowDown).toFixed(0)} ms of the ${BUDGET_MS} ms budget: with a budget this tight, a throttled read can run out of it
-before its retry answers.
+${MAX_ATTEMPTS} request timeouts plus a backoff. A retried read costs a direct read plus the wait before
+its second attempt: short for a 5xx, longer for throttling (\`SlowDown\`: up to 1 s, drawn at random).
+A retry is sent only when its wait plus a 100 ms attempt fits in what is left of the budget
+(packages/source-s3/src/budgeted-retry.ts): the slowest retried throttled read took
+${slowDownMax.toFixed(0)} ms of the ${BUDGET_MS} ms budget, and the ${samples.slowDownRefused.length} of ${ITERATIONS} whose wait would not have fitted
+answered at once (p50 ${quantile(samples.slowDownRefused, 0.5).toFixed(1)} ms) with ${throttled || 'the throttling error'}, instead of waiting out the
+backoff and then running out of budget before the retry answered.
 `);

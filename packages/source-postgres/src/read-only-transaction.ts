@@ -125,7 +125,10 @@ export async function inReadOnlyTransaction<T>(
     return result;
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    broken ??= await rollback(client, error);
+    // A connection whose statement outlived the driver's query timeout has stopped answering (the
+    // server's statement_timeout would have ended the statement first): a ROLLBACK queued behind it
+    // would wait out a second timeout, twice the read's budget, before the connection is destroyed.
+    broken ??= isQueryReadTimeout(error) ? error : await rollback(client, error);
     throw error;
   } finally {
     signal?.removeEventListener('abort', onAbort);
@@ -154,6 +157,13 @@ function sessionSetup(
     }
   }
   return { text: `SELECT ${calls.join(', ')}`, values };
+}
+
+/** What pg rejects a query with once `query_timeout` passes without its answer; pg gives it no code. */
+const QUERY_READ_TIMEOUT = 'Query read timeout';
+
+function isQueryReadTimeout(error: unknown): error is Error {
+  return error instanceof Error && error.message === QUERY_READ_TIMEOUT;
 }
 
 async function rollback(client: PoolClient, cause: unknown): Promise<Error | undefined> {

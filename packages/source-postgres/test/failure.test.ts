@@ -1,6 +1,7 @@
 import * as net from 'node:net';
 import { isGatewayError, silentLogger, type Source } from '@mcpgw/core';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { startFreezingProxy } from '@mcpgw/test-helpers/freezing-proxy';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { within } from '@mcpgw/test-helpers/within';
 import { createPostgresSource } from '../src/postgres-source.js';
@@ -177,6 +178,35 @@ describe('Postgres slow (accepts, never answers)', () => {
     }
     expect(await quick.read('db+postgres:///quick/public/orders/rows?limit=1')).toHaveLength(1);
   });
+});
+
+describe('Postgres goes silent on an open connection', () => {
+  it('answers within the budget: the connection whose query timed out is destroyed, not asked to roll back', async () => {
+    const frozen = await startFreezingProxy(fx.db.url, 5432);
+    opened.push(frozen);
+    // The budget: 1.5 s to connect plus 0.5 s for the statement bound a query on an open connection
+    // (the driver's query timeout, connection-config.ts).
+    const budgetMs = 1500 + 500;
+    const s = source('silent', {
+      connection: { url: frozen.url },
+      pool: { connectionTimeoutMs: 1500, max: 1 },
+      statementTimeoutMs: 500,
+      rows: { enabled: true },
+    });
+    // A read that works leaves its connection in the pool; then nothing the server sends on it arrives.
+    expect(await s.read('db+postgres:///silent/public/orders/rows?limit=1')).toHaveLength(1);
+    frozen.freeze(/./);
+    const { error, ms } = await failure(s.read('db+postgres:///silent/public/orders/rows?limit=1'));
+    expectUnavailable(error, 'silent', [String(new URL(frozen.url).port)]);
+    expect((error as Error).message).toBe('Postgres source "silent" did not answer in time');
+    // Ended by the query timeout, and not by a second one waited out for a ROLLBACK on the silent
+    // connection (that took twice the budget); the margin is for a busy machine's late timers.
+    expect(ms).toBeGreaterThan(budgetMs - 100);
+    expect(ms).toBeLessThan(budgetMs * 1.5);
+    // The silent connection left the pool: the next read opens a fresh one (the proxy freezes only
+    // connections that had sent something when it froze) and answers.
+    expect(await s.read('db+postgres:///silent/public/orders/rows?limit=1')).toHaveLength(1);
+  }, 20_000);
 });
 
 describe('recovery', () => {

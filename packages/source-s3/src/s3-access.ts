@@ -18,6 +18,7 @@ import type { S3SourceOptions } from './s3-source-options.js';
 import { objectStream, type ObjectBody } from './object-stream.js';
 import { readBounded } from './read-bounded.js';
 import { awsS3 } from './aws-s3-module.js';
+import { withinBudget, type OperationBudget } from './budgeted-retry.js';
 import { isAccessDenied, isNotFound } from './s3-errors.js';
 import { acquireTenantSlot, type ReleaseSlot } from './tenant-slots.js';
 import { keyToUri } from './uri.js';
@@ -110,6 +111,8 @@ export function createS3Access(
   ): Promise<T> {
     const timeout = AbortSignal.timeout(operationBudgetMs);
     const deadline = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+    // The same deadline for the retry strategy, which retries only what fits before it.
+    const budget: OperationBudget = { deadlineAt: performance.now() + operationBudgetMs };
     let release: ReleaseSlot | undefined;
     const keepSlot: KeepSlot = () => {
       const kept = release ?? (() => {});
@@ -118,7 +121,7 @@ export function createS3Access(
     };
     try {
       if (slot) release = await acquireTenantSlot(context.tenantId, options.maxInFlightPerTenant, deadline);
-      return await run(deadline, keepSlot);
+      return await withinBudget(budget, () => run(deadline, keepSlot));
     } catch (error) {
       if (isGatewayError(error)) throw error;
       // The caller gave up (client cancelled): not a backend failure.
@@ -127,9 +130,11 @@ export function createS3Access(
       // The refused address is for the people who configure the gateway (status, logs), not callers.
       const message = timeout.aborted
         ? `S3 source "${sourceId}" did not answer within ${operationBudgetMs} ms`
-        : findEgressRefusal(error) === undefined
-          ? `S3 source "${sourceId}" is unavailable`
-          : `S3 source "${sourceId}" is unavailable: the gateway's egress policy refuses its endpoint`;
+        : budget.refusedRetry === 'THROTTLING'
+          ? `S3 source "${sourceId}" is throttling requests: no time left to retry within ${operationBudgetMs} ms`
+          : findEgressRefusal(error) === undefined
+            ? `S3 source "${sourceId}" is unavailable`
+            : `S3 source "${sourceId}" is unavailable: the gateway's egress policy refuses its endpoint`;
       throw new GatewayError('MCPGW_SOURCE_UNAVAILABLE', message, { cause: error });
     } finally {
       release?.();

@@ -1,17 +1,18 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { egressAgents, type EgressGuard } from '@mcpgw/core';
 import { awsS3 } from './aws-s3-module.js';
+import { createBudgetedRetryStrategy } from './budgeted-retry.js';
 import type { S3SourceOptions } from './s3-source-options.js';
 import type { SessionCredentials } from './sts-client.js';
 
 /**
  * The SDK client an S3 source's options describe. No I/O happens here. With
  * `egress` (a source a tenant admin configured) its connections go through
- * the egress guard.
+ * the egress guard. `jitter` fixes the retries' jitter (tests); default random.
  */
-export function createS3Client(options: S3SourceOptions, egress?: EgressGuard): S3Client {
+export function createS3Client(options: S3SourceOptions, egress?: EgressGuard, jitter?: () => number): S3Client {
   return new (awsS3().S3Client)({
-    ...clientOptions(options),
+    ...clientOptions(options, jitter),
     // Absent: the SDK's default provider chain. A copy, because the SDK
     // writes bookkeeping fields (`$source`) into the object it is given.
     ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
@@ -43,13 +44,19 @@ export function createSessionS3Client(
   });
 }
 
-function clientOptions(options: S3SourceOptions) {
+function clientOptions(options: S3SourceOptions, jitter?: () => number) {
+  const { maxAttempts, requestTimeoutMs } = options;
   return {
     region: options.region,
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     forcePathStyle: options.forcePathStyle,
-    // The SDK's standard retry strategy: exponential backoff with jitter on
-    // throttling, 5xx, connection errors and timeouts.
-    maxAttempts: options.maxAttempts,
+    // The SDK's standard retries (exponential backoff with jitter on throttling, 5xx, connection
+    // errors and timeouts), each only if it fits in what is left of the operation's budget.
+    maxAttempts,
+    retryStrategy: createBudgetedRetryStrategy({
+      maxAttempts,
+      requestTimeoutMs,
+      ...(jitter === undefined ? {} : { random: jitter }),
+    }),
   };
 }

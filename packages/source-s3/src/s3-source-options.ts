@@ -74,7 +74,7 @@ export const s3SourceOptionsSchema = z
       .default({ maxObjects: 100, maxTotalBytes: 10 * MIB }),
     /** Per HTTP attempt (connect and response). Default 5,000 ms. */
     requestTimeoutMs: z.number().int().min(50).max(120_000).default(5_000),
-    /** Attempts per S3 call, first included (the SDK's standard retry strategy). Default 3. */
+    /** Attempts per S3 call, first included; a retry only if it fits the call's deadline (budgeted-retry.ts). Default 3. */
     maxAttempts: z.number().int().min(1).max(10).default(3),
     /**
      * In-flight S3 requests of this tenant, shared by all of its S3 sources.

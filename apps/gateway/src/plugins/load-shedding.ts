@@ -67,6 +67,15 @@ export async function installLoadShedding(app: FastifyInstance, options: LoadShe
     });
   }
   if (maxDelay === 0 && maxUtilization === 0) return state;
+  // The plugin samples from its registration, so its first samples after the app is ready still cover
+  // the rest of the start (module loading, control-plane queries on an embedded database), which on a
+  // loaded machine can hold the loop for seconds: an idle replica would refuse its first requests.
+  // The first sample taken wholly after ready is the second one, at most two periods later.
+  let readyAt = Number.POSITIVE_INFINITY;
+  app.addHook('onReady', async () => {
+    readyAt = performance.now();
+  });
+  const sampledSinceReady = (): boolean => performance.now() - readyAt >= 2 * SAMPLE_INTERVAL_MS;
   await app.register(underPressure, {
     // 0 leaves a threshold off in the plugin as well.
     maxEventLoopDelay: maxDelay,
@@ -74,7 +83,7 @@ export async function installLoadShedding(app: FastifyInstance, options: LoadShe
     sampleInterval: SAMPLE_INTERVAL_MS,
     retryAfter: SHED_RETRY_AFTER_SECONDS,
     pressureHandler: (request, reply, type) => {
-      if (!sheddable(request)) return undefined;
+      if (!sheddable(request) || !sampledSinceReady()) return undefined;
       return refuse(reply, type === 'eventLoopDelay' ? 'event loop delayed' : 'event loop saturated');
     },
   });
