@@ -18,6 +18,7 @@ const grant = (name: string) => ({
   name,
   version: 1,
   updatedAt: new Date(at(0)).toISOString(),
+  tenantManagedBy: 'api' as const,
   document: { match: { scopes: ['staff'] }, allow: [{ source: 'notes' }] },
 });
 
