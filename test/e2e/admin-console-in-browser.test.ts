@@ -211,6 +211,15 @@ describe('the admin console in a browser', () => {
     expect(await rows.first().textContent()).toMatch(/read\s*notes:\/\/welcome[^]*notes-readers/);
     expect(await page.content()).not.toContain(token);
     await checkPage(page, 'access');
+    // The grants page names that caller beside the grant it matched, linked to its access activity.
+    const fingerprint = (await rows.first().locator('th code').textContent()) ?? '';
+    expect(fingerprint).not.toBe('');
+    await page.goto('/admin/tenants/demo/grants');
+    const grant = page.getByRole('row', { name: /^notes-readers/ });
+    expect(await grant.getByRole('link', { name: fingerprint }).getAttribute('href')).toBe(
+      `/admin/tenants/demo/access?caller=${encodeURIComponent(fingerprint)}`,
+    );
+    await checkPage(page, 'grants-recent-callers');
   });
 
   it('answers a stale edit from a second tab with 412 and what changed, and reapplies it', SLOW, async () => {

@@ -148,6 +148,8 @@ export { docsPage } from './docs-page.js';
 // Browser sessions: the sealed cookie a signed-in admin carries, and the random ids it names.
 /** Seals and opens admin session cookies (AES-256-GCM under the admin-session keys, the first sealing). */
 export { createSessionSealer, newCsrfToken, newSessionId } from './admin-session.js';
+export { createOperatorSessionSealer } from './operator-session.js';
+export type { OperatorSession, OperatorSessionSealer } from './operator-session.js';
 export type { AdminSession, OpenedSession, SessionSealer } from './admin-session.js';
 
 // The admin console's pages: server-rendered, framework-free.

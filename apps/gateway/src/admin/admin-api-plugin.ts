@@ -13,6 +13,8 @@ import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
 import { createBearerAuthenticator } from './bearer-authenticator.js';
 import { createAdminSignIn } from './sign-in/admin-sign-in.js';
+import { createOperatorSignIn } from './sign-in/operator-sign-in.js';
+import { mintOperatorToken } from '../token-cli.js';
 import type { ProblemError } from './sign-in/sign-in-problem.js';
 import { SignInProblem } from './sign-in/sign-in-problem.js';
 
@@ -153,6 +155,17 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
       bearer,
       session: signIn.session,
       signIn: signIn.console,
+      operatorSignIn: createOperatorSignIn({
+        secrets: keys.adminSession,
+        secure: new URL(baseUrls[0]).protocol === 'https:',
+        originOf: signIn.console.originOf,
+        peerIsClient: config.env.TRUSTED_PROXIES.length === 0,
+        mintLocalOperatorToken:
+          operator === undefined
+            ? undefined
+            : async () => (await mintOperatorToken(config, { sub: 'local-operator' })).token,
+        resolve: (token) => access.resolveAdminPrincipal(undefined, token),
+      }),
       rateLimits: app.limits.rateLimits,
     });
   },

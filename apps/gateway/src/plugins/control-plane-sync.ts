@@ -55,6 +55,8 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
       drop: async (tenantId, revision) => {
         await cache.dropTenant(tenantId, revision);
         await limits.rateLimits.forgetTenant(tenantId);
+        // Who read what in a tenant that no longer exists is nobody's to see (docs/security.md, "Access activity").
+        await app.accessActivity.forget(tenantId);
       },
       changed: (tenantId) => events.tenantChanged(tenantId),
       logger: logger.child({ component: 'control-plane' }),
@@ -86,6 +88,7 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
       'mcpgw-tenants',
       'mcpgw-events',
       'mcpgw-limits',
+      'mcpgw-access-activity',
     ],
   },
 );

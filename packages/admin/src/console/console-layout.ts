@@ -1,7 +1,7 @@
 import type { Markup, MarkupValue } from '@mcpgw/core';
 import { markup, markupText } from '@mcpgw/core';
 import { consoleStyles } from './console-styles.js';
-import { tenantConsolePath, type TenantPage } from './console-paths.js';
+import { CONSOLE_PREFIX, tenantConsolePath, type TenantPage } from './console-paths.js';
 
 /** Who is signed in, for the page's header. */
 export interface ConsoleViewer {
@@ -48,8 +48,16 @@ function tenantNav(tenantId: string, current: TenantPage | 'overview'): Markup {
 }
 
 function signOut(tenantId: string | undefined, viewer: ConsoleViewer | undefined): MarkupValue {
-  if (tenantId === undefined || viewer?.csrfToken === undefined) return undefined;
-  return markup`<form class="inline" method="post" action="${tenantConsolePath(tenantId, 'sign-out')}">
+  if (viewer?.csrfToken === undefined) return undefined;
+  // An operator's session is no tenant's; a tenant admin's signs out on its tenant's path.
+  const action =
+    viewer.kind === 'operator'
+      ? `${CONSOLE_PREFIX}/operator/sign-out`
+      : tenantId === undefined
+        ? undefined
+        : tenantConsolePath(tenantId, 'sign-out');
+  if (action === undefined) return undefined;
+  return markup`<form class="inline" method="post" action="${action}">
     <input type="hidden" name="csrf" value="${viewer.csrfToken}" /><button class="secondary" type="submit">
       Sign out
     </button>

@@ -24,6 +24,7 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem}
 th,td{border-bottom:1px solid var(--line);padding:.4rem .5rem;text-align:left;vertical-align:top}
 th{background:var(--panel)}
 .scroll{overflow-x:auto}
+ul.plain{list-style:none;margin:0;padding:0}ul.plain li+li{margin-top:.25rem}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:1rem}.chart{margin:0}.chart svg{display:block;margin-top:.25rem}.chart figcaption .hint{display:block}
 code,pre,textarea.code{font-family:ui-monospace,"SFMono-Regular",Menlo,monospace;font-size:.9rem}
 pre{background:var(--panel);padding:.5rem;overflow:auto;white-space:pre-wrap;word-break:break-word}

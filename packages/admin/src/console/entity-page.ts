@@ -12,6 +12,8 @@ import { markup } from '@mcpgw/core';
 import type { JsonChange } from './json-diff.js';
 import { changesTable } from './changes-table.js';
 import { scrollRegionStart } from './scroll-region.js';
+import type { GrantCaller } from './grant-callers.js';
+import { grantCallersCell } from './grant-callers.js';
 
 export type EntityView = z.infer<typeof entityViewSchema>;
 
@@ -39,6 +41,8 @@ export interface EntityPageInput {
   readonly sourceTypes?: ReadonlyMap<string, readonly string[]>;
   /** Grants: the pattern check's warnings for the serving grants. */
   readonly warnings?: readonly PreviewWarning[];
+  /** Grants: per grant name, the callers the access activity saw it match lately (callersByGrant). */
+  readonly recentCallers?: ReadonlyMap<string, readonly GrantCaller[]>;
 }
 
 const TITLES: Readonly<Record<ConsoleCollection, { title: string; one: string }>> = {
@@ -78,6 +82,11 @@ function row(input: EntityPageInput, item: EntityView): Markup {
   return markup`<tr>
     <th scope="row">${item.name}</th>
     <td>${summaryOf(input.collection, item)}</td>
+    ${
+      input.recentCallers === undefined
+        ? ''
+        : markup`<td>${grantCallersCell(input.tenantId, input.recentCallers.get(item.name))}</td>`
+    }
     <td>${new Date(item.updatedAt).toISOString()}<br /><span class="hint">version ${item.version}</span></td>
     <td>
       <div class="actions">
@@ -268,6 +277,7 @@ export function entityPage(input: EntityPageInput): string {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">What</th>
+                  ${input.recentCallers === undefined ? '' : markup`<th scope="col">Recent callers</th>`}
                   <th scope="col">Last change</th>
                   <th scope="col">Actions</th>
                 </tr>

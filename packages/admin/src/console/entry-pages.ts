@@ -37,6 +37,10 @@ export function consoleIndexPage(input: { viewer?: ConsoleViewer; operator?: boo
         </div>
         <div class="actions"><button type="submit">Sign in</button></div>
       </form>
+      <p>
+        Operators: <a href="${CONSOLE_PREFIX}/operator/sign-in">sign in as an operator</a>, then open
+        <a href="${CONSOLE_PREFIX}/tenants">every tenant</a>.
+      </p>
       <p><a href="/admin/v1/docs">Admin API reference</a></p>`,
   });
 }

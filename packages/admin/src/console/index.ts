@@ -25,3 +25,6 @@ export { grantPatternWarnings } from './grant-pattern-warnings.js';
 
 export { accessActivityPage, filterAccess } from './access-activity-page.js';
 export type { AccessFilters, AccessRecordView } from './access-activity-page.js';
+export { callersByGrant } from './grant-callers.js';
+export type { GrantCaller } from './grant-callers.js';
+export { OPERATOR_SIGN_IN_PATH, OPERATOR_SIGN_OUT_PATH, operatorSignInPage } from './operator-sign-in-page.js';

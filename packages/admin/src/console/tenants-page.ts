@@ -53,7 +53,7 @@ export function tenantsPage(input: {
                       <form
                         class="inline"
                         method="post"
-                        action="${action}/${tenant.status === 'active' ? 'suspend' : 'resume'}"
+                        action="${action}/${tenant.id}/${tenant.status === 'active' ? 'suspend' : 'resume'}"
                       >
                         ${writeFields(csrf, tenant.version)}<input
                           type="hidden"
@@ -63,7 +63,7 @@ export function tenantsPage(input: {
                           ${tenant.status === 'active' ? 'Suspend' : 'Resume'}<span class="skip"> ${tenant.id}</span>
                         </button>
                       </form>
-                      <form class="inline" method="post" action="${action}/delete">
+                      <form class="inline" method="post" action="${action}/${tenant.id}/delete">
                         ${writeFields(csrf, tenant.version)}<input
                           type="hidden"
                           name="tenantId"

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import type { AdminPrincipal, AdminSession, ConsoleViewer } from '@mcpgw/admin';
+import type { AdminPrincipal, AdminSession, ConsoleViewer, OperatorSession } from '@mcpgw/admin';
 import type { AdminAuthenticator } from '../admin-authenticator.js';
 import type { ConsoleSignIn } from '../sign-in/admin-sign-in.js';
+import type { OperatorSignIn } from '../sign-in/operator-sign-in.js';
 import type { SessionAuth } from '../sign-in/session-authenticator.js';
 import { csrfRefusal, isStateChanging } from '../sign-in/csrf.js';
 
@@ -9,6 +10,8 @@ import { csrfRefusal, isStateChanging } from '../sign-in/csrf.js';
 export interface ConsoleCaller {
   readonly principal: AdminPrincipal;
   readonly session?: AdminSession;
+  /** An operator signed in in the browser (sign-in/operator-sign-in.ts). */
+  readonly operatorSession?: OperatorSession;
   readonly viewer: ConsoleViewer;
 }
 
@@ -34,6 +37,7 @@ export function createConsoleCallers(options: {
   bearer: AdminAuthenticator;
   session: SessionAuth;
   signIn: ConsoleSignIn;
+  operator: OperatorSignIn;
 }): ConsoleCallers {
   return {
     async callerOf(request) {
@@ -41,6 +45,12 @@ export function createConsoleCallers(options: {
       if (byToken !== undefined)
         return { principal: byToken, viewer: { kind: byToken.kind, subject: byToken.subject } };
       if (request.headers.authorization !== undefined) return undefined;
+      // An operator's session before a tenant admin's: one browser may hold both, and the operator may do all.
+      const operatorSession = options.operator.sessionOf(request);
+      if (operatorSession !== undefined) {
+        const { principal, csrfToken } = operatorSession;
+        return { principal, operatorSession, viewer: { kind: 'operator', subject: principal.subject, csrfToken } };
+      }
       const session = await options.session.currentSession(request);
       if (session === undefined) return undefined;
       return {
@@ -50,8 +60,9 @@ export function createConsoleCallers(options: {
       };
     },
     checkForm(request, caller, token) {
-      if (caller.session === undefined || !isStateChanging(request.method)) return;
-      const refusal = csrfRefusal(request, caller.session, options.signIn.originOf(request), {
+      const session = caller.session ?? caller.operatorSession;
+      if (session === undefined || !isStateChanging(request.method)) return;
+      const refusal = csrfRefusal(request, session, options.signIn.originOf(request), {
         token,
         where: "the form's csrf field (reload the page)",
       });

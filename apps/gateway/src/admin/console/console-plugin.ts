@@ -4,6 +4,7 @@ import type { RateLimits } from '../../plugins/rate-limit.js';
 import type { AdminAuthenticator } from '../admin-authenticator.js';
 import type { AdminDeps } from '../admin-route.js';
 import type { ConsoleSignIn } from '../sign-in/admin-sign-in.js';
+import type { OperatorSignIn } from '../sign-in/operator-sign-in.js';
 import type { SessionAuth } from '../sign-in/session-authenticator.js';
 import { createConsoleCallers } from './console-caller.js';
 import { createConsoleContext, sendProblemPage } from './console-context.js';
@@ -18,6 +19,7 @@ export interface ConsolePluginOptions {
   readonly bearer: AdminAuthenticator;
   readonly session: SessionAuth;
   readonly signIn: ConsoleSignIn;
+  readonly operatorSignIn: OperatorSignIn;
   readonly rateLimits: Pick<RateLimits, 'checkAdminAddress'>;
 }
 
@@ -51,10 +53,16 @@ export async function consolePlugin(scope: FastifyInstance, options: ConsolePlug
   });
   const context = createConsoleContext(
     options.deps,
-    createConsoleCallers({ bearer: options.bearer, session: options.session, signIn: options.signIn }),
+    createConsoleCallers({
+      bearer: options.bearer,
+      session: options.session,
+      signIn: options.signIn,
+      operator: options.operatorSignIn,
+    }),
     options.signIn,
   );
   registerEntryRoutes(scope, context);
+  options.operatorSignIn.register(scope);
   registerOperatorRoutes(scope, context);
   registerTenantPageRoutes(scope, context);
   registerEntityRoutes(scope, context);

@@ -3,6 +3,7 @@ import type { Markup } from '@mcpgw/core';
 import { markup } from '@mcpgw/core';
 import type { ConsoleCollection, EntityEditing, EntityView, FormProblem, PlacedProblem } from '@mcpgw/admin';
 import {
+  callersByGrant,
   ENTITY_FORMS,
   entityPage,
   grantPatternWarnings,
@@ -63,6 +64,9 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
       collection === 'grants'
         ? await grantPatternWarnings((id) => deps.tenants.acquire(id), tenantId, AbortSignal.timeout(10_000))
         : undefined;
+    // Listing the grants ran their access rule: whoever sees them may see which callers they matched.
+    const recentCallers =
+      collection === 'grants' ? callersByGrant(await scope.accessActivity.list(tenantId)) : undefined;
     return sendPage(
       reply,
       status,
@@ -75,6 +79,7 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
         ...(notice === undefined ? {} : { notice }),
         ...(collection === 'sources' ? { sourceTypes } : {}),
         ...(warnings === undefined ? {} : { warnings }),
+        ...(recentCallers === undefined ? {} : { recentCallers }),
       }),
     );
   };

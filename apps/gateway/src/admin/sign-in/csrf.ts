@@ -28,7 +28,7 @@ export function isStateChanging(method: string): boolean {
  */
 export function csrfRefusal(
   request: FastifyRequest,
-  session: AdminSession,
+  session: Pick<AdminSession, 'csrfToken'>,
   ownOrigin: string,
   // A console form carries the token in a hidden field instead (console/console-form.ts).
   carried: { token: unknown; where: string } = {

@@ -1,0 +1,136 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { fastifyCookie } from '@fastify/cookie';
+import { decodeJwt } from 'jose';
+import { isLoopbackHost } from '@mcpgw/config';
+import type { AdminPrincipal, OperatorSession } from '@mcpgw/admin';
+import {
+  CONSOLE_PREFIX,
+  createOperatorSessionSealer,
+  newCsrfToken,
+  OPERATOR_SIGN_IN_PATH,
+  OPERATOR_SIGN_OUT_PATH,
+  operatorSignInPage,
+} from '@mcpgw/admin';
+import { formFields } from '../console/console-form.js';
+import { sendPage, seeOther } from '../console/console-reply.js';
+import { csrfRefusal } from './csrf.js';
+import { cookieName, readCookie, SESSION_COOKIE_PATH } from './session-cookie.js';
+
+/** The longest an operator's browser session lives, whatever the token's lifetime. */
+const MAX_SESSION_MS = 3_600_000;
+
+export interface OperatorSignInOptions {
+  /** `ServerKeys.adminSession`, as the tenant admins' sessions. */
+  secrets: readonly Uint8Array[];
+  /** Cookies `Secure` (PUBLIC_URL is https). */
+  secure: boolean;
+  /** The gateway's own origin as the request addressed it (the CSRF check's). */
+  originOf(request: FastifyRequest): string;
+  /** TRUSTED_PROXIES is empty: the peer address is the browser's own, not a proxy's. */
+  peerIsClient: boolean;
+  /**
+   * Signs a local operator token (the one `npm run token -- --operator`
+   * signs), when this gateway takes one: loopback bind, no OPERATOR_ISSUER.
+   */
+  mintLocalOperatorToken: (() => Promise<string>) | undefined;
+  /** The admin API's resolver: verifies the token as any bearer token and gives its principal. */
+  resolve(accessToken: string): Promise<AdminPrincipal | undefined>;
+  now?: () => number;
+}
+
+export interface OperatorSignIn {
+  /** The operator session this request's cookie carries, if it opens and has not expired. */
+  sessionOf(request: FastifyRequest): OperatorSession | undefined;
+  register(scope: FastifyInstance): void;
+}
+
+/**
+ * Operators' browser sign-in (docs/admin-console.md, "Operators"). On a
+ * loopback `npm start` the gateway is its own local operator issuer, and
+ * nobody but someone on this machine can reach it: there, "Continue as the
+ * local operator" signs a local operator token server-side, verifies it as
+ * the admin API verifies any operator token, and seals the principal into a
+ * session cookie like the tenant admin's (AES-GCM under the same key, its own
+ * associated data, `Path=/admin`, HttpOnly, SameSite=Lax), with a CSRF secret
+ * every console form posts back. Refused (403) from any peer that is not
+ * loopback, behind a proxy, or where the gateway takes no local operator.
+ */
+export function createOperatorSignIn(options: OperatorSignInOptions): OperatorSignIn {
+  const now = options.now ?? Date.now;
+  const sealer = createOperatorSessionSealer(options.secrets, now);
+  const name = cookieName('mcpgw-operator-session', options.secure, SESSION_COOKIE_PATH);
+  const cookie = (maxAge: number) =>
+    ({ path: SESSION_COOKIE_PATH, httpOnly: true, sameSite: 'lax', secure: options.secure, maxAge }) as const;
+
+  const sessionOf = (request: FastifyRequest): OperatorSession | undefined => {
+    const value = readCookie(request.headers.cookie, name);
+    if (value === undefined) return undefined;
+    const opened = sealer.open(value);
+    return opened.ok ? opened.session : undefined;
+  };
+
+  /** Why this request may not sign in as the local operator, or undefined. */
+  const localRefusal = (request: FastifyRequest): string | undefined => {
+    if (options.mintLocalOperatorToken === undefined) {
+      return 'This gateway takes no local operator (it has OPERATOR_ISSUER, or binds to a non-loopback address).';
+    }
+    const peer = request.socket.remoteAddress ?? '';
+    if (!options.peerIsClient || !isLoopbackHost(peer.replace(/^::ffff:/i, ''))) {
+      return 'Only a browser on this machine may continue as the local operator.';
+    }
+    return undefined;
+  };
+
+  return {
+    sessionOf,
+    register(scope) {
+      scope.get(OPERATOR_SIGN_IN_PATH, async (request, reply) =>
+        sendPage(reply, 200, operatorSignInPage({ localOperator: localRefusal(request) === undefined })),
+      );
+
+      scope.post(OPERATOR_SIGN_IN_PATH, async (request, reply) => {
+        const refusal = localRefusal(request);
+        if (refusal !== undefined) return sendPage(reply, 403, operatorSignInPage({ localOperator: false, refusal }));
+        // Login CSRF: another site's page must not sign this browser in (Origin and Sec-Fetch-Site, as every
+        // form; there is no session yet, so no synchronizer token to compare).
+        const crossSite = csrfRefusal(request, { csrfToken: 'none' }, options.originOf(request), {
+          token: 'none',
+          where: 'the form',
+        });
+        if (crossSite !== undefined) {
+          return sendPage(reply, 403, operatorSignInPage({ localOperator: true, refusal: crossSite.message }));
+        }
+        const token = await options.mintLocalOperatorToken!();
+        const principal = await options.resolve(token);
+        if (principal?.kind !== 'operator') {
+          throw new Error('the local operator token does not verify as an operator token');
+        }
+        const { exp } = decodeJwt(token);
+        const expiresAt = Math.min(typeof exp === 'number' ? exp * 1000 : Infinity, now() + MAX_SESSION_MS);
+        const sealed = sealer.seal({
+          principal: { ...principal, via: 'session' },
+          expiresAt,
+          csrfToken: newCsrfToken(),
+        });
+        request.log.info({ subject: principal.subject }, 'operator signed in (local operator)');
+        reply.header(
+          'set-cookie',
+          fastifyCookie.serialize(name, sealed, cookie(Math.floor((expiresAt - now()) / 1000))),
+        );
+        return seeOther(reply, `${CONSOLE_PREFIX}/tenants`);
+      });
+
+      scope.post(OPERATOR_SIGN_OUT_PATH, async (request, reply: FastifyReply) => {
+        const session = sessionOf(request);
+        if (session !== undefined) {
+          const csrf = formFields(request).csrf;
+          const refusal = csrfRefusal(request, session, options.originOf(request), { token: csrf, where: 'the form' });
+          if (refusal !== undefined)
+            return sendPage(reply, 403, operatorSignInPage({ localOperator: false, refusal: refusal.message }));
+        }
+        reply.header('set-cookie', fastifyCookie.serialize(name, '', { ...cookie(0), expires: new Date(0) }));
+        return seeOther(reply, `${CONSOLE_PREFIX}/`);
+      });
+    },
+  };
+}
