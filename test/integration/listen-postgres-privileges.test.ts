@@ -136,7 +136,12 @@ async function nextOf(stream: ListenStream, count: number): Promise<unknown[][]>
   return got;
 }
 
-async function call<T>(sub: string, groups: string[], method: string, params: object): Promise<T | undefined> {
+async function call<T>(
+  sub: string,
+  groups: string[],
+  method: string,
+  params: Record<string, unknown>,
+): Promise<T | undefined> {
   const { body } = await mcpPost<{ result?: T }>(`${gateway.baseUrl}/t/acme/mcp`, method, params, {
     authorization: `Bearer ${await tokenOf(sub, groups)}`,
   });
