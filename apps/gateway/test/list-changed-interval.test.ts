@@ -46,12 +46,12 @@ afterEach(() => {
 });
 
 describe('list_changed coalescing', () => {
-  it('sends the first of a burst at once and the rest as one, not before the interval has passed', () => {
+  it('sends the first of a burst at once and the rest as one, not before the interval has passed', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const tenant = runtime();
     const scope = tenant.auth!.accessOf(who)!;
     const bus = createLocalTenantEventBus(silentLogger);
-    const pending = acceptListen(
+    const pending = await acceptListen(
       { id: 1, filter: { resourcesListChanged: true } },
       { tenant, scope, principal: who, principalKey: 'p' },
       {

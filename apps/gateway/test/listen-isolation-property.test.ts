@@ -140,22 +140,22 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 describe('listen streams against an oracle (property)', () => {
-  it('acknowledge and deliver exactly what the grants allow, nothing of another tenant', () => {
-    fc.assert(
-      fc.property(
+  it('acknowledge and deliver exactly what the grants allow, nothing of another tenant', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.array(grant, { maxLength: 3 }),
         principal,
         fc.boolean(),
         fc.subarray([...ALL, 'test://gamma/pub/0', 'other://x']),
         fc.array(step, { maxLength: 12 }),
-        (grants, who, listChanged, subscriptions, steps) => {
+        async (grants, who, listChanged, subscriptions, steps) => {
           const runtime = runtimeFor(grants);
           const scope = runtime.auth!.accessOf(who)!;
           const streams = createListenStreams({
             limits: { perPrincipal: 0, perTenant: 0, total: 10 },
             keepAliveMs: 60_000,
           });
-          const pending = acceptListen(
+          const pending = await acceptListen(
             { id: 1, filter: { resourcesListChanged: listChanged, resourceSubscriptions: subscriptions } },
             { tenant: runtime, scope, principal: who, principalKey: 'p' },
             { streams, bus: createLocalTenantEventBus(silentLogger), tenants: new Map(), listChangedIntervalMs: 0 },

@@ -34,6 +34,8 @@ export type { CallerView, StreamCaller } from './caller-view.js';
 /** What a backend identity lists of a source, shared by the listen streams of that identity (one listing per event). */
 export { createBackendViews } from './backend-views.js';
 export type { BackendView, BackendViews, BackendViewsOptions } from './backend-views.js';
+/** The subscribed URIs a listen stream honors: seen under the caller's grants and, where it applies, backend identity. */
+export { honoredSubscriptions } from './honored-subscriptions.js';
 /** One caller's subscription: tenant events in, the notifications this caller may receive out. */
 export { startCallerSubscription } from './caller-subscription.js';
 export type { CallerSubscriptionOptions, CompletionReason, SubscriptionOutput } from './caller-subscription.js';

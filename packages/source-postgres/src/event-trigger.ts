@@ -24,6 +24,12 @@ export const EVENT_TRIGGER_SCHEMA = 'mcpgw';
  * `NOTIFY <channel>` at the end of every DDL command in the database. This is
  * the one write the source ever makes, only in `event-trigger` mode, which the
  * operator opts into; Postgres 15 requires superuser for event triggers.
+ * It filters on no command tag on purpose: `ddl_command_end` also fires for
+ * `GRANT`, `REVOKE`, `CREATE`/`ALTER`/`DROP POLICY` and `ALTER TABLE ... ROW
+ * LEVEL SECURITY`, which change what a `callerIdentity` role sees (the
+ * fingerprint holds them, see catalog-fingerprint.ts). Role membership
+ * (`GRANT role TO role`) is cluster-wide and fires no event trigger: only
+ * the next comparison (a later notification, a reconnect, or polling) sees it.
  * `channel` is a checked slug and is quoted anyway.
  */
 export async function installEventTrigger(pool: Pool, channel: string): Promise<void> {

@@ -208,7 +208,8 @@ export function createPostgresSource(
       mode,
       pollIntervalMs: options.changeDetection.pollIntervalMs,
       // Not through run(): the feed logs its failures itself, condensed.
-      fingerprint: () => inReadOnlyTransaction(pool, timeouts, (query) => catalogFingerprint(query, allowed)),
+      fingerprint: () =>
+        inReadOnlyTransaction(pool, timeouts, (query) => catalogFingerprint(query, allowed, callerIdentity?.roles)),
       uris: catalogFingerprintUris({ schema: toSchemaUri, table: toTableUri }),
       install: () => installEventTrigger(pool, changeChannel(sourceId)),
       newClient: () => new (postgresDriver().Client)(connectionConfig(options, sourceId, egress)),

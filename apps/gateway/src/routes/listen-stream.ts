@@ -3,7 +3,13 @@ import type { AccessScope, Logger, Principal } from '@mcpgw/core';
 import type { ListenRequest, RequestId, ServerIdentity, SubscriptionFilter } from '@mcpgw/protocol';
 import { acknowledgedNotification, listenCompletion, SSE_KEEPALIVE, sseEvent } from '@mcpgw/protocol';
 import type { BackendViews, CompletionReason, ListenStreams, StreamSlot, TenantEventBus } from '@mcpgw/events';
-import { readDigests, startCallerSubscription, viewDigest, visibleSourceOf } from '@mcpgw/events';
+import {
+  createBackendViews,
+  honoredSubscriptions,
+  readDigests,
+  startCallerSubscription,
+  viewDigest,
+} from '@mcpgw/events';
 import type { TenantRuntime } from '@mcpgw/tenancy';
 
 /** What the MCP route serves listen streams with (built once per app). */
@@ -48,26 +54,42 @@ const MAX_BUFFERED_BYTES = 256 * 1024;
  * Accepts a listen request: reserves a place under the stream caps (or
  * throws MCPGW_LISTEN_LIMIT) and decides the honored filter. Only
  * `resourcesListChanged` and `resourceSubscriptions` are served (no tools or
- * prompts); of the URIs, only those in the caller's resource set are kept, so
- * a URI the caller may not see is left out exactly like one no source owns.
+ * prompts); of the URIs, only those the caller may see are kept
+ * (`honoredSubscriptions`: their grants and, at a source that answers under
+ * their backend identity, that identity's listing), so a URI the caller may
+ * not see is left out exactly like one no source owns.
  */
-export function acceptListen(request: ListenRequest, caller: ListenCaller, context: ListenContext): PendingListen {
-  const slot = context.streams.reserve(caller.tenant.config.id, caller.principalKey);
-  const { filter } = request;
-  const honored: SubscriptionFilter = {};
-  if (filter.resourcesListChanged === true) honored.resourcesListChanged = true;
-  const uris = (filter.resourceSubscriptions ?? []).filter(
-    (uri) => visibleSourceOf(caller.tenant, caller.scope, uri) !== undefined,
-  );
-  if (filter.resourceSubscriptions !== undefined) honored.resourceSubscriptions = uris;
-  return {
-    id: request.id,
-    honored,
-    slot,
-    uris: new Set(uris),
-    digest: viewDigest(caller.tenant, caller.scope),
-    reads: readDigests(caller.tenant, uris),
-  };
+export async function acceptListen(
+  request: ListenRequest,
+  caller: ListenCaller,
+  context: ListenContext,
+): Promise<PendingListen> {
+  const tenantId = caller.tenant.config.id;
+  const slot = context.streams.reserve(tenantId, caller.principalKey);
+  try {
+    const { filter } = request;
+    const honored: SubscriptionFilter = {};
+    if (filter.resourcesListChanged === true) honored.resourcesListChanged = true;
+    const uris = await honoredSubscriptions(
+      tenantId,
+      caller.tenant,
+      caller.scope,
+      filter.resourceSubscriptions ?? [],
+      context.backendViews ?? createBackendViews(),
+    );
+    if (filter.resourceSubscriptions !== undefined) honored.resourceSubscriptions = uris;
+    return {
+      id: request.id,
+      honored,
+      slot,
+      uris: new Set(uris),
+      digest: viewDigest(caller.tenant, caller.scope),
+      reads: readDigests(caller.tenant, uris),
+    };
+  } catch (error) {
+    slot.release();
+    throw error;
+  }
 }
 
 /**

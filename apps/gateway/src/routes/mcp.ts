@@ -191,9 +191,7 @@ function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void
         resourceCacheScope: 'private',
         discoverTtlMs: DISCOVER_TTL_MS,
         logger: request.log as unknown as Logger,
-        ...(listen === undefined
-          ? {}
-          : { listen: async (listenRequest) => acceptListen(listenRequest, caller, listen) }),
+        ...(listen === undefined ? {} : { listen: (listenRequest) => acceptListen(listenRequest, caller, listen) }),
       },
     );
     if (response.subscription !== undefined && listen !== undefined) {
