@@ -17,6 +17,7 @@ const PROCESS_PIECES: Readonly<Record<string, string>> = {
   'control-plane-cli.ts': 'entry point: `npm run control-plane`',
   'token-cli.ts': 'entry point: `npm run token`',
   'demo.ts': 'the built-in demo tenant `npm start` serves',
+  'library-notices.ts': "process: holds oidc-provider's console notices until main.ts has a logger",
   'local-issuers.ts':
     'composition: the loopback issuers (demo login, local operator) `npm start` runs and `npm run token` signs for',
   'mcp-route.ts': 'the MCP route path, shared by the route and the observers that label by it',

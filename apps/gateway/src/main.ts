@@ -1,3 +1,5 @@
+// First: holds the notices dependencies print as they load, until the logger exists.
+import { logLibraryNotices } from './library-notices.js';
 import { ConfigError, loadConfig, silencePinnedDependencyNotices } from '@mcpgw/config';
 import type { FastifyInstance } from 'fastify';
 import type { Logger, SourceFactory } from '@mcpgw/core';
@@ -41,6 +43,7 @@ async function main(): Promise<void> {
   // The control plane was opened before the app, so it closes after it.
   const close = () => app.close().then(() => controlPlane.close());
   warnings.logTo(app.log);
+  logLibraryNotices(app.log as unknown as Logger);
   // Signals are handled from before the gateway listens: a SIGHUP or SIGTERM that arrives as
   // the start line is printed must find its handler, not Node's default (exit without a word).
   let forgetRecord: (() => Promise<void>) | undefined;
