@@ -55,6 +55,7 @@ export async function createTenantAuthorizationServer(
   // redirects is under the issuer (RFC 8414 section 3.3).
   provider.proxy = true;
   for (const grant of options.grantTypes ?? []) provider.registerGrantType(grant.name, grant.handler, grant.parameters);
+  options.attachProvider?.(provider);
 
   // Client mistakes (a bad redirect_uri, an unknown resource) are the client's to read in the
   // response; the server's own failures are ours to see.

@@ -82,3 +82,14 @@ export type { ConsentMemory } from './interactions/consent-memory.js';
 export { CSRF_KEY_BYTES } from './interactions/csrf-token.js';
 /** oidc-provider's `renderError`, showing the same error page. */
 export { providerErrorPage } from './interactions/provider-error-page.js';
+
+/** The composition of one tenant's modules (sign-in, consent, accounts, client policy, ID-JAG grant). */
+export {
+  createTenantModules,
+  type TenantModulesDeps,
+  type TenantServerContext,
+  type TenantServerModules,
+} from './composition/tenant-modules.js';
+export type { TenantModuleStores } from './composition/tenant-module-stores.js';
+export type { AccountClaimsStore, AccountRecord } from './composition/account-records.js';
+export { createMemoryTenantStores } from './composition/memory-tenant-stores.js';

@@ -1,19 +1,17 @@
 import type { AuthorizationServerSettings, TenantConfig } from '@mcpgw/config';
 import type {
   Adapter,
-  Configuration,
-  FindAccount,
-  GrantTypeRegistration,
-  InteractionHandler,
   TenantAuthorizationServers,
+  TenantModuleStores,
+  TenantModulesDeps,
 } from '@mcpgw/authorization-server';
 import {
   authorizationServerIssuer,
   createMemoryAdapter,
+  createMemoryTenantStores,
   createTenantAuthorizationServer,
   createTenantAuthorizationServers,
-  demoAutoConsent,
-  findDemoAccount,
+  createTenantModules,
   loadOrCreateKeystore,
   publicKeysOf,
 } from '@mcpgw/authorization-server';
@@ -34,17 +32,18 @@ declare module 'fastify' {
 }
 
 /**
- * The modules a hosted server is built from, per tenant. Each is optional
- * here only until its module lands; the defaults serve the loopback demo
- * login alone:
+ * The modules a hosted server is built from, per tenant (default: the
+ * composition of packages/authorization-server, createTenantModules, over
+ * stores in this process's memory):
  * - `signingKeys`: the control plane's sealed, rotated per-tenant keys
  *   (default: a keystore file per tenant under DATA_DIR);
  * - `adapter`: the SQL and Redis adapters (default: memory, registered
  *   clients in a file under DATA_DIR: one replica only);
- * - `findAccount` and `interactions`: the upstream sign-in and the pages
- *   (default: none, except the demo login's account and automatic consent);
- * - `clientPolicy`: Client ID Metadata Document trust, registration rules;
- * - `grantTypes`: the enterprise-managed JWT bearer grant.
+ * - `stores`: accounts, pending sign-ins, consent, assertion replay and
+ *   registered clients (default: memory, one replica only);
+ * - `metadataDocumentCertificates`: tests only, see TenantModulesDeps.
+ * The sign-in, consent, accounts, client policy and enterprise grant of
+ * each tenant come from createTenantModules over these.
  */
 export interface AuthorizationServerModules {
   signingKeys?(tenantId: string): Promise<{ keys: JWK[] }>;
@@ -52,10 +51,10 @@ export interface AuthorizationServerModules {
     tenantId: string,
     settings: AuthorizationServerSettings,
   ): Promise<{ factory: (model: string) => Adapter; close?(): Promise<void> }>;
-  findAccount?(tenantId: string, settings: AuthorizationServerSettings): FindAccount;
-  interactions?(tenantId: string, settings: AuthorizationServerSettings): InteractionHandler;
-  clientPolicy?(tenantId: string, settings: AuthorizationServerSettings): Partial<Configuration> | undefined;
-  grantTypes?(tenantId: string, settings: AuthorizationServerSettings): GrantTypeRegistration[];
+  stores?: TenantModuleStores;
+  metadataDocumentCertificates?: readonly string[];
+  /** The upstream sign-in's fetch for operators' upstreams (no egress guard); tests only. */
+  upstreamFetch?: typeof fetch;
 }
 
 export interface AuthorizationServerPluginOptions {
@@ -71,7 +70,16 @@ export interface AuthorizationServerPluginOptions {
  */
 export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPluginOptions>(
   async (app, { modules = {} }) => {
-    const { config, baseUrls, keys, logger } = app.settings;
+    const { config, baseUrls, keys, egress, logger } = app.settings;
+    const moduleDeps: TenantModulesDeps = {
+      stores: modules.stores ?? createMemoryTenantStores(),
+      csrfKey: (tenantId) => keys.authorizationServerCsrf(tenantId),
+      egress,
+      ...(modules.metadataDocumentCertificates === undefined
+        ? {}
+        : { metadataDocumentCertificates: modules.metadataDocumentCertificates }),
+      ...(modules.upstreamFetch === undefined ? {} : { fetch: modules.upstreamFetch }),
+    };
     const signingKeys =
       modules.signingKeys ??
       (async (tenantId: string) => (await loadOrCreateKeystore(tenantKeystorePath(config, tenantId))).privateJwks);
@@ -93,30 +101,47 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
         const settings = hostedAuthorizationServerOf(tenant)!;
         const serverLogger = logger.child({ component: 'authorization-server', tenant: tenantId });
         const demo = 'demo' in settings.upstream;
-        const findAccount = demo ? findDemoAccount : modules.findAccount?.(tenantId, settings);
-        const interactions = demo ? demoAutoConsent : modules.interactions?.(tenantId, settings);
-        if (findAccount === undefined || interactions === undefined) {
-          throw new Error(`tenant '${tenantId}': the upstream sign-in of its authorization server is not available`);
-        }
+        const issuer = authorizationServerIssuer(baseUrls[0], tenantId);
+        const resources = baseUrls.map((base) => tenantResourceUri(base, tenantId));
+        const scopesSupported = runtime.auth?.metadata.scopes_supported;
+        // The tenant's advertised scopes unless the setting names its own.
+        const scopes = settings.scopes ?? (Array.isArray(scopesSupported) ? (scopesSupported as string[]) : []);
         const adapter =
           (await modules.adapter?.(tenantId, settings)) ??
           (await memoryAdapter(join(tenantAuthorizationServerDir(config, tenantId), 'clients.jsonl'), settings));
         const adminSignIn = adminSignInAtHostedServer(baseUrls, tenant);
-        const scopesSupported = runtime.auth?.metadata.scopes_supported;
+        let tenantModules: ReturnType<typeof createTenantModules> | undefined;
+        const dispose = async () => {
+          tenantModules?.dispose();
+          await adapter.close?.();
+        };
         try {
+          tenantModules = createTenantModules(
+            {
+              tenantId,
+              tenantName: tenant.name ?? tenantId,
+              issuer,
+              resources,
+              scopes,
+              settings,
+              settingsEgress: runtime.authorizationServerEgress,
+              logger: serverLogger,
+            },
+            moduleDeps,
+          );
           const server = await createTenantAuthorizationServer({
             tenantId,
-            issuer: authorizationServerIssuer(baseUrls[0], tenantId),
-            resources: baseUrls.map((base) => tenantResourceUri(base, tenantId)),
-            // The tenant's advertised scopes unless the setting names its own.
-            scopes: settings.scopes ?? (Array.isArray(scopesSupported) ? (scopesSupported as string[]) : []),
+            issuer,
+            resources,
+            scopes,
             settings,
             signingKeys: await signingKeys(tenantId),
             adapter: adapter.factory,
-            findAccount,
-            interactions,
-            ...(modules.clientPolicy === undefined ? {} : { clientPolicy: modules.clientPolicy(tenantId, settings) }),
-            ...(modules.grantTypes === undefined ? {} : { grantTypes: modules.grantTypes(tenantId, settings) }),
+            findAccount: tenantModules.findAccount,
+            interactions: tenantModules.interactions,
+            clientPolicy: tenantModules.clientPolicy,
+            grantTypes: tenantModules.grantTypes,
+            attachProvider: tenantModules.attachProvider,
             cookieKeys: keys.authorizationServerCookies(tenantId),
             staticClients: adminSignIn.clients,
             extraResources: adminSignIn.resources,
@@ -125,12 +150,12 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
           if (demo) {
             serverLogger.warn(
               { issuer: server.issuer },
-              'The DEMO LOGIN is running (demo user, automatic consent). Never expose it: loopback only.',
+              'The DEMO LOGIN is running (every visitor is the demo user). Never expose it: loopback only.',
             );
           }
-          return { server, ...(adapter.close === undefined ? {} : { dispose: adapter.close }) };
+          return { server, dispose };
         } catch (error) {
-          await adapter.close?.();
+          await dispose();
           throw error;
         }
       },
