@@ -63,7 +63,7 @@ const WORK_ITEM = /\b(?:issues?|tasks?|tickets?)\s+#?\d+\b|\(#\d+\)|(?:^|[\s,;])
  * revision and section instead: "MCP 2026-07-28, Resources, Annotations").
  */
 const OUTSIDE_NAMES =
-  /\b(?:DESIGN|STYLE|FACTS|CONFORMANCE|DEVELOPERS)\.md\b|\bshared\/(?:spec|seeds|hooks)\b|\b(?:basic|server|client)-[a-z-]+\.md\b|(?:^|[\s'"`(])\/work\//;
+  /\b(?:DESIGN|STYLE|FACTS|CONFORMANCE|DEVELOPERS)\.md\b|\bshared\/(?:spec|seeds|hooks)\b|(?<![\w-])(?:basic|server|client)-[a-z-]+\.md\b|(?:^|[\s'"`(])\/work\//;
 
 /** Each offending line as `file:line: text`, so a failure names where to look. */
 function offendingLines(file: string): string[] {

@@ -55,6 +55,11 @@ export interface PreviewOptions {
  *   listing caches (keyed by tenant and source, never by caller) work as for
  *   any request.
  *
+ * - a source that answers under each caller's own backend identity
+ *   (`Source.backendIdentity`) names the one this caller gets, by the same
+ *   function its answers and cache keys use; the pattern check lists as
+ *   the caller too.
+ *
  * Only descriptors are returned, never contents: no read is made. The page's
  * cursor is left out, since it is sealed to the previewed caller.
  */
@@ -86,8 +91,10 @@ export async function previewAs(
   const resources = admission.ok
     ? await firstPage(runtime, admission.scope, options.signal)
     : { items: [], hasMore: false, unavailableSources: [], incompleteSources: [] };
+  const identities = admission.ok ? backendIdentities(runtime, admission.scope) : [];
   const warnings = await findUnmatchedPatterns(matched, auth.grants, runtime.catalog.sources, {
     signal: options.signal,
+    caller: admission.ok ? admission.scope.caller : undefined,
     ...(options.patternBudget === undefined ? {} : { budget: options.patternBudget }),
   });
   return {
@@ -102,6 +109,7 @@ export async function previewAs(
       groups: [...principal.groups],
     },
     principalFingerprint: options.tenantFingerprint(tenantId, principal),
+    ...(identities.length === 0 ? {} : { backendIdentities: identities }),
     admitted: admission.ok,
     ...(admission.ok ? {} : { missingScopes: [...admission.missingScopes] }),
     grants: {
@@ -150,6 +158,21 @@ async function tokenPrincipal(
   // Verified, but short of the tenant's required scopes: previewed as refused.
   if (outcome.principal !== undefined) return outcome.principal;
   throw new PreviewInputError('token', `The tenant refuses this token: ${outcome.error.message}`);
+}
+
+/**
+ * The backend identity each source that has one (`Source.backendIdentity`)
+ * gives the caller: the very function its answers and its cache keys use.
+ */
+function backendIdentities(
+  runtime: TenantRuntimeView,
+  scope: AccessScope,
+): NonNullable<PreviewResponse['backendIdentities']> {
+  return runtime.catalog.sources.flatMap((source) =>
+    source.backendIdentity === undefined || !scope.allowsSource(source.id)
+      ? []
+      : [{ source: source.id, identity: { ...source.backendIdentity(scope.caller).shown } }],
+  );
 }
 
 async function firstPage(

@@ -1,4 +1,4 @@
-import type { Source } from '@mcpgw/core';
+import type { Source, SourceCaller } from '@mcpgw/core';
 import { isGatewayError } from '@mcpgw/core';
 import type { CompiledGrants, Grant } from '@mcpgw/policy';
 import { listingPrefixesOf } from '@mcpgw/policy';
@@ -26,12 +26,15 @@ export const DEFAULT_PATTERN_BUDGET: PatternCheckBudget = { callsPerPattern: 4, 
  * literal prefix (as the catalog narrows a caller's listing), through the
  * tenant's sources as they serve requests, so their shared listing cache
  * answers where it can. Patterns repeated across grants are checked once.
+ * A source that answers under each caller's backend identity lists as
+ * `options.caller`, the previewed caller: what matches is what their
+ * database role may list.
  */
 export async function findUnmatchedPatterns(
   grants: readonly Grant[],
   compiled: CompiledGrants,
   sources: readonly Source[],
-  options: { signal: AbortSignal; budget?: PatternCheckBudget },
+  options: { signal: AbortSignal; budget?: PatternCheckBudget; caller?: SourceCaller | undefined },
 ): Promise<PreviewWarning[]> {
   const budget = options.budget ?? DEFAULT_PATTERN_BUDGET;
   const byId = new Map(sources.map((source) => [source.id, source]));
@@ -47,7 +50,7 @@ export async function findUnmatchedPatterns(
         const key = `${source.id}\n${pattern.source}`;
         if (!checked.has(key)) {
           const calls = Math.min(budget.callsPerPattern, callsLeft);
-          const result = await scan(source, pattern, calls, budget.pageSize, options.signal);
+          const result = await scan(source, pattern, calls, budget.pageSize, options.signal, options.caller);
           callsLeft -= result.calls;
           checked.set(key, result.warning);
         }
@@ -70,7 +73,9 @@ async function scan(
   maxCalls: number,
   pageSize: number,
   signal: AbortSignal,
+  caller: SourceCaller | undefined,
 ): Promise<ScanResult> {
+  const asCaller = source.backendIdentity !== undefined && caller !== undefined ? { caller } : {};
   const about = { source: source.id, pattern: pattern.source };
   const prefixes = listingPrefixesOf([pattern.source]);
   let position: string | undefined;
@@ -84,6 +89,7 @@ async function scan(
           ...(position === undefined ? {} : { position }),
           limit: pageSize,
           ...(prefixes === undefined ? {} : { prefixes }),
+          ...asCaller,
         },
         signal,
       );
@@ -103,7 +109,10 @@ async function scan(
         warning: {
           kind: 'pattern-matches-nothing',
           ...about,
-          message: `No resource the source currently lists matches '${pattern.source}'`,
+          message:
+            'caller' in asCaller
+              ? `No resource the source currently lists for this caller's database role matches '${pattern.source}'`
+              : `No resource the source currently lists matches '${pattern.source}'`,
         },
       };
     }

@@ -101,6 +101,21 @@ export const previewResponseSchema = z
       .describe(
         "The caller's fingerprint within this tenant, as the access log writes it in `tenantPrincipal` on this tenant's lines, to find their requests.",
       ),
+    backendIdentities: z
+      .array(
+        z.object({
+          source: z.string(),
+          identity: z
+            .record(z.string(), z.unknown())
+            .describe(
+              "What the source would act as for this caller (a Postgres source's `callerIdentity`: the database role, the `mcpgw.*` settings and the `application_name` its sessions carry; or why it refuses them).",
+            ),
+        }),
+      )
+      .optional()
+      .describe(
+        "For each source that answers under the caller's own backend identity: that identity. Absent when no source does.",
+      ),
     admitted: z.boolean().describe('False when an MCP request of this caller would be refused (403).'),
     missingScopes: z.array(z.string()).optional().describe('Required scopes of the tenant the caller lacks.'),
     grants: z.object({

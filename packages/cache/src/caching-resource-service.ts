@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { isStreamedBlob, RecencyMap } from '@mcpgw/core';
 import type {
   AccessScope,
+  Source,
   ResourceContents,
   ResourceDescriptor,
   ResourceTemplateDescriptor,
-  SourceTtlMs,
 } from '@mcpgw/core';
 import type { CursorListing, ReadOutcome, ResourceService } from '@mcpgw/protocol';
 import { EncodedJson, encodeKnownArray } from '@mcpgw/protocol';
@@ -232,8 +233,32 @@ function optional<K extends string, V>(name: K, value: V | undefined): { [P in K
 /** Anything with the catalog's shape: a tenant id, its sources and a per-scope view. */
 export interface ScopedCatalog {
   readonly tenantId: string;
-  readonly sources: ReadonlyArray<{ readonly ttlMs: SourceTtlMs }>;
+  readonly sources: ReadonlyArray<Pick<Source, 'ttlMs' | 'backendIdentity'>>;
   forScope(scope: AccessScope): ResourceService;
+}
+
+/**
+ * The fingerprint and view a caller's results are cached under. When a
+ * source answers under each caller's backend identity, results depend on
+ * those identities as well as on the grants: both names then hash the
+ * identities in, so two callers share an entry (own or view) only when
+ * every such source gives them the same identity. The fingerprint alone
+ * would not do: it holds the subject and the grants, not the groups or
+ * scopes a role mapping may read.
+ */
+export function cacheIdentityOf(
+  scope: AccessScope,
+  sources: ScopedCatalog['sources'],
+): { fingerprint: string; view: string | undefined } {
+  const identities = sources.flatMap((source) =>
+    source.backendIdentity === undefined ? [] : [source.backendIdentity(scope.caller).key],
+  );
+  if (identities.length === 0) return { fingerprint: scope.fingerprint, view: scope.view };
+  const under = (name: string) =>
+    createHash('sha256')
+      .update(JSON.stringify([name, identities]))
+      .digest('base64url');
+  return { fingerprint: under(scope.fingerprint), view: scope.view === undefined ? undefined : under(scope.view) };
 }
 
 /** Callers per tenant whose views are kept for reuse (the most recently used). */
@@ -260,8 +285,7 @@ export function withResultCache<C extends ScopedCatalog>(catalog: C, cache: Gate
         view = createCachingResourceService(catalog.forScope(scope), {
           tenantId: catalog.tenantId,
           revision,
-          fingerprint: scope.fingerprint,
-          view: scope.view,
+          ...cacheIdentityOf(scope, catalog.sources),
           cache,
           neverCached,
         });

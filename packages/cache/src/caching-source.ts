@@ -16,7 +16,9 @@ export interface SourceCacheContext {
  * The per-source catalog cache: what the backend returned for a
  * page (`listResources` at a position, limit and narrowing) and its templates, shared
  * by every caller of the tenant. The catalog filters by the caller's scope
- * after this, so an entry never depends on who asked. Concurrent identical
+ * after this, so an entry never depends on who asked, except for a source
+ * that lists under each caller's backend identity (`Source.backendIdentity`):
+ * its pages are keyed by that identity too. Concurrent identical
  * misses make one backend call: within a replica through a promise map, and
  * across replicas through a short Redis lock the others wait on.
  *
@@ -52,6 +54,8 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
           ...(page.ranges === undefined ? {} : { ranges: page.ranges }),
           // A page filtered by the caller's view is shared by that view only.
           ...(page.visible === undefined ? {} : { view: page.view ?? null }),
+          // A page listed under the caller's backend identity is shared by that identity only.
+          ...(inner.backendIdentity === undefined ? {} : { identity: inner.backendIdentity(page.caller).key }),
         }),
         cacheable: ttlMs.list > 0 && (page.visible === undefined || page.view !== undefined),
         ttlMs: () => ttlMs.list,
@@ -77,7 +81,8 @@ export function createCachingSource(inner: Source, context: SourceCacheContext):
       return value;
     },
     owns: (uri) => inner.owns(uri),
-    read: (uri, signal, visible) => inner.read(uri, signal, visible),
+    read: (uri, signal, visible, caller) => inner.read(uri, signal, visible, caller),
+    ...(inner.backendIdentity === undefined ? {} : { backendIdentity: (caller) => inner.backendIdentity!(caller) }),
     ...(changes === undefined ? {} : { watch: changes.watch, settled: changes.settled }),
     health: (signal) => inner.health(signal),
     async close() {

@@ -62,6 +62,8 @@ export function createCatalog(options: CatalogOptions): Catalog {
     forScope(scope) {
       const binding = (listing: string) => ({ tenantId, fingerprint: scope.fingerprint, listing });
       const visible = (source: Source, uri: string) => scope.allowsSource(source.id) && scope.allows(source.id, uri);
+      /** Who asks, for sources that answer under the caller's backend identity (Source.backendIdentity). */
+      const caller = scope.caller === undefined ? {} : { caller: scope.caller };
       /** A narrowed page request's shape and, when it has a name for caches, the caller's view. */
       const narrowing = (source: Source, ranges: readonly ListingRange[] | undefined) => {
         if (ranges === undefined) return {};
@@ -108,9 +110,12 @@ export function createCatalog(options: CatalogOptions): Catalog {
               const limit = pageSize - resources.length;
               const ranges = prefixes === undefined ? undefined : scope.listingRanges?.(source.id);
               page = await source.listResources(
-                prefixes === undefined
-                  ? { position, limit }
-                  : { position, limit, prefixes, ...narrowing(source, ranges) },
+                {
+                  ...(prefixes === undefined
+                    ? { position, limit }
+                    : { position, limit, prefixes, ...narrowing(source, ranges) }),
+                  ...caller,
+                },
                 signal,
               );
             } catch (error) {
@@ -172,7 +177,7 @@ export function createCatalog(options: CatalogOptions): Catalog {
           if (owner === undefined || !visible(owner, uri)) return undefined;
           // The source gets the caller's view too, so a folder read neither
           // fetches nor counts children the caller may not see.
-          const contents = await owner.read(uri, signal, (entry) => scope.allows(owner.id, entry));
+          const contents = await owner.read(uri, signal, (entry) => scope.allows(owner.id, entry), scope.caller);
           if (contents === undefined) return undefined;
           // A folder read returns its children: each must be visible on its own
           // (kept as a second line of defence for sources that ignore `visible`).

@@ -12,6 +12,8 @@ export type { PostgresReplicaBus, PostgresReplicaBusOptions } from './postgres-r
 export { createPgliteDatabase } from './pglite-database.js';
 /** Brings the schema up to date at start; refuses a newer or edited schema. */
 export { migrate } from './migrate.js';
+/** Every schema step, oldest first (tests migrate to an older version with a slice of it). */
+export { MIGRATIONS, type Migration } from './migrations/index.js';
 /** Seals values (source credentials at rest, admin sessions) under keys derived per purpose, with key ids for SECRETS_KEY rotation. */
 export { createSecretBox } from './secret-box.js';
 /** Tenants and what they own, written transactionally with audit, versions and a change signal. */

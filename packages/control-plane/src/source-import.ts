@@ -3,7 +3,7 @@ import type { SourceFactory, SourceModel } from '@mcpgw/core';
 import { jsonPointer, valueAtPath } from '@mcpgw/core';
 import type { EntityWriter, StoredEntity } from './entity-rows.js';
 import { credentialsOf, servedSourceEntry } from './served-tenant.js';
-import { operatorFieldSet } from './tenant-model.js';
+import { fieldRule, operatorFieldSet } from './tenant-model.js';
 import type { Document } from './tenant-rows.js';
 import type { TenantFieldError } from './tenant-write-refusal.js';
 import { TenantWriteRefusal } from './tenant-write-refusal.js';
@@ -89,11 +89,21 @@ const isPath = (host: string): boolean => host.startsWith('/');
  * gateway's own, and files of the gateway's host (Unix sockets, certificate
  * files named in a URL).
  */
-function refuseOperatorOnly(model: SourceModel, served: Document): void {
+function refuseOperatorOnly(model: SourceModel, served: Document, current: Document | undefined): void {
   const type = String(served.type);
   const operators = operatorFieldSet('tenant-admin', 'source', { type: served.type }, model);
   if (operators?.rule.operatorsOnly !== undefined)
     throw new TenantWriteRefusal('forbidden', operators.rule.operatorsOnly);
+  // An operator's option (the roles a source may act as) must stay as stored; absent counts as a value too.
+  for (const path of model.operatorPaths ?? []) {
+    if (isDeepStrictEqual(valueAtPath(served, path), current === undefined ? undefined : valueAtPath(current, path))) {
+      continue;
+    }
+    const rule = fieldRule('source', path, served, model);
+    throw new TenantWriteRefusal('forbidden', rule.operatorsOnly ?? `Only platform operators may change "${path}"`, [
+      { pointer: pointerOf(path), detail: 'set by a platform operator: leave it as stored' },
+    ]);
+  }
   if (model.ambientCredentials === true && model.credentials.every((path) => valueAtPath(served, path) === undefined)) {
     throw new TenantWriteRefusal(
       'forbidden',
@@ -192,6 +202,6 @@ export async function importSource(
     if (Object.keys(kept).length < Object.keys(stored).length) secrets = Object.keys(kept).length > 0 ? kept : null;
   }
   const served = servedSourceEntry(sourceFactories, name, document, written === undefined ? kept : (written ?? {}));
-  if (writer !== 'operator') refuseOperatorOnly(model, served);
+  if (writer !== 'operator') refuseOperatorOnly(model, served, current?.document);
   return { document, secrets };
 }

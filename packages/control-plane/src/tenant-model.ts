@@ -73,6 +73,11 @@ export function fieldRule(
       if (path === 'type' && sourceModel?.operatorOnly === true) {
         return operatorField(`Only platform operators may configure "${String(document.type)}" sources`);
       }
+      if (sourceModel?.operatorPaths?.includes(path) === true) {
+        return operatorField(
+          `Only platform operators may set or change "${path}" of a "${String(document.type)}" source`,
+        );
+      }
       return sourceModel?.credentials.includes(path) === true ? CREDENTIAL : TENANT_ADMIN;
     case 'authorization-server':
       if (path === AUTHORIZATION_SERVER_DEMO) {
@@ -105,7 +110,7 @@ export interface SetField {
 
 /**
  * The fields a document of `part` sets: each top-level key, and for a
- * source each credential path of its type that holds a value.
+ * source each credential and operator path of its type that holds a value.
  */
 export function fieldsSet(part: TenantPart, document: Document, sourceModel: SourceModel | undefined): SetField[] {
   const paths = new Set(Object.keys(document));
@@ -115,7 +120,9 @@ export function fieldsSet(part: TenantPart, document: Document, sourceModel: Sou
     }
   }
   if (part === 'source') {
-    for (const path of sourceModel?.credentials ?? []) if (valueAtPath(document, path) !== undefined) paths.add(path);
+    for (const path of [...(sourceModel?.credentials ?? []), ...(sourceModel?.operatorPaths ?? [])]) {
+      if (valueAtPath(document, path) !== undefined) paths.add(path);
+    }
   }
   return [...paths].map((path) => ({ path, rule: fieldRule(part, path, document, sourceModel) }));
 }

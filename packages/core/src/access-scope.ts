@@ -1,4 +1,5 @@
 import type { ListingRange } from './listing-ranges.js';
+import type { SourceCaller } from './source.js';
 
 /**
  * What one caller may see of a tenant's resources: the policy layer computes
@@ -17,6 +18,12 @@ export interface AccessScope {
    * Absent: results are never shared.
    */
   readonly view?: string;
+  /**
+   * Who the caller is, for sources that answer under a backend identity of
+   * their own (`Source.backendIdentity`). Absent (an anonymous tenant): such
+   * a source answers as for no caller.
+   */
+  readonly caller?: SourceCaller;
   /** False when nothing of the source is visible: the catalog then skips it entirely. */
   allowsSource(sourceId: string): boolean;
   /** Whether the URI (owned by that source) is visible to the caller. */

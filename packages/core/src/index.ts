@@ -10,7 +10,17 @@ export { loadOnFirstUse } from './load-on-first-use.js';
 /** Immutable values that carry their own JSON text, so serving them again costs no serialization. */
 export { frozenWithJson, knownJsonText } from './json-text.js';
 /** The Source interface every source package implements, with its paging, change, health and TTL types. */
-export type { Page, PageRequest, Source, SourceChange, SourceHealth, SourceTtlMs, VisibleUri } from './source.js';
+export type {
+  BackendIdentity,
+  Page,
+  PageRequest,
+  Source,
+  SourceCaller,
+  SourceChange,
+  SourceHealth,
+  SourceTtlMs,
+  VisibleUri,
+} from './source.js';
 /** The `ttlMs` a source gets when it declares none. */
 export { DEFAULT_SOURCE_TTL_MS } from './source.js';
 /** The gateway's typed error, carrying a registry code; invalidPosition is the one cursor failure. */
@@ -83,7 +93,13 @@ export { internalAddressKind, type InternalAddressKind } from './internal-addres
 /** The value at a dotted path of nested objects (own properties only): option paths, nested claims. */
 export { valueAtPath } from './value-at-path.js';
 /** SECRETS_KEY turned into one key per purpose (HKDF, RFC 5869), and the keys of sealed credentials. */
-export { createServerKeys, sealedCredentialKeys, type ServerKeys, type ServerKeysOptions } from './server-keys.js';
+export {
+  createServerKeys,
+  sealedCredentialKeys,
+  sealedSigningKeyKeys,
+  type ServerKeys,
+  type ServerKeysOptions,
+} from './server-keys.js';
 /** A JSON Pointer (RFC 6901) from a path of keys and indexes: the admin API's field errors point with it. */
 export { jsonPointer } from './json-pointer.js';
 /** The one bus replicas learn of change by (ADR 12): its interface, the in-process bus of one replica, the text frame. */

@@ -56,6 +56,7 @@ const INFO = {
   cursor: 'mcpgw cursor v2 aes-256-gcm',
   cacheKey: 'mcpgw cache key v1',
   sealedCredentials: 'mcpgw control-plane sealed secrets v1',
+  sealedSigningKeys: 'mcpgw authorization-server signing keys v1',
   adminSession: 'mcpgw sealed admin session v1',
   tenantPrincipalFingerprint: 'mcpgw tenant principal fingerprint v1\0',
   authorizationServerCookies: 'mcpgw authorization server cookies v1\0',
@@ -110,4 +111,15 @@ export function createServerKeys(options: ServerKeysOptions): ServerKeys {
  */
 export function sealedCredentialKeys(rootSecrets: readonly Uint8Array[]): Buffer[] {
   return rootSecrets.map((secret) => hkdf(secret, INFO.sealedCredentials));
+}
+
+/**
+ * The AES-256-GCM keys sealing the private signing keys of the tenants'
+ * hosted authorization servers in the control plane, from the same roots as
+ * {@link sealedCredentialKeys} (they outlive the process too) under a label
+ * of their own: a sealed credential never opens as a signing key, nor the
+ * reverse.
+ */
+export function sealedSigningKeyKeys(rootSecrets: readonly Uint8Array[]): Buffer[] {
+  return rootSecrets.map((secret) => hkdf(secret, INFO.sealedSigningKeys));
 }

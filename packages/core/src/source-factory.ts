@@ -66,6 +66,13 @@ export interface SourceModel {
    */
   readonly socketHosts?: readonly string[];
   /**
+   * Option paths (dotted, e.g. `callerIdentity.roles`) only platform
+   * operators may set or change: a tenant admin's write must leave their
+   * value as stored. For what bounds the source's power over its backend
+   * beyond the tenant's own choice (the database roles a source may act as).
+   */
+  readonly operatorPaths?: readonly string[];
+  /**
    * Only platform operators may configure this type: it reaches the
    * gateway's own host (a `files` source reads the gateway's file system).
    */

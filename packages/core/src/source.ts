@@ -1,3 +1,4 @@
+import type { Principal } from './principal.js';
 import type { SourceFailureReason } from './source-failure-reason.js';
 import type { ListingRange } from './listing-ranges.js';
 import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
@@ -8,7 +9,9 @@ import type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor }
  * tenant configuration and shared by all of that tenant's callers, so it keeps
  * nothing per caller: the policy layer filters what it returns, and a read is
  * told what the caller may see (`visible`) so that a read made of several
- * resources never loads or mentions one the caller may not see.
+ * resources never loads or mentions one the caller may not see. A source
+ * that answers each caller under a backend identity of their own is also
+ * told who asks (`caller`) and says so with `backendIdentity`.
  */
 export interface Source {
   /** Unique within its tenant; a URI-safe slug (`[a-z0-9][a-z0-9-]*`). */
@@ -51,7 +54,25 @@ export interface Source {
    * means everything is visible. The result depends on `visible`, so a source
    * must not reuse it for another caller.
    */
-  read(uri: string, signal?: AbortSignal, visible?: VisibleUri): Promise<ResourceContents[] | undefined>;
+  read(
+    uri: string,
+    signal?: AbortSignal,
+    visible?: VisibleUri,
+    caller?: SourceCaller,
+  ): Promise<ResourceContents[] | undefined>;
+
+  /**
+   * Present on a source whose answers depend on who asks beyond what
+   * `visible` says: one that runs each caller's listing and reads under a
+   * backend identity derived from their verified claims (a database role
+   * and settings that row-level security reads). Returns the identity
+   * `caller` gets (absent caller: the one for no caller). Every cache keys
+   * this source's listing pages and reads by `key`, so callers share an
+   * entry exactly when their keys are equal. A pure function of its input,
+   * without I/O; the source uses the same identity when it answers.
+   * Templates must not depend on it: they are shared by every caller.
+   */
+  backendIdentity?(caller: SourceCaller | undefined): BackendIdentity;
 
   /** Optional change feed; returns an unsubscribe function. */
   watch?(listener: (change: SourceChange) => void): () => void;
@@ -67,6 +88,29 @@ export interface Source {
 
   /** Releases pools, timers and watchers. Called once at shutdown. */
   close(): Promise<void>;
+}
+
+/**
+ * Who is asking, for a source that answers each caller under their own
+ * backend identity (`Source.backendIdentity`): the verified principal, never
+ * the token. The catalog passes the one its caller's `AccessScope` carries.
+ */
+export interface SourceCaller {
+  readonly tenantId: string;
+  readonly principal: Principal;
+  /** The caller's `AccessScope.fingerprint`: what a backend's audit trail may name them by. */
+  readonly fingerprint: string;
+}
+
+/** The backend identity a caller gets at one source (`Source.backendIdentity`). */
+export interface BackendIdentity {
+  /** Equal for callers the backend treats alike, different otherwise: what caches key this source's answers by. */
+  readonly key: string;
+  /**
+   * What an admin is shown of it ("preview as"): e.g. the database role and
+   * the settings a policy reads. Never credentials.
+   */
+  readonly shown: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -125,6 +169,11 @@ export interface PageRequest {
    */
   visible?: VisibleUri;
   view?: string;
+  /**
+   * The caller, for a source with `backendIdentity`: it lists under that
+   * caller's identity, and caches key the page by it.
+   */
+  caller?: SourceCaller;
 }
 
 export interface Page<T> {

@@ -41,7 +41,9 @@ export function resolveAccess(
   const view = createHash('sha256')
     .update(canonicalJson({ v: 1, tenant: tenantId, grants: effectiveGrants }))
     .digest('base64url');
-  return { fingerprint, view, ...viewAccess(compiled, view, effective) };
+  // The caller rides along for sources that answer under a backend identity of their own (Source.backendIdentity).
+  const caller = { tenantId, principal, fingerprint };
+  return { fingerprint, view, caller, ...viewAccess(compiled, view, effective) };
 }
 
 /** The part of an AccessScope that only the effective grants decide. */

@@ -25,14 +25,54 @@ export interface RelationSummaryRow {
   comment: string | null;
 }
 
-/** The allowed schemas that exist, in catalog (byte) order, from `from` on. */
-export async function findSchemas(query: RunQuery, allowed: readonly string[], from = ''): Promise<SchemaRow[]> {
+/**
+ * Whether a catalog query keeps only what the current role may use: set for
+ * a source that answers under each caller's database role (its
+ * `callerIdentity`), where `current_user` is the caller's role when the
+ * queries run. Without it the service role's own view is described, grants
+ * or not (catalog reads need no privilege).
+ */
+export type Privileged = boolean;
+
+/** The schema `n` may be used by the current role. */
+const SCHEMA_USABLE = `pg_catalog.has_schema_privilege(n.oid, 'USAGE')`;
+/** The relation `c` may be read by the current role: SELECT on the table or on one of its columns. */
+const RELATION_READABLE = `pg_catalog.has_any_column_privilege(c.oid, 'SELECT')`;
+
+/** The allowed schemas that exist (and, privileged, that the role may use), in catalog (byte) order, from `from` on. */
+export async function findSchemas(
+  query: RunQuery,
+  allowed: readonly string[],
+  from = '',
+  privileged: Privileged = false,
+): Promise<SchemaRow[]> {
   return query<SchemaRow>(
     `SELECT n.oid AS oid, n.nspname::text AS name, pg_catalog.obj_description(n.oid, 'pg_namespace') AS comment
        FROM pg_catalog.pg_namespace n
-      WHERE n.nspname = ANY($1::text[]) AND n.nspname >= $2::text::name
+      WHERE n.nspname = ANY($1::text[]) AND n.nspname >= $2::text::name${privileged ? ` AND ${SCHEMA_USABLE}` : ''}
       ORDER BY n.nspname`,
     [allowed, from],
+  );
+}
+
+/**
+ * Of the relations named (`schemas[i]`.`names[i]`), those the current role
+ * may read, with USAGE on their schema: a document under a caller's role
+ * names, links and describes only those.
+ */
+export async function readableRelations(
+  query: RunQuery,
+  schemas: readonly string[],
+  names: readonly string[],
+): Promise<Array<{ schema: string; name: string }>> {
+  if (names.length === 0) return [];
+  return query<{ schema: string; name: string }>(
+    `SELECT n.nspname::text AS schema, c.relname::text AS name
+       FROM pg_catalog.unnest($1::text[], $2::text[]) AS x(s, r)
+       JOIN pg_catalog.pg_namespace n ON n.nspname = x.s::name
+       JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = x.r::name
+      WHERE ${SCHEMA_USABLE} AND ${RELATION_READABLE}`,
+    [schemas, names],
   );
 }
 
@@ -48,11 +88,13 @@ export async function listRelations(
   limit: number,
   namePrefixes?: readonly string[],
   names: readonly string[] = [],
+  privileged: Privileged = false,
 ): Promise<RelationSummaryRow[]> {
   const columns = `c.relname::text AS name, c.relkind::text AS kind, c.reltuples::float8 AS estimate,
               pg_catalog.obj_description(c.oid, 'pg_class') AS comment`;
+  const readable = privileged ? RELATION_READABLE : 'TRUE';
   if (namePrefixes === undefined) {
-    return query<RelationSummaryRow>(relationKeysetSql(columns), [schemaOid, after, limit]);
+    return query<RelationSummaryRow>(relationKeysetSql(columns, readable), [schemaOid, after, limit]);
   }
   // A listing narrowed to the caller's grants: only names that
   // start with one of the prefixes, compared as bytes like the ORDER BY, or
@@ -60,9 +102,9 @@ export async function listRelations(
   return query<RelationSummaryRow>(
     relationKeysetSql(
       columns,
-      `EXISTS (SELECT 1 FROM pg_catalog.unnest($4::text[]) AS p(prefix)
+      `(EXISTS (SELECT 1 FROM pg_catalog.unnest($4::text[]) AS p(prefix)
                 WHERE pg_catalog.starts_with(c.relname::text, p.prefix))
-       OR c.relname::text = ANY ($5::text[])`,
+       OR c.relname::text = ANY ($5::text[])) AND ${readable}`,
     ),
     [schemaOid, after, limit, namePrefixes, names],
   );
@@ -77,8 +119,12 @@ export async function listRelationNames(
   schemaOid: number,
   after: string,
   limit: number,
+  privileged: Privileged = false,
 ): Promise<string[]> {
-  const rows = await query<{ name: string }>(relationKeysetSql('c.relname::text AS name'), [schemaOid, after, limit]);
+  const rows = await query<{ name: string }>(
+    relationKeysetSql('c.relname::text AS name', privileged ? RELATION_READABLE : 'TRUE'),
+    [schemaOid, after, limit],
+  );
   return rows.map((r) => r.name);
 }
 
@@ -87,13 +133,20 @@ export interface RelationRow extends RelationSummaryRow {
   schema: string;
 }
 
-/** The published relation `schema.name`, or undefined. */
-export async function findRelation(query: RunQuery, schema: string, name: string): Promise<RelationRow | undefined> {
+/** The published relation `schema.name` (privileged: only if the role may read it), or undefined. */
+export async function findRelation(
+  query: RunQuery,
+  schema: string,
+  name: string,
+  privileged: Privileged = false,
+): Promise<RelationRow | undefined> {
   const rows = await query<RelationRow>(
     `SELECT c.oid AS oid, n.nspname::text AS schema, c.relname::text AS name, c.relkind::text AS kind,
             c.reltuples::float8 AS estimate, pg_catalog.obj_description(c.oid, 'pg_class') AS comment
        FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1::text::name AND c.relname = $2::text::name AND ${PUBLISHED}`,
+      WHERE n.nspname = $1::text::name AND c.relname = $2::text::name AND ${PUBLISHED}${
+        privileged ? ` AND ${SCHEMA_USABLE} AND ${RELATION_READABLE}` : ''
+      }`,
     [schema, name],
   );
   return rows[0];
@@ -113,7 +166,12 @@ export interface ColumnRow {
   typeSchema: string;
 }
 
-export async function listColumns(query: RunQuery, relationOid: number): Promise<ColumnRow[]> {
+/** The relation's columns in order (privileged: only those the role may SELECT). */
+export async function listColumns(
+  query: RunQuery,
+  relationOid: number,
+  privileged: Privileged = false,
+): Promise<ColumnRow[]> {
   return query<ColumnRow>(
     `SELECT a.attname::text AS name, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type,
             a.attnotnull AS "notNull", pg_catalog.pg_get_expr(d.adbin, d.adrelid) AS default,
@@ -125,7 +183,9 @@ export async function listColumns(query: RunQuery, relationOid: number): Promise
        JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
        LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem AND t.typlen = -1
        JOIN pg_catalog.pg_namespace tn ON tn.oid = coalesce(et.typnamespace, t.typnamespace)
-      WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped
+      WHERE a.attrelid = $1::oid AND a.attnum > 0 AND NOT a.attisdropped${
+        privileged ? ` AND pg_catalog.has_column_privilege(a.attrelid, a.attnum, 'SELECT')` : ''
+      }
       ORDER BY a.attnum`,
     [relationOid],
   );

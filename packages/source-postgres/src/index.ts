@@ -7,3 +7,5 @@ export { postgresSourceFactory } from './postgres-source-factory.js';
 export { createPostgresSource } from './postgres-source.js';
 /** Validates a `postgres` source entry's options. */
 export { postgresSourceOptionsSchema } from './postgres-source-options.js';
+/** The options of `callerIdentity`: each caller's reads under a database role mapped from their claims. */
+export type { CallerIdentityOptions } from './postgres-source-options.js';

@@ -9,6 +9,7 @@ import {
   listReferencedBy,
   listRelationNames,
   listRelations,
+  readableRelations,
   viewDefinition,
   type PartDependencyRow,
   type RelationSummaryRow,
@@ -37,7 +38,7 @@ export async function schemaDocument(
   schema: string,
   visible: VisibleUri,
 ): Promise<string | undefined> {
-  const [found] = (await findSchemas(query, [schema])).filter((s) => s.name === schema);
+  const [found] = (await findSchemas(query, [schema], '', scope.privileged)).filter((s) => s.name === schema);
   return found === undefined ? undefined : overview(scope, query, found, visible);
 }
 
@@ -50,28 +51,36 @@ export async function tableDocument(
   scope: SourceScope,
   query: RunQuery,
   { schema, table }: { schema: string; table: string },
-  visible: VisibleUri,
+  grantsVisible: VisibleUri,
   rowsUri: string | undefined,
 ): Promise<string | undefined> {
-  const relation = await findRelation(query, schema, table);
+  const relation = await findRelation(query, schema, table, scope.privileged);
   if (relation === undefined) return undefined;
-  const hidden = new Set(
-    (await listPartDependencies(query, relation.oid))
-      .filter((dep) => dependencyHidden(scope, visible, dep))
-      .map((dep) => `${dep.part}:${dep.key}`),
-  );
+  const dependencies = await listPartDependencies(query, relation.oid);
   const incoming = await listReferencedBy(query, relation.oid, scope.allowed, REFERENCED_BY_SCAN);
+  const constraints = await listConstraints(query, relation.oid);
+  // Under the caller's role, a relation it may not read is one it may not see, like one its grants hide.
+  const visible = scope.privileged
+    ? await readableOnly(scope, query, grantsVisible, [
+        ...dependencies.map((d) => [d.schema, d.relation] as const),
+        ...incoming.map((c) => [c.otherSchema, c.otherTable] as const),
+        ...constraints.map((c) => [c.otherSchema, c.otherTable] as const),
+      ])
+    : grantsVisible;
+  const hidden = new Set(
+    dependencies.filter((dep) => dependencyHidden(scope, visible, dep)).map((dep) => `${dep.part}:${dep.key}`),
+  );
   const referencedBy = incoming.filter(
     (c) =>
       c.otherSchema !== null && c.otherTable !== null && relationVisible(scope, visible, c.otherSchema, c.otherTable),
   );
-  const columns = (await listColumns(query, relation.oid)).map((c) =>
+  const columns = (await listColumns(query, relation.oid, scope.privileged)).map((c) =>
     c.typeSchema === 'pg_catalog' || scope.allowedSet.has(c.typeSchema) ? c : { ...c, type: NOT_VISIBLE_TYPE },
   );
   return renderTableDescription({
     ...relation,
     columns,
-    constraints: await listConstraints(query, relation.oid),
+    constraints,
     referencedBy: referencedBy.slice(0, REFERENCED_BY_MAX),
     referencedByMore: referencedBy.length > REFERENCED_BY_MAX || incoming.length === REFERENCED_BY_SCAN,
     indexes: await listIndexes(query, relation.oid),
@@ -82,6 +91,33 @@ export async function tableDocument(
     relationUri: (s, t) => (relationVisible(scope, visible, s, t) ? scope.tableUri(s, t) : undefined),
     rowsUri,
   });
+}
+
+/**
+ * `visible`, narrowed to the relations among `named` (schema, name) that the
+ * current role may read: one catalog query for all the relations a
+ * description mentions.
+ */
+async function readableOnly(
+  scope: SourceScope,
+  query: RunQuery,
+  visible: VisibleUri,
+  named: ReadonlyArray<readonly [string | null, string | null]>,
+): Promise<VisibleUri> {
+  const unique = new Map<string, readonly [string, string]>();
+  for (const [schema, name] of named) {
+    if (schema !== null && name !== null && scope.allowedSet.has(schema)) {
+      unique.set(scope.tableUri(schema, name), [schema, name]);
+    }
+  }
+  const pairs = [...unique.values()];
+  const readable = await readableRelations(
+    query,
+    pairs.map(([schema]) => schema),
+    pairs.map(([, name]) => name),
+  );
+  const readableUris = new Set(readable.map((r) => scope.tableUri(r.schema, r.name)));
+  return (uri) => visible(uri) && (!unique.has(uri) || readableUris.has(uri));
 }
 
 /** Whether the caller may see relation `schema.name` (a published kind) of this source. */
@@ -117,7 +153,7 @@ async function overview(scope: SourceScope, query: RunQuery, schema: SchemaRow, 
   let more = 0;
   let exhausted = false;
   while (!exhausted && shown.length < OVERVIEW_MAX_RELATIONS) {
-    const batch = await listRelations(query, schema.oid, after, OVERVIEW_BATCH);
+    const batch = await listRelations(query, schema.oid, after, OVERVIEW_BATCH, undefined, [], scope.privileged);
     exhausted = batch.length < OVERVIEW_BATCH;
     for (const r of batch) {
       after = r.name;
@@ -127,7 +163,7 @@ async function overview(scope: SourceScope, query: RunQuery, schema: SchemaRow, 
     }
   }
   while (!exhausted) {
-    const names = await listRelationNames(query, schema.oid, after, OVERVIEW_BATCH * 10);
+    const names = await listRelationNames(query, schema.oid, after, OVERVIEW_BATCH * 10, scope.privileged);
     exhausted = names.length < OVERVIEW_BATCH * 10;
     for (const name of names) if (visible(scope.tableUri(schema.name, name))) more += 1;
     after = names.at(-1) ?? after;

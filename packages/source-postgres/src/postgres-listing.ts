@@ -34,7 +34,7 @@ export async function listPostgresResources(
   return run(async (query) => {
     const items: ResourceDescriptor[] = [];
     let last: [string, string] | undefined;
-    for (const schema of await findSchemas(query, schemas, fromSchema)) {
+    for (const schema of await findSchemas(query, schemas, fromSchema, scope.privileged)) {
       const narrowed = byName.get(schema.name);
       let after = schema.name === fromSchema ? fromName : undefined;
       if (after === undefined) {
@@ -49,7 +49,15 @@ export async function listPostgresResources(
       if (narrowed?.tables?.length === 0 && narrowed.names === undefined) continue;
       const room = limit - items.length;
       if (room === 0) return { items, nextPosition: JSON.stringify([schema.name, after]) };
-      const relations = await listRelations(query, schema.oid, after, room + 1, narrowed?.tables, narrowed?.names);
+      const relations = await listRelations(
+        query,
+        schema.oid,
+        after,
+        room + 1,
+        narrowed?.tables,
+        narrowed?.names,
+        scope.privileged,
+      );
       for (const r of relations.slice(0, room)) {
         items.push(relationDescriptor(scope, schema.name, r));
         last = [schema.name, r.name];

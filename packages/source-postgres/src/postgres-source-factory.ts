@@ -37,6 +37,8 @@ export const postgresSourceFactory: SourceFactory<PostgresSourceOptions> = {
     // A host starting with `/` is a Unix socket folder of the gateway's host (peer authentication
     // would log in as the gateway's own OS user).
     socketHosts: ['connection.host'],
+    // The roles callers may act as bound what a tenant admin's role mapping can reach: the operator's.
+    operatorPaths: ['callerIdentity.roles'],
     operatorOnly: false,
     // Without a password `pg` sends PGPASSWORD or the ~/.pgpass entry of the gateway's own environment.
     ambientCredentials: true,

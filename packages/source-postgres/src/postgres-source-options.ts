@@ -56,6 +56,87 @@ const excludedColumnSchema = z.strictObject({
   column: identifier,
 });
 
+/**
+ * A database role a caller may be switched to. Not `none` in any case (for
+ * `set_config('role', ...)` that means "back to the login role", the
+ * service credential) and not `public` (a pseudo-role no one can become).
+ */
+const switchableRole = identifier.refine((v) => !/^(none|public)$/i.test(v), {
+  message: 'must name a real role ("none" and "public" are not roles a caller can act as)',
+});
+
+/** Claim values a mapping entry matches; one in common with the caller's suffices. */
+const claimValues = z.array(z.string().min(1)).min(1);
+
+/** The `mcpgw.*` settings that carry a caller's claims; see README.md, "Caller identity". */
+export const CALLER_SETTINGS = ['subject', 'groups', 'scopes', 'tenant', 'client_id'] as const;
+export type CallerSetting = (typeof CALLER_SETTINGS)[number];
+
+const callerIdentitySchema = z
+  .strictObject({
+    /**
+     * The roles callers may be switched to: the OPERATOR's allowlist (an
+     * operator-only path, see the factory's model). The login role must be
+     * a member of each (`GRANT role TO login`, the login role NOINHERIT).
+     */
+    roles: z
+      .array(switchableRole)
+      .min(1)
+      .refine((list) => new Set(list).size === list.length, { message: 'roles must not repeat' }),
+    /**
+     * The first entry whose `match` the caller satisfies chooses their role.
+     * Each present matcher needs one value in common with the caller's
+     * claims; absent matchers impose nothing (an empty match matches all).
+     */
+    mapping: z
+      .array(
+        z.strictObject({
+          match: z.strictObject({
+            groups: claimValues.optional(),
+            scopes: claimValues.optional(),
+            subjects: claimValues.optional(),
+            clientIds: claimValues.optional(),
+          }),
+          role: switchableRole,
+        }),
+      )
+      .default([]),
+    /**
+     * A caller no entry matches: `refuse` (the default) shows them nothing of
+     * this source (an empty listing, reads not found), or `{ role }` acts as
+     * that (minimal) role.
+     */
+    default: z.union([z.literal('refuse'), z.strictObject({ role: switchableRole })]).default('refuse'),
+    /**
+     * Which `mcpgw.*` transaction settings carry the caller's claims for
+     * row-level security: `true` (the default) all of them, `false` none,
+     * or a list of `subject`, `groups`, `scopes`, `tenant`, `client_id`.
+     */
+    settings: z
+      .union([
+        z.boolean(),
+        z
+          .array(z.enum(CALLER_SETTINGS))
+          .refine((list) => new Set(list).size === list.length, { message: 'settings must not repeat' }),
+      ])
+      .default(true),
+  })
+  .superRefine((value, context) => {
+    // A role outside the allowlist is refused where it is written, naming the field.
+    const allowed = new Set(value.roles);
+    const outside = (role: string, path: (string | number)[]) => {
+      if (!allowed.has(role)) {
+        context.addIssue({
+          code: 'custom',
+          path,
+          message: `role "${role}" is not in callerIdentity.roles, the roles an operator allows this source to act as`,
+        });
+      }
+    };
+    value.mapping.forEach((entry, i) => outside(entry.role, ['mapping', i, 'role']));
+    if (value.default !== 'refuse') outside(value.default.role, ['default', 'role']);
+  });
+
 /** Options of a `postgres` source (the bootstrap entry minus `id` and `type`). */
 export const postgresSourceOptionsSchema = z.strictObject({
   connection: connectionSchema,
@@ -106,7 +187,16 @@ export const postgresSourceOptionsSchema = z.strictObject({
       pollIntervalMs: z.number().int().min(50).max(3_600_000).default(30_000),
     })
     .prefault({}),
+  /**
+   * Runs each caller's listing and reads under a database role chosen from
+   * their verified claims, with their claims in `mcpgw.*` settings for
+   * row-level security. Absent: every caller reads as the login role.
+   */
+  callerIdentity: callerIdentitySchema.optional(),
 });
+
+/** How callers act at the database (`callerIdentity`), defaults applied. */
+export type CallerIdentityOptions = z.output<typeof callerIdentitySchema>;
 
 /** Validated options of a `postgres` source, defaults applied. */
 export type PostgresSourceOptions = z.output<typeof postgresSourceOptionsSchema>;

@@ -1,6 +1,8 @@
 import {
   DEFAULT_SOURCE_TTL_MS,
   findEgressRefusal,
+  GatewayError,
+  type SourceCaller,
   type EgressGuard,
   type Logger,
   type Page,
@@ -14,6 +16,7 @@ import {
   type VisibleUri,
   sourceFailureReason,
 } from '@mcpgw/core';
+import { createCallerIdentity, type CallerPlan } from './caller-identity.js';
 import { CatalogChangeFeed } from './catalog-change-feed.js';
 import { catalogFingerprint, catalogFingerprintUris } from './catalog-fingerprint.js';
 import { findRelation } from './catalog-queries.js';
@@ -23,7 +26,12 @@ import { schemaDocument, tableDocument } from './postgres-documents.js';
 import { listPostgresResources } from './postgres-listing.js';
 import { postgresDriver } from './pg-module.js';
 import type { PostgresSourceOptions } from './postgres-source-options.js';
-import { inReadOnlyTransaction, type RunQuery } from './read-only-transaction.js';
+import {
+  inReadOnlyTransaction,
+  RoleSwitchRefused,
+  type RunQuery,
+  type TransactionSession,
+} from './read-only-transaction.js';
 import { readRows } from './read-rows.js';
 import { parseResourceUri, schemaUri, tableUri, uriPrefix } from './resource-uri.js';
 import { parseRowsQuery } from './rows-query.js';
@@ -57,21 +65,77 @@ export function createPostgresSource(
   const rowsEnabled = options.rows.enabled;
   const toSchemaUri = (schema: string) => schemaUri(sourceId, schema);
   const toTableUri = (schema: string, table: string) => tableUri(sourceId, schema, table);
-  const scope: SourceScope = { sourceId, allowed, allowedSet, schemaUri: toSchemaUri, tableUri: toTableUri };
+  const callerIdentity = options.callerIdentity;
+  const planOf = callerIdentity === undefined ? undefined : createCallerIdentity(callerIdentity, sourceId);
+  const scope: SourceScope = {
+    sourceId,
+    allowed,
+    allowedSet,
+    schemaUri: toSchemaUri,
+    tableUri: toTableUri,
+    privileged: planOf !== undefined,
+  };
 
-  async function run<T>(work: (query: RunQuery) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async function run<T>(
+    work: (query: RunQuery) => Promise<T>,
+    signal?: AbortSignal,
+    session?: TransactionSession,
+  ): Promise<T> {
     try {
-      return await inReadOnlyTransaction(pool, timeouts, work, signal);
+      return await inReadOnlyTransaction(pool, timeouts, work, signal, session);
     } catch (error) {
       // The client went away and its query was cancelled: not a source failure.
       if (signal?.aborted) throw error;
+      if (error instanceof RoleSwitchRefused) throw roleRefused(error);
       throw sourceUnavailable(sourceId, error, logger);
     }
   }
 
+  /**
+   * A caller's mapped role that Postgres refuses: never another role's
+   * answer. The caller learns what to ask for; the role's name, an
+   * operator's setting, goes to the log only.
+   */
+  function roleRefused(error: RoleSwitchRefused): GatewayError {
+    const cause = error.cause as { code?: unknown; message?: unknown };
+    logger.warn(
+      { role: error.role, err: { code: cause.code, message: cause.message } },
+      'postgres source could not switch to the role a caller maps to',
+    );
+    return new GatewayError(
+      'MCPGW_SOURCE_UNAVAILABLE',
+      `Postgres source "${sourceId}" is unavailable to you: the database role your claims map to cannot be used (dropped, renamed, or not granted to the gateway's login role); ask an operator to fix the role or callerIdentity`,
+      { cause: error },
+    );
+  }
+
+  /**
+   * The caller's plan, or undefined without callerIdentity (everyone reads as
+   * the login role). A caller whose claims cannot be passed on gets an error here.
+   */
+  function planFor(caller: SourceCaller | undefined): Exclude<CallerPlan, { kind: 'unusable' }> | undefined {
+    const plan = planOf?.(caller);
+    if (plan?.kind === 'unusable') {
+      throw new GatewayError(
+        'MCPGW_SOURCE_UNAVAILABLE',
+        `Postgres source "${sourceId}" is unavailable to you: ${plan.reason}`,
+      );
+    }
+    return plan;
+  }
+
+  /** Runs `work` as the caller's plan says: under their role and settings, or as the login role without one. */
+  const runFor =
+    (plan: Extract<CallerPlan, { kind: 'act' }> | undefined, signal: AbortSignal | undefined) =>
+    <T>(work: (query: RunQuery) => Promise<T>): Promise<T> =>
+      run(work, signal, plan === undefined ? undefined : { role: plan.role, settings: plan.settings });
+
   /** Schemas in name order, each followed by its relations in name order (see listPostgresResources). */
-  function listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
-    return listPostgresResources(scope, page, (work) => run(work, signal));
+  async function listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
+    const plan = planFor(page.caller);
+    // Refused: nothing of the source is theirs, as for a caller whose grants name none of it.
+    if (plan?.kind === 'refuse') return { items: [] };
+    return listPostgresResources(scope, page, runFor(plan, signal));
   }
 
   function listTemplates(): Promise<ResourceTemplateDescriptor[]> {
@@ -103,28 +167,34 @@ export function createPostgresSource(
     uri: string,
     signal?: AbortSignal,
     visible: VisibleUri = () => true,
+    caller?: SourceCaller,
   ): Promise<ResourceContents[] | undefined> {
     const parsed = parseResourceUri(sourceId, uri);
     if (parsed === undefined || !allowedSet.has(parsed.schema)) return undefined;
+    const plan = planFor(caller);
+    // Refused: not found, as any resource the caller may not see.
+    if (plan?.kind === 'refuse') return undefined;
+    const inSession = runFor(plan, signal);
     if (parsed.kind === 'schema') {
       const schema = parsed.schema;
-      const text = await run((query) => schemaDocument(scope, query, schema, visible), signal);
+      const text = await inSession((query) => schemaDocument(scope, query, schema, visible));
       return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
     }
     if (parsed.kind === 'table') {
       const { schema, table } = parsed;
       const rowsUri = rowsEnabled ? `${toTableUri(schema, table)}/rows` : undefined;
-      const text = await run((query) => tableDocument(scope, query, { schema, table }, visible, rowsUri), signal);
+      const text = await inSession((query) => tableDocument(scope, query, { schema, table }, visible, rowsUri));
       return text === undefined ? undefined : [{ uri, mimeType: MARKDOWN, text }];
     }
     if (!rowsEnabled) return undefined;
     const request = parseRowsQuery(parsed.query, options.rows.maxLimit);
     const { schema, table } = parsed;
-    const page = await run(async (query) => {
-      const relation = await findRelation(query, schema, table);
+    const page = await inSession(async (query) => {
+      const relation = await findRelation(query, schema, table, scope.privileged);
       if (relation === undefined) return undefined;
-      return readRows(query, relation, request, options.rows.columns.exclude, `${toTableUri(schema, table)}/rows`);
-    }, signal);
+      const rowsBase = `${toTableUri(schema, table)}/rows`;
+      return readRows(query, relation, request, options.rows.columns.exclude, rowsBase, scope.privileged);
+    });
     return page === undefined ? undefined : [{ uri, mimeType: JSON_TYPE, text: page.text }];
   }
 
@@ -192,6 +262,8 @@ export function createPostgresSource(
     listTemplates,
     read,
     ...(mode === 'off' ? {} : { watch, settled: async () => feed?.settled() }),
+    // Answers depend on the caller's role and settings: the caches key them by this.
+    ...(planOf === undefined ? {} : { backendIdentity: (caller: SourceCaller | undefined) => planOf(caller).identity }),
     health,
     close,
   };

@@ -11,6 +11,35 @@ export interface TransactionTimeouts {
 }
 
 /**
+ * Who the transaction acts as: a role to switch to and settings to set, both
+ * transaction-local (`set_config(..., true)`, the parameterised `SET LOCAL`),
+ * so ROLLBACK undoes them before anything else runs on the connection.
+ */
+export interface TransactionSession {
+  /** A role from the operator's allowlist; the login role must be a member of it. */
+  readonly role: string;
+  /** `[name, value]` pairs; names are the source's own, values are bound as parameters. */
+  readonly settings: ReadonlyArray<readonly [string, string]>;
+}
+
+/**
+ * The role switch was refused: the role does not exist (dropped, renamed)
+ * or the login role may not become it. Nothing ran under any other role.
+ */
+export class RoleSwitchRefused extends Error {
+  override readonly name = 'RoleSwitchRefused';
+  constructor(
+    readonly role: string,
+    options: { cause: unknown },
+  ) {
+    super(`the role switch to "${role}" was refused`, options);
+  }
+}
+
+/** SQLSTATEs a refused `set_config('role', ...)` raises: invalid_parameter_value, insufficient_privilege, undefined_object. */
+const ROLE_REFUSED = new Set(['22023', '42501', '42704']);
+
+/**
  * What returns a pooled connection to the state it was opened in: settings
  * (back to the startup values, so the pinned search_path and read-only
  * default), session advisory locks, LISTEN registrations, prepared
@@ -49,6 +78,7 @@ export async function inReadOnlyTransaction<T>(
   timeouts: TransactionTimeouts,
   work: (query: RunQuery) => Promise<T>,
   signal?: AbortSignal,
+  session?: TransactionSession,
 ): Promise<T> {
   signal?.throwIfAborted();
   const client = await pool.connect();
@@ -71,10 +101,17 @@ export async function inReadOnlyTransaction<T>(
     await client.query('BEGIN TRANSACTION READ ONLY');
     // SET LOCAL cannot take parameters; set_config(..., true) is its
     // parameterised equivalent (is_local = true: ends with the transaction).
-    await client.query("SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $2, true)", [
-      `${timeouts.statementTimeoutMs}ms`,
-      `${timeouts.lockTimeoutMs}ms`,
-    ]);
+    // The caller's role and settings go in the same statement: one round trip.
+    const setup = sessionSetup(timeouts, session);
+    try {
+      await client.query(setup.text, setup.values);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (session !== undefined && typeof code === 'string' && ROLE_REFUSED.has(code)) {
+        throw new RoleSwitchRefused(session.role, { cause: error });
+      }
+      throw error;
+    }
     const query: RunQuery = async (text, values) => {
       signal?.throwIfAborted();
       // `queryMode: 'extended'` even without parameters: pg otherwise sends a
@@ -98,6 +135,25 @@ export async function inReadOnlyTransaction<T>(
     // source recovers from a server restart without a gateway restart.
     client.release(broken);
   }
+}
+
+/**
+ * The transaction's first statement: its timeouts and, for a caller's
+ * session, the role and settings. Every name and value is a parameter.
+ */
+function sessionSetup(
+  timeouts: TransactionTimeouts,
+  session: TransactionSession | undefined,
+): { text: string; values: string[] } {
+  const values = [`${timeouts.statementTimeoutMs}ms`, `${timeouts.lockTimeoutMs}ms`];
+  const calls = ["set_config('statement_timeout', $1, true)", "set_config('lock_timeout', $2, true)"];
+  if (session !== undefined) {
+    for (const [name, value] of [...session.settings, ['role', session.role] as const]) {
+      values.push(name, value);
+      calls.push(`set_config($${values.length - 1}, $${values.length}, true)`);
+    }
+  }
+  return { text: `SELECT ${calls.join(', ')}`, values };
 }
 
 async function rollback(client: PoolClient, cause: unknown): Promise<Error | undefined> {

@@ -49,8 +49,10 @@ export async function readRows(
   request: RowsQuery,
   exclude: readonly ExcludedColumn[],
   baseUri: string,
+  /** Under the caller's role: only the columns it may SELECT (see `Privileged`). */
+  privileged = false,
 ): Promise<RowsPage> {
-  const visible = (await listColumns(query, relation.oid))
+  const visible = (await listColumns(query, relation.oid, privileged))
     .map((c) => c.name)
     .filter((name) => !isExcluded(exclude, relation.schema, relation.name, name));
   const visibleSet = new Set(visible);

@@ -7,6 +7,12 @@ export interface SourceScope {
   /** The allowed schemas, in configuration order. */
   readonly allowed: readonly string[];
   readonly allowedSet: ReadonlySet<string>;
+  /**
+   * True when every query runs under the caller's database role
+   * (`callerIdentity`): the catalog then keeps only the schemas, relations
+   * and columns that role may use (see `Privileged` in catalog-queries.ts).
+   */
+  readonly privileged: boolean;
   schemaUri(schema: string): string;
   tableUri(schema: string, table: string): string;
 }

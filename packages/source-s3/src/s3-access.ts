@@ -18,7 +18,7 @@ import type { S3SourceOptions } from './s3-source-options.js';
 import { objectStream, type ObjectBody } from './object-stream.js';
 import { readBounded } from './read-bounded.js';
 import { awsS3 } from './aws-s3-module.js';
-import { isNotFound } from './s3-errors.js';
+import { isAccessDenied, isNotFound } from './s3-errors.js';
 import { acquireTenantSlot, type ReleaseSlot } from './tenant-slots.js';
 import { keyToUri } from './uri.js';
 
@@ -85,8 +85,18 @@ export interface S3Access {
  */
 export type KeepSlot = () => () => void;
 
-/** The bucket access of one S3 source over `client`. */
-export function createS3Access(client: S3Client, options: S3SourceOptions, context: SourceContext): S3Access {
+/**
+ * The bucket access of one S3 source over `client`. With `denied: 'absent'`
+ * (a caller's own role session) S3's AccessDenied is what that caller's
+ * role may not see: a read of it is not found, a listing of it is empty,
+ * as for anything else outside the caller's view (the log says so).
+ */
+export function createS3Access(
+  client: S3Client,
+  options: S3SourceOptions,
+  context: SourceContext,
+  denied: 'fail' | 'absent' = 'fail',
+): S3Access {
   const sourceId = context.sourceId;
   const logger = context.logger;
   /** Deadline of one operation: every attempt, the wait for a tenant slot and the body. */
@@ -126,14 +136,28 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
     }
   }
 
+  /** Whether `error` is the caller's role being refused what it asked for, when that counts as absent. */
+  function absentByDenial(operation: string, error: unknown): boolean {
+    if (denied !== 'absent' || !isAccessDenied(error)) return false;
+    logger.info({ operation }, "S3 refused the caller's role: treated as outside what it may see");
+    return true;
+  }
+
   function list(
     operation: string,
     signal: AbortSignal | undefined,
     params: ListParams,
   ): Promise<ListObjectsV2CommandOutput> {
-    return call(operation, signal, true, (deadline) =>
-      client.send(new (awsS3().ListObjectsV2Command)({ Bucket: options.bucket, ...params }), { abortSignal: deadline }),
-    );
+    return call(operation, signal, true, async (deadline) => {
+      try {
+        return await client.send(new (awsS3().ListObjectsV2Command)({ Bucket: options.bucket, ...params }), {
+          abortSignal: deadline,
+        });
+      } catch (error) {
+        if (absentByDenial(operation, error)) return { $metadata: {}, Contents: [], IsTruncated: false };
+        throw error;
+      }
+    });
   }
 
   function tooLarge(): GatewayError {
@@ -158,7 +182,7 @@ export function createS3Access(client: S3Client, options: S3SourceOptions, conte
         },
       );
     } catch (error) {
-      if (isNotFound(error)) return undefined;
+      if (isNotFound(error) || absentByDenial('GetObject', error)) return undefined;
       throw error;
     }
     const body = output.Body as ObjectBody | undefined;

@@ -2,6 +2,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { egressAgents, type EgressGuard } from '@mcpgw/core';
 import { awsS3 } from './aws-s3-module.js';
 import type { S3SourceOptions } from './s3-source-options.js';
+import type { SessionCredentials } from './sts-client.js';
 
 /**
  * The SDK client an S3 source's options describe. No I/O happens here. With
@@ -10,15 +11,10 @@ import type { S3SourceOptions } from './s3-source-options.js';
  */
 export function createS3Client(options: S3SourceOptions, egress?: EgressGuard): S3Client {
   return new (awsS3().S3Client)({
-    region: options.region,
-    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
-    forcePathStyle: options.forcePathStyle,
+    ...clientOptions(options),
     // Absent: the SDK's default provider chain. A copy, because the SDK
     // writes bookkeeping fields (`$source`) into the object it is given.
     ...(options.credentials === undefined ? {} : { credentials: { ...options.credentials } }),
-    // The SDK's standard retry strategy: exponential backoff with jitter on
-    // throttling, 5xx, connection errors and timeouts.
-    maxAttempts: options.maxAttempts,
     requestHandler: {
       connectionTimeout: options.requestTimeoutMs,
       requestTimeout: options.requestTimeoutMs,
@@ -27,4 +23,33 @@ export function createS3Client(options: S3SourceOptions, egress?: EgressGuard): 
       ...(egress === undefined ? {} : egressAgents(egress)),
     },
   });
+}
+
+/**
+ * A client that signs with one role session's credentials (SigV4 with its
+ * session token) and sends through `base`'s request handler: the same
+ * timeouts, egress guard and connection pool, whoever the caller. Never
+ * `destroy()` it: that would close the pool `base` owns.
+ */
+export function createSessionS3Client(
+  options: S3SourceOptions,
+  base: S3Client,
+  credentials: SessionCredentials,
+): S3Client {
+  return new (awsS3().S3Client)({
+    ...clientOptions(options),
+    credentials: { ...credentials },
+    requestHandler: base.config.requestHandler,
+  });
+}
+
+function clientOptions(options: S3SourceOptions) {
+  return {
+    region: options.region,
+    ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+    forcePathStyle: options.forcePathStyle,
+    // The SDK's standard retry strategy: exponential backoff with jitter on
+    // throttling, 5xx, connection errors and timeouts.
+    maxAttempts: options.maxAttempts,
+  };
 }

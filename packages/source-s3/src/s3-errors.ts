@@ -9,3 +9,10 @@ export function isNotFound(error: unknown): boolean {
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   return status === 404 && error.name !== 'NoSuchBucket';
 }
+
+/** Whether an SDK error is S3 refusing the request's credentials what they asked for (403 AccessDenied). */
+export function isAccessDenied(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  return error.name === 'AccessDenied' || (status === 403 && error.name === 'Forbidden');
+}

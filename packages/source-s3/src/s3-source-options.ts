@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { callerIdentitySchema } from './caller-identity-options.js';
 
 const MIB = 1024 * 1024;
 
@@ -88,6 +89,12 @@ export const s3SourceOptionsSchema = z
       })
       .strict()
       .default({ mode: 'poll', intervalMs: 60_000 }),
+    /**
+     * Each caller's listing and reads with credentials of their own, from
+     * AssumeRoleWithWebIdentity (README.md, "Caller identity"). Absent: every
+     * caller reads with `credentials`.
+     */
+    callerIdentity: callerIdentitySchema.optional(),
   })
   .strict();
 

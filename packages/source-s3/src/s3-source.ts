@@ -9,6 +9,7 @@ import {
   type ListingRange,
   type Page,
   type PageRequest,
+  type Principal,
   type ResourceContents,
   type ResourceDescriptor,
   type ResourceTemplateDescriptor,
@@ -24,7 +25,9 @@ import { keyShapes, maxKey, outerFolder } from './key-ranges.js';
 import { walkListing, type ListingEntry } from './listing-walk.js';
 import { decodePosition, encodePosition } from './position.js';
 import { awsS3 } from './aws-s3-module.js';
-import { createS3Access, MAX_LIST_KEYS } from './s3-access.js';
+import { createCallerAccess } from './caller-access.js';
+import type { MintIdentityToken } from './identity-token.js';
+import { createS3Access, MAX_LIST_KEYS, type S3Access } from './s3-access.js';
 import { createS3Client } from './s3-client.js';
 import { fingerprintScanner } from './s3-fingerprint.js';
 import { readFolder } from './s3-folder-read.js';
@@ -47,21 +50,91 @@ function listCall(range: ListingRange, room: number, filtered: boolean): { MaxKe
 }
 
 /**
+ * Who asks, as the catalog passes it to a source that answers each caller
+ * under a backend identity of their own: the verified principal, never the
+ * token. Read from `PageRequest.caller` and `read`'s fourth argument.
+ */
+export interface S3Caller {
+  readonly principal: Principal;
+}
+
+/** An S3 source, with the backend identity each caller reads under. */
+export interface S3Source extends Source {
+  /** With `callerIdentity`, `page.caller` chooses whose role session lists. */
+  listResources(page: PageRequest & { caller?: S3Caller }, signal?: AbortSignal): Promise<Page<ResourceDescriptor>>;
+  /** With `callerIdentity`, `caller` chooses whose role session reads. */
+  read(
+    uri: string,
+    signal?: AbortSignal,
+    visible?: VisibleUri,
+    caller?: S3Caller,
+  ): Promise<ResourceContents[] | undefined>;
+  /**
+   * The backend identity `principal` reads under (`callerIdentity`: the
+   * role and session tags; absent principal: no caller). Every cache of
+   * this source's listing pages and reads must key on it: callers share an
+   * entry exactly when their keys are equal. Without `callerIdentity`,
+   * one key for all (the source's own credentials). Pure, no I/O.
+   */
+  backendIdentityKey(principal: Principal | undefined): string;
+  /** The same identity as an admin may be shown it (role and tags; never credentials). */
+  backendIdentityShown(principal: Principal | undefined): Readonly<Record<string, unknown>>;
+}
+
+/** What an S3 source needs beyond its options: the gateway's ports. */
+export interface S3SourcePorts {
+  /** The tenant's identity tokens, for `callerIdentity` (absent: such a source fails to start). */
+  readonly mintIdentityToken?: MintIdentityToken | undefined;
+  /** Milliseconds since the epoch, for credential expiry. Default `Date.now`. */
+  readonly now?: (() => number) | undefined;
+}
+
+/**
  * S3 objects and folders under one bucket prefix as MCP resources. See the package README for URIs, listing order and limits.
  *
  * No I/O happens here: a bucket that is down at startup must not stop the
  * gateway (other tenants keep working); `health()` reports it. `client`
  * defaults to the one the options describe (the integration tests pass one
  * aimed at s3rver). `watch` and `settled` are present only when
- * `changeDetection.mode` is `poll`.
+ * `changeDetection.mode` is `poll`. With `callerIdentity` each caller's
+ * listing and reads use their own role session (`caller-access.ts`);
+ * health and change detection, which serve no caller, use `client`.
  */
 export function createS3Source(
   options: S3SourceOptions,
   context: SourceContext,
   client: S3Client = createS3Client(options, context.egress),
-): Source {
+  ports: S3SourcePorts = {},
+): S3Source {
   const sourceId = context.sourceId;
   const access = createS3Access(client, options, context);
+  const callerIdentity = options.callerIdentity;
+  if (callerIdentity !== undefined && ports.mintIdentityToken === undefined) {
+    throw new Error(
+      `S3 source "${sourceId}" has callerIdentity, but this gateway mints no identity tokens for its tenants`,
+    );
+  }
+  const callers =
+    callerIdentity === undefined || ports.mintIdentityToken === undefined
+      ? undefined
+      : createCallerAccess({
+          options,
+          callerIdentity,
+          context,
+          base: client,
+          mintIdentityToken: ports.mintIdentityToken,
+          now: ports.now ?? Date.now,
+        });
+
+  /** The access `caller` reads with; undefined when they see nothing of the source. */
+  async function accessOf(
+    caller: S3Caller | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<S3Access | undefined> {
+    if (callers === undefined) return access;
+    const result = await callers.accessFor(caller?.principal, signal);
+    return result.kind === 'access' ? result.access : undefined;
+  }
   const poller =
     options.changeDetection.mode === 'poll'
       ? new ChangePoller({
@@ -89,7 +162,12 @@ export function createS3Source(
    * not see (`page.visible`) are passed over like those the shape refuses, so
    * a page is filled from one call per range as far as that call reaches.
    */
-  async function listResources(page: PageRequest, signal?: AbortSignal): Promise<Page<ResourceDescriptor>> {
+  async function listResources(
+    page: PageRequest & { caller?: S3Caller },
+    signal?: AbortSignal,
+  ): Promise<Page<ResourceDescriptor>> {
+    const access = await accessOf(page.caller, signal);
+    if (access === undefined) return { items: [] };
     const after = page.position === undefined ? '' : decodePosition(page.position);
     const limit = Math.max(1, Math.min(page.limit, MAX_LIST_KEYS));
     const ranges: ListingRange[] =
@@ -153,10 +231,13 @@ export function createS3Source(
     uri: string,
     signal?: AbortSignal,
     visible?: VisibleUri,
+    caller?: S3Caller,
   ): Promise<ResourceContents[] | undefined> {
     const key = uriToKey(sourceId, uri);
     if (key === undefined) return undefined;
     if (Buffer.byteLength(options.prefix + key, 'utf8') > MAX_KEY_BYTES) return undefined;
+    const access = await accessOf(caller, signal);
+    if (access === undefined) return undefined;
     if (isFolderKey(key)) return readFolder(access, key, signal, visible ?? (() => true));
     const contents = await access.call('GetObject', signal, true, (deadline, keepSlot) =>
       access.getObject(key, options.maxObjectBytes, deadline, keepSlot),
@@ -187,6 +268,7 @@ export function createS3Source(
     if (closed) return;
     closed = true;
     poller?.close();
+    callers?.close();
     client.destroy();
   }
 
@@ -224,5 +306,14 @@ export function createS3Source(
     ...(poller === undefined ? {} : { watch: (listener) => poller.watch(listener), settled: () => poller.settled() }),
     health,
     close,
+    backendIdentityKey: (principal) => callers?.planOf(principal).key ?? JSON.stringify(['source']),
+    backendIdentityShown(principal) {
+      const plan = callers?.planOf(principal);
+      if (plan === undefined) return { credentials: 'the source' };
+      if (plan.kind === 'assume') {
+        return { roleArn: plan.roleArn, roleSessionName: plan.sessionName, sessionTags: Object.fromEntries(plan.tags) };
+      }
+      return plan.kind === 'refuse' ? { refused: true } : { unusable: plan.reason };
+    },
   };
 }

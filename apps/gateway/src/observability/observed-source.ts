@@ -35,11 +35,13 @@ export function observeSource(source: Source, metrics: GatewayMetrics, tracing: 
     listResources: (page, signal) => call('listResources', () => source.listResources(page, signal)),
     listTemplates: (signal) => call('listTemplates', () => source.listTemplates(signal)),
     owns: (uri) => source.owns(uri),
-    read: (uri, signal, visible) => call('read', () => source.read(uri, signal, visible)),
+    read: (uri, signal, visible, caller) => call('read', () => source.read(uri, signal, visible, caller)),
     health: (signal) => source.health(signal),
     close: () => source.close(),
   };
   if (source.watch !== undefined) observed.watch = (listener) => source.watch!(listener);
   if (source.settled !== undefined) observed.settled = () => source.settled!();
+  // The caches above key this source's answers by it: dropping it here would share them across identities.
+  if (source.backendIdentity !== undefined) observed.backendIdentity = (caller) => source.backendIdentity!(caller);
   return observed;
 }

@@ -45,7 +45,7 @@ const ECDSA_WITH_SHA256 = sequence(objectIdentifier('1.2.840.10045.4.3.2'));
 export interface TestCertificate {
   /** The certificate, PEM: the server's `cert` and the client's trusted certificate. */
   cert: string;
-  /** The private key, PEM (PKCS #8): the server's `key`. */
+  /** The private key, PEM (PKCS 8): the server's `key`. */
   key: string;
 }
 

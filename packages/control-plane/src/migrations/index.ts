@@ -3,6 +3,7 @@ import { auditFilters } from './0002-audit-filters.js';
 import { entityWritersSchema } from './0003-entity-writers.js';
 import { adminSessions } from './0004-admin-sessions.js';
 import { authorizationServerSettings } from './0005-authorization-server-settings.js';
+import { authorizationServer } from './0006-authorization-server.js';
 
 /** One forward-only schema step. Applied steps are never edited: add a new one. */
 export interface Migration {
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'entity-writers', sql: entityWritersSchema },
   { version: 4, name: 'admin-sessions', sql: adminSessions },
   { version: 5, name: 'authorization-server-settings', sql: authorizationServerSettings },
+  { version: 6, name: 'authorization-server', sql: authorizationServer },
 ];
