@@ -153,3 +153,4 @@ export {
   type RegisteredClientRows,
   type RegisteredClientRowsOptions,
 } from './store/registered-client-rows.js';
+export { storedTenantStores } from './composition/stored-tenant-stores.js';

@@ -37,6 +37,8 @@ export interface TenantRuntime {
    * tenant admin wrote `authorizationServer`, none for an operator's.
    */
   readonly authorizationServerEgress: EgressGuard | undefined;
+  /** Where it was placed from (revision, tenant admins' writes): the same runtime is built again from it and `config`. */
+  readonly placement: StoredPlacement;
   /** Stops its authenticator and closes its sources (the registry calls it once no request holds it). */
   close(): Promise<void>;
 }
@@ -202,6 +204,7 @@ export async function createTenantRuntime(
     hostedIssuer,
     issuerEgress,
     authorizationServerEgress: tenantAdminWrites?.authorizationServer === true ? options.egress : undefined,
+    placement: stored,
     async close() {
       auth?.close();
       await Promise.allSettled(sources.map((source) => source.close()));

@@ -1,26 +1,20 @@
-import type { AuthorizationServerSettings, TenantConfig } from '@mcpgw/config';
-import type {
-  Adapter,
-  TenantAuthorizationServers,
-  TenantModuleStores,
-  TenantModulesDeps,
-} from '@mcpgw/authorization-server';
+import type { TenantConfig } from '@mcpgw/config';
+import { errorSummary } from '@mcpgw/core';
+import type { TenantAuthorizationServers, TenantModulesDeps } from '@mcpgw/authorization-server';
 import {
   authorizationServerIssuer,
-  createMemoryAdapter,
-  createMemoryTenantStores,
   createTenantAuthorizationServer,
   createTenantAuthorizationServers,
   createTenantModules,
   loadOrCreateKeystore,
   publicKeysOf,
+  storedTenantStores,
 } from '@mcpgw/authorization-server';
 import type { HostedIssuer, TenantRuntime } from '@mcpgw/tenancy';
 import { hostedAuthorizationServerOf, tenantResourceUri } from '@mcpgw/tenancy';
 import fastifyPlugin from 'fastify-plugin';
 import type { JWK } from 'jose';
-import { join } from 'node:path';
-import { adminSignInAtHostedServer, tenantAuthorizationServerDir, tenantKeystorePath } from '../local-issuers.js';
+import { adminSignInAtHostedServer, tenantKeystorePath, usesDemoLogin } from '../local-issuers.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,28 +26,14 @@ declare module 'fastify' {
 }
 
 /**
- * The modules a hosted server is built from, per tenant (default: the
- * composition of packages/authorization-server, createTenantModules, over
- * stores in this process's memory):
- * - `signingKeys`: the control plane's sealed, rotated per-tenant keys
- *   (default: a keystore file per tenant under DATA_DIR);
- * - `adapter`: the SQL and Redis adapters (default: memory, registered
- *   clients in a file under DATA_DIR: one replica only);
- * - `stores`: accounts, pending sign-ins, consent, assertion replay and
- *   registered clients (default: memory, one replica only);
- * - `metadataDocumentCertificates`: tests only, see TenantModulesDeps.
- * The sign-in, consent, accounts, client policy and enterprise grant of
- * each tenant come from createTenantModules over these.
+ * What tests may change of the modules every tenant's server is composed of
+ * (createTenantModules over the control plane's store); nothing of it comes
+ * from configuration.
  */
 export interface AuthorizationServerModules {
-  signingKeys?(tenantId: string): Promise<{ keys: JWK[] }>;
-  adapter?(
-    tenantId: string,
-    settings: AuthorizationServerSettings,
-  ): Promise<{ factory: (model: string) => Adapter; close?(): Promise<void> }>;
-  stores?: TenantModuleStores;
+  /** Certificates (PEM) trusted for Client ID Metadata Document servers instead of the system's: a test server's. */
   metadataDocumentCertificates?: readonly string[];
-  /** The upstream sign-in's fetch for operators' upstreams (no egress guard); tests only. */
+  /** The upstream sign-in's fetch for an operator's upstream (a tenant admin's goes through the egress guard). */
   upstreamFetch?: typeof fetch;
 }
 
@@ -61,18 +41,30 @@ export interface AuthorizationServerPluginOptions {
   modules?: AuthorizationServerModules;
 }
 
+/** Signing keys and the public keys published from them, as one runtime captured them. */
+type KeySet = { keys: JWK[] };
+
 /**
  * Decorates the per-tenant registry of hosted authorization servers and the
  * hosted issuer each tenant's runtime trusts. Registered before the tenants
  * plugin (a runtime needs its tenant's keys); the routes come later
  * (routes/authorization-server.ts). Servers are made on a tenant's first
  * request and follow its runtime.
+ *
+ * Keys: the control plane's sealed, rotated keys of the tenant
+ * (authorization-server-store.ts); a tenant on the loopback demo login
+ * keeps a keystore file under DATA_DIR instead, which `npm run token` signs
+ * with while the gateway holds the embedded database. The keys a runtime's
+ * verifier trusts are the keys its server signs with: both are read once,
+ * when the runtime is built, and a change of the tenant's keys on any
+ * replica builds its runtime again.
  */
 export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPluginOptions>(
   async (app, { modules = {} }) => {
     const { config, baseUrls, keys, egress, logger } = app.settings;
+    const storage = app.authorizationServerStorage;
     const moduleDeps: TenantModulesDeps = {
-      stores: modules.stores ?? createMemoryTenantStores(),
+      stores: storedTenantStores(storage),
       csrfKey: (tenantId) => keys.authorizationServerCsrf(tenantId),
       egress,
       ...(modules.metadataDocumentCertificates === undefined
@@ -80,16 +72,18 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
         : { metadataDocumentCertificates: modules.metadataDocumentCertificates }),
       ...(modules.upstreamFetch === undefined ? {} : { fetch: modules.upstreamFetch }),
     };
-    const signingKeys =
-      modules.signingKeys ??
-      (async (tenantId: string) => (await loadOrCreateKeystore(tenantKeystorePath(config, tenantId))).privateJwks);
+    const signingKeysOf = async (tenant: TenantConfig): Promise<KeySet> =>
+      usesDemoLogin(tenant)
+        ? (await loadOrCreateKeystore(tenantKeystorePath(config, tenant.id))).privateJwks
+        : { keys: (await app.authorizationServerSigningKeys.signingKeysOf(tenant.id)).keys };
+    // By the configuration object of the runtime they were read for.
+    const capturedKeys = new WeakMap<TenantConfig, KeySet>();
 
     app.decorate('hostedIssuerOf', async (tenant: TenantConfig): Promise<HostedIssuer | undefined> => {
       if (hostedAuthorizationServerOf(tenant) === undefined) return undefined;
-      return {
-        issuer: authorizationServerIssuer(baseUrls[0], tenant.id),
-        publicJwks: publicKeysOf(await signingKeys(tenant.id)),
-      };
+      const signing = await signingKeysOf(tenant);
+      capturedKeys.set(tenant, signing);
+      return { issuer: authorizationServerIssuer(baseUrls[0], tenant.id), publicJwks: publicKeysOf(signing) };
     });
 
     const servers = createTenantAuthorizationServers<TenantRuntime>({
@@ -100,43 +94,35 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
         const tenant = runtime.config;
         const settings = hostedAuthorizationServerOf(tenant)!;
         const serverLogger = logger.child({ component: 'authorization-server', tenant: tenantId });
-        const demo = 'demo' in settings.upstream;
         const issuer = authorizationServerIssuer(baseUrls[0], tenantId);
         const resources = baseUrls.map((base) => tenantResourceUri(base, tenantId));
         const scopesSupported = runtime.auth?.metadata.scopes_supported;
         // The tenant's advertised scopes unless the setting names its own.
         const scopes = settings.scopes ?? (Array.isArray(scopesSupported) ? (scopesSupported as string[]) : []);
-        const adapter =
-          (await modules.adapter?.(tenantId, settings)) ??
-          (await memoryAdapter(join(tenantAuthorizationServerDir(config, tenantId), 'clients.jsonl'), settings));
+        const signing = capturedKeys.get(tenant) ?? (await signingKeysOf(tenant));
         const adminSignIn = adminSignInAtHostedServer(baseUrls, tenant);
-        let tenantModules: ReturnType<typeof createTenantModules> | undefined;
-        const dispose = async () => {
-          tenantModules?.dispose();
-          await adapter.close?.();
-        };
+        const tenantModules = createTenantModules(
+          {
+            tenantId,
+            tenantName: tenant.name ?? tenantId,
+            issuer,
+            resources,
+            scopes,
+            settings,
+            settingsEgress: runtime.authorizationServerEgress,
+            logger: serverLogger,
+          },
+          moduleDeps,
+        );
         try {
-          tenantModules = createTenantModules(
-            {
-              tenantId,
-              tenantName: tenant.name ?? tenantId,
-              issuer,
-              resources,
-              scopes,
-              settings,
-              settingsEgress: runtime.authorizationServerEgress,
-              logger: serverLogger,
-            },
-            moduleDeps,
-          );
           const server = await createTenantAuthorizationServer({
             tenantId,
             issuer,
             resources,
             scopes,
             settings,
-            signingKeys: await signingKeys(tenantId),
-            adapter: adapter.factory,
+            signingKeys: signing,
+            adapter: storage.adapterFor(tenantId),
             findAccount: tenantModules.findAccount,
             interactions: tenantModules.interactions,
             clientPolicy: tenantModules.clientPolicy,
@@ -147,30 +133,49 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
             extraResources: adminSignIn.resources,
             logger: serverLogger,
           });
-          if (demo) {
+          if ('demo' in settings.upstream) {
             serverLogger.warn(
               { issuer: server.issuer },
               'The DEMO LOGIN is running (every visitor is the demo user). Never expose it: loopback only.',
             );
           }
-          return { server, dispose };
+          return { server, dispose: async () => tenantModules.dispose() };
         } catch (error) {
-          await dispose();
+          tenantModules.dispose();
           throw error;
         }
       },
     });
     app.decorate('authorizationServers', servers);
-    app.addHook('onClose', async () => servers.close());
 
-    async function memoryAdapter(clientsLog: string, settings: AuthorizationServerSettings) {
-      const memory = await createMemoryAdapter({
-        clientsLog,
-        maxClients: settings.clients.registration.maxClients,
-        logger: logger.child({ component: 'authorization-server' }),
-      });
-      return { factory: memory.factory, close: () => memory.flush() };
-    }
+    // A tenant's keys changed (rotated here or on another replica): its runtime is built again, so its
+    // verifier trusts the new key and its server signs with it. Built from whatever serves the tenant
+    // when the build's turn comes (builds of one tenant run in order), never from an older revision.
+    const rebuild = (tenantId: string): void => {
+      if (!app.tenants.serving.has(tenantId)) return;
+      void app.tenants
+        .apply(tenantId, async () => {
+          const current = app.tenants.serving.get(tenantId);
+          if (current === undefined) throw new Error(`tenant '${tenantId}' is no longer served`);
+          return app.buildTenantRuntime(current.config, current.placement);
+        })
+        .then((outcome) => {
+          if (!outcome.ok) {
+            logger.warn(
+              { tenant: tenantId, err: errorSummary(outcome.error) },
+              'authorization server: the runtime could not be built with the new signing keys',
+            );
+          }
+        });
+    };
+    const stopWatching = await app.authorizationServerSigningKeys.watch(rebuild);
+    app.addHook('onClose', async () => {
+      await stopWatching();
+      await servers.close();
+    });
   },
-  { name: 'mcpgw-authorization-server', dependencies: ['mcpgw-settings'] },
+  {
+    name: 'mcpgw-authorization-server',
+    dependencies: ['mcpgw-settings', 'mcpgw-authorization-server-store'],
+  },
 );
