@@ -121,9 +121,16 @@ export function createTenantModules(context: TenantServerContext, deps: TenantMo
 
   const enterprise = settings.enterpriseManaged;
   const assertionIssuers = enterprise?.issuers.map((entry) => entry.issuer) ?? [];
+  // The demo user, or an account an assertion issuer vouched for; else the upstream's and the assertion issuers'.
+  const storedAccount = findStoredAccount(
+    stores.accounts,
+    tenantId,
+    demo ? assertionIssuers : [upstream.issuer, ...assertionIssuers],
+    logger,
+  );
   const findAccount: FindAccount = demo
-    ? findDemoAccount
-    : findStoredAccount(stores.accounts, tenantId, [upstream.issuer, ...assertionIssuers], logger);
+    ? async (ctx, accountId, token) => findDemoAccount(ctx, accountId) ?? (await storedAccount(ctx, accountId, token))
+    : storedAccount;
 
   const registeredClients = stores.registeredClients(tenantId);
   const policy = clientPolicyConfiguration(settings.clients, {
