@@ -12,14 +12,19 @@
 export async function followToRedirectUri(
   start: URL,
   redirectUri: string,
-  options: { answer?: 'allow' | 'deny'; onPage?: (page: { url: URL; html: string }) => void } = {},
+  options: {
+    answer?: 'allow' | 'deny';
+    onPage?: (page: { url: URL; html: string }) => void;
+    /** Sends each request (default: the global fetch); a test of replicas sends each step to another. */
+    fetch?: typeof fetch;
+  } = {},
 ): Promise<URL> {
   const jar = new Map<string, string>();
   const pressed = options.answer === 'deny' ? ['deny'] : ['login', 'allow'];
   let request: { url: URL; form?: URLSearchParams } = { url: start };
   for (let hop = 0; hop < 20; hop++) {
     const { url, form } = request;
-    const response = await fetch(url, {
+    const response = await (options.fetch ?? fetch)(url, {
       redirect: 'manual',
       ...(form === undefined ? {} : { method: 'POST', body: form }),
       headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') },

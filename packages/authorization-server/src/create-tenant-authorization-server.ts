@@ -65,9 +65,10 @@ export async function createTenantAuthorizationServer(
     logger.error({ err: error }, 'authorization server: internal error'),
   );
   for (const event of CLIENT_ERROR_EVENTS) {
-    events.on(event, (_ctx: unknown, error: { message?: string; error_description?: string }) =>
+    events.on(event, (_ctx: unknown, error: { message?: string; error_description?: string; error_detail?: string }) =>
       logger.debug(
-        { event, error: error.message, description: error.error_description },
+        // `error_detail` is oidc-provider's reason beyond the generic description (never sent to the client).
+        { event, error: error.message, description: error.error_description, detail: error.error_detail },
         'authorization server: request refused',
       ),
     );
