@@ -11,7 +11,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintOperatorToken } from '@mcpgw/gateway/testing';
 import { startEntraLikeProvider, type EntraLikeProvider } from '@mcpgw/test-helpers/entra-like-provider';
@@ -109,6 +109,24 @@ async function token(params: Record<string, string>): Promise<{ status: number; 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+/** The resource URIs the official MCP client lists with `accessToken` on replica `index`. */
+async function listedWith(accessToken: string, index: number): Promise<string[]> {
+  const client = new Client(
+    { name: 'mcpgw-e2e-replicas', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(onReplica(resource(), index)), {
+      requestInit: { headers: { authorization: `Bearer ${accessToken}` } },
+    }),
+  );
+  try {
+    return (await client.listResources()).resources.map((each) => each.uri);
+  } finally {
+    await client.close();
+  }
+}
+
 const lifetimeOf = (accessToken: string) => {
   const { exp, iat } = decodeJwt(accessToken);
   return (exp ?? 0) - (iat ?? 0);
@@ -202,23 +220,7 @@ describe('a tenant with a hosted authorization server, created through the admin
     spent = { code, verifier };
 
     // The token opens the tenant's MCP endpoint on both replicas.
-    for (const index of [0, 1]) {
-      const client = new Client(
-        { name: 'mcpgw-e2e-replicas', version: '1.0.0' },
-        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-      );
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(onReplica(resource(), index)), {
-          requestInit: { headers: { authorization: `Bearer ${accessToken}` } },
-        }),
-      );
-      try {
-        const { resources } = await client.listResources();
-        expect(resources.map((each) => each.uri)).toEqual(['test://fresh/notes/a']);
-      } finally {
-        await client.close();
-      }
-    }
+    for (const index of [0, 1]) expect(await listedWith(accessToken, index)).toEqual(['test://fresh/notes/a']);
 
     // The refresh token rotates, on whichever replica.
     const first = String(redeemed.body.refresh_token ?? '');
@@ -255,6 +257,36 @@ describe('a tenant with a hosted authorization server, created through the admin
       refreshToken = String(body.refresh_token);
       expect(lifetimeOf(String(body.access_token))).toBe(300);
     });
+  });
+
+  it("follows a rotation of the tenant's signing key on both replicas, the old key's tokens still accepted", async () => {
+    const before = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+    expect(before.status).toBe(200);
+    refreshToken = String(before.body.refresh_token);
+    const oldToken = String(before.body.access_token);
+    const oldKid = decodeProtectedHeader(oldToken).kid;
+    // The signing key is made older than the rotation period (30 days); a rotation then makes its successor.
+    await database.sql(
+      "UPDATE authorization_server_signing_keys SET created_at = created_at - interval '31 days' WHERE tenant_id = 'fresh'",
+    );
+    expect(await replicas[0]!.app.authorizationServerSigningKeys.rotate('fresh')).toBe(true);
+
+    let newToken = '';
+    await within(10_000, async () => {
+      const refreshed = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+      expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+      refreshToken = String(refreshed.body.refresh_token);
+      newToken = String(refreshed.body.access_token);
+      expect(decodeProtectedHeader(newToken).kid).not.toBe(oldKid);
+    });
+    // Every replica's resource server trusts the new key, and still the retired one (RFC 7517 key rotation).
+    for (const accessToken of [newToken, oldToken]) {
+      for (const index of [0, 1]) {
+        await within(10_000, async () => {
+          expect(await listedWith(accessToken, index)).toEqual(['test://fresh/notes/a']);
+        });
+      }
+    }
   });
 
   it('refuses the code a second time on either replica, and ends its grant (OAuth 2.1 section 4.1.3)', async () => {

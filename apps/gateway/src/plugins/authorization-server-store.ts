@@ -11,6 +11,7 @@ import { errorSummary, sealedSigningKeyKeys } from '@mcpgw/core';
 import type { ControlPlane } from '@mcpgw/tenancy';
 import { hostedAuthorizationServerOf, sealingKeys } from '@mcpgw/tenancy';
 import fastifyPlugin from 'fastify-plugin';
+import { Cluster, type Redis } from 'ioredis';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,6 +29,14 @@ declare module 'fastify' {
  * signs with the old key until it hears of its successor.
  */
 export const RETIRED_KEY_RETENTION_SECONDS = 3600 + 60 + 300;
+
+/**
+ * The command deadline of the store's own Redis client. The shared client's
+ * is 50 ms, for callers that degrade when Redis is slow (the cache serves
+ * uncached); a sign-in step cannot do without its record, so it waits
+ * longer, and still fails at once while Redis is away (no offline queue).
+ */
+export const STORE_REDIS_COMMAND_TIMEOUT_MS = 2000;
 
 /** How often the registered clients nobody used for `unusedExpiryDays` are looked for. */
 const UNUSED_CLIENT_SWEEP_MS = 60 * 60_000;
@@ -47,9 +56,10 @@ export const authorizationServerStorePlugin = fastifyPlugin<AuthorizationServerS
   async (app, { controlPlane }) => {
     const { config, logger } = app.settings;
     const redis = app.redis;
+    const client = redis === undefined ? undefined : storeClient(redis.client);
     const storage = createAuthorizationServerStorage({
       db: controlPlane.db,
-      redis: redis === undefined ? undefined : { client: redis.client, masters: () => redis.masters() },
+      redis: client === undefined || redis === undefined ? undefined : { client, masters: () => redis.masters() },
     });
     const signingKeys = createSigningKeys({
       db: controlPlane.db,
@@ -92,7 +102,18 @@ export const authorizationServerStorePlugin = fastifyPlugin<AuthorizationServerS
       clearInterval(unusedClients);
       sweep.stop();
       stopRotation();
+      client?.disconnect();
     });
   },
   { name: 'mcpgw-authorization-server-store', dependencies: ['mcpgw-settings', 'mcpgw-redis'] },
 );
+
+/** A connection of the store's own, like the shared command client but with its own deadline. */
+function storeClient(shared: Redis | Cluster): Redis | Cluster {
+  if (shared instanceof Cluster) {
+    return shared.duplicate(undefined, {
+      redisOptions: { ...shared.options.redisOptions, commandTimeout: STORE_REDIS_COMMAND_TIMEOUT_MS },
+    });
+  }
+  return shared.duplicate({ commandTimeout: STORE_REDIS_COMMAND_TIMEOUT_MS });
+}

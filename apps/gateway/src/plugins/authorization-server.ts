@@ -152,7 +152,27 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
     // verifier trusts the new key and its server signs with it. Built from whatever serves the tenant
     // when the build's turn comes (builds of one tenant run in order), never from an older revision.
     const rebuild = (tenantId: string): void => {
-      if (!app.tenants.serving.has(tenantId)) return;
+      const serving = app.tenants.serving.get(tenantId);
+      if (serving?.hostedIssuer === undefined || usesDemoLogin(serving.config)) return;
+      void keysChangedSince(tenantId, serving.hostedIssuer.publicJwks.keys).then((changed) => {
+        if (changed) rebuildNow(tenantId);
+      });
+    };
+    /** Whether the tenant's keys differ from those its runtime trusts (a key made on first use is already there). */
+    const keysChangedSince = async (tenantId: string, trusted: readonly JWK[]): Promise<boolean> => {
+      try {
+        const current = await app.authorizationServerSigningKeys.signingKeysOf(tenantId);
+        const kids = (keys: readonly JWK[]) => keys.map((key) => key.kid).join(' ');
+        return kids(current.jwks.keys) !== kids(trusted);
+      } catch (error) {
+        logger.warn(
+          { tenant: tenantId, err: errorSummary(error) },
+          'authorization server: reading signing keys failed',
+        );
+        return true;
+      }
+    };
+    const rebuildNow = (tenantId: string): void => {
       void app.tenants
         .apply(tenantId, async () => {
           const current = app.tenants.serving.get(tenantId);
