@@ -6,7 +6,8 @@
  * (RFC 8414, docs/adr/0011), registers (RFC 7591), authorizes with PKCE S256
  * and a resource indicator (RFC 8707),
  * redeems the code, and lists the handbook. The "browser" is fetch following
- * redirects with a cookie jar; the demo user consents automatically.
+ * redirects with a cookie jar, pressing the buttons a user would: "Continue
+ * as the demo user" on the demo login, "Allow" on the consent page.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
@@ -28,6 +29,8 @@ type DiscoveryState = Awaited<ReturnType<NonNullable<OAuthClientProvider['discov
 /** An in-memory OAuthClientProvider whose user agent is fetch with a cookie jar. */
 class CatchingProvider implements OAuthClientProvider {
   readonly authorizationUrls: URL[] = [];
+  /** The titles of the pages the "user" answered, in order. */
+  readonly pages: string[] = [];
   callback: URL | undefined;
   private client: ClientInformation;
   private saved: Tokens;
@@ -89,7 +92,9 @@ class CatchingProvider implements OAuthClientProvider {
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     this.authorizationUrls.push(authorizationUrl);
-    this.callback = await followToRedirectUri(authorizationUrl, REDIRECT_URI);
+    this.callback = await followToRedirectUri(authorizationUrl, REDIRECT_URI, {
+      onPage: ({ html }) => this.pages.push(/<title>([^<]*)<\/title>/.exec(html)?.[1] ?? ''),
+    });
     // The SDK leaves `state` to the application (finishAuth docs).
     expect(this.callback.searchParams.get('state')).toBe(this.expectedState);
   }
@@ -158,6 +163,11 @@ describe('OAuth with the official MCP client against the demo tenant', () => {
       expect(authorization.searchParams.get('resource')).toBe(endpoint.href);
       expect(authorization.searchParams.get('scope')?.split(' ')).toContain('mcp:read');
       expect(authorization.searchParams.get('client_id')).toBe(provider.clientInformation()?.client_id);
+      // The user signed in at the demo login and consented on the consent page, naming the client.
+      expect(provider.pages).toEqual([
+        expect.stringMatching(/^Sign in/),
+        expect.stringMatching(/^Allow mcpgw e2e OAuth client\?/),
+      ]);
       // The code came back with the issuer (RFC 9207), and its PKCE challenge is the verifier's hash.
       expect(provider.callback?.searchParams.get('iss')).toBe(issuer);
       expect(authorization.searchParams.get('code_challenge')).toBe(

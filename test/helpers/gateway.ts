@@ -61,6 +61,8 @@ export interface TestAppOptions {
   rateCounter?: BuildAppOptions['rateCounter'];
   /** Where request spans go (see BuildAppOptions). */
   tracerProvider?: BuildAppOptions['tracerProvider'];
+  /** What a test changes of the hosted authorization servers' modules (a metadata document server's certificate). */
+  authorizationServer?: BuildAppOptions['authorizationServer'];
 }
 
 export interface TestApp {
@@ -124,6 +126,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       ...(options.admin === undefined ? {} : { admin: options.admin }),
       ...(options.rateCounter === undefined ? {} : { rateCounter: options.rateCounter }),
       ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
+      ...(options.authorizationServer === undefined ? {} : { authorizationServer: options.authorizationServer }),
     });
     closers.push(() => app.close());
     return { app, config, close };

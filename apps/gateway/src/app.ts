@@ -17,6 +17,7 @@ import { replicaBusPlugin } from './plugins/replica-bus.js';
 import { controlPlaneSyncPlugin } from './plugins/control-plane-sync.js';
 import type { AuthorizationServerModules } from './plugins/authorization-server.js';
 import { authorizationServerPlugin } from './plugins/authorization-server.js';
+import { authorizationServerStorePlugin } from './plugins/authorization-server-store.js';
 import { errorHandlerPlugin } from './plugins/error-handler.js';
 import { eventsPlugin } from './plugins/events.js';
 import { gatewaySettingsPlugin } from './plugins/gateway-settings.js';
@@ -60,7 +61,7 @@ export interface BuildAppOptions {
   rateCounter?: RateCounter;
   /** Serve the admin API (`/admin/v1`, docs/admin-api.md). main.ts turns it on. */
   admin?: AdminApiOptions;
-  /** The modules tenants' hosted authorization servers are built from (AuthorizationServerModules); default: the demo login's. */
+  /** What tests change of the modules tenants' hosted authorization servers are composed of (AuthorizationServerModules). */
   authorizationServer?: AuthorizationServerModules;
 }
 
@@ -104,8 +105,9 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
     await app.register(gatewaySettingsPlugin, { config, sourceFactories: options.registry });
     await app.register(metricsPlugin);
     await app.register(tracingPlugin, { tracerProvider: options.tracerProvider });
-    await app.register(authorizationServerPlugin, { modules: options.authorizationServer });
     await app.register(redisPlugin);
+    await app.register(authorizationServerStorePlugin, { controlPlane: options.controlPlane });
+    await app.register(authorizationServerPlugin, { modules: options.authorizationServer });
     await app.register(replicaBusPlugin, { controlPlane: options.controlPlane });
     await app.register(cachePlugin, { cache: options.cache });
     await app.register(trafficPlugin);
@@ -121,7 +123,12 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
     await app.register(authorizationServerRoutesPlugin);
     await app.register(listenPlugin);
     await app.register(mcpRoutesPlugin);
-    await app.register(adminApiPlugin, { admin: options.admin });
+    await app.register(adminApiPlugin, {
+      admin:
+        options.admin === undefined
+          ? undefined
+          : { authorizationRecords: app.authorizationServerStorage.records, ...options.admin },
+    });
   } catch (error) {
     // What was opened before the failure closes with the plugins that opened it.
     await app.close().catch(() => undefined);

@@ -2,9 +2,10 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The bootstrap document used when GATEWAY_CONFIG is unset: one tenant,
- * `demo`, serving the bundled employee handbook, protected by the built-in
- * development authorization server, so a newcomer can point an MCP client at
- * http://127.0.0.1:8080/t/demo/mcp right away and go through real OAuth.
+ * `demo`, serving the bundled employee handbook, protected by its hosted
+ * authorization server with the demo login (docs/authorization-server.md), so
+ * a newcomer can point an MCP client at http://127.0.0.1:8080/t/demo/mcp right
+ * away and go through real OAuth: a sign-in page and a consent page.
  */
 export function demoBootstrap(): { document: unknown; configDir: string } {
   return {
@@ -15,8 +16,9 @@ export function demoBootstrap(): { document: unknown; configDir: string } {
         {
           id: 'demo',
           name: 'Demo: Brindlewood Instruments employee handbook',
-          // The built-in development authorization server (loopback only):
-          // a stock MCP client runs the whole OAuth flow against it, and
+          // The hosted authorization server with the demo login (loopback only):
+          // a stock MCP client runs the whole OAuth flow against it (the user
+          // presses "Continue as the demo user", then "Allow"), and
           // `npm run token -- --tenant demo` prints a token for curl.
           auth: { issuers: [{ development: true }], requiredScopes: ['mcp:read'] },
           grants: [{ name: 'handbook-readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'handbook' }] }],

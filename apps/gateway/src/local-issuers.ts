@@ -23,13 +23,13 @@ export function localOperatorKeystorePath(config: GatewayConfig): string {
   return resolve(config.env.DATA_DIR, 'local-operator', 'keys.json');
 }
 
-/** Where a tenant's hosted server keeps its keystore file and registered clients, until the control plane does. */
-export function tenantAuthorizationServerDir(config: GatewayConfig, tenantId: string): string {
-  return resolve(config.env.DATA_DIR, 'authorization-server', tenantId);
-}
-
+/**
+ * The keystore file of a demo-login tenant's hosted server: the gateway signs
+ * with it and `npm run token` too, which cannot open the embedded database
+ * the running gateway holds. Every other tenant's keys are in the control plane.
+ */
 export function tenantKeystorePath(config: GatewayConfig, tenantId: string): string {
-  return resolve(tenantAuthorizationServerDir(config, tenantId), 'keys.json');
+  return resolve(config.env.DATA_DIR, 'authorization-server', tenantId, 'keys.json');
 }
 
 /** Whether a tenant's hosted server signs in with the demo login (what `{ "development": true }` stands for). */

@@ -15,7 +15,7 @@ export { createSourceRegistry } from './source-registry.js';
 export { tuneGarbageCollection } from './process-tuning.js';
 /** The built-in demo tenant `npm start` serves when no bootstrap file is given. */
 export { demoBootstrap } from './demo.js';
-/** Mints an access token for a tenant of a running gateway, as `npm run token` does. */
+/** Mints an access token for a tenant (or an operator token) of a running gateway, as `npm run token` does. */
 export { mintOperatorToken, mintTenantToken } from './token-cli.js';
 /** Starts OTLP/HTTP tracing as main.ts does when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
 export { startOtlpTracing } from './observability/otlp-tracing.js';

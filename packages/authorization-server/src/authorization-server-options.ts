@@ -95,6 +95,12 @@ export interface TenantAuthorizationServerOptions {
   /** Extension grants (the enterprise module's JWT bearer grant). */
   readonly grantTypes?: readonly GrantTypeRegistration[];
   /**
+   * Called once with the created provider, before it serves a request: what
+   * a module must set on the provider itself rather than in its
+   * configuration (the clients module's attachClientPolicy).
+   */
+  readonly attachProvider?: (provider: Provider) => void;
+  /**
    * The keys of its interaction and session cookies (ServerKeys.authorizationServerCookies):
    * the same on every replica, so a sign-in begun on one continues on another.
    */

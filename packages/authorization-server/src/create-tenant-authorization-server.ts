@@ -55,6 +55,7 @@ export async function createTenantAuthorizationServer(
   // redirects is under the issuer (RFC 8414 section 3.3).
   provider.proxy = true;
   for (const grant of options.grantTypes ?? []) provider.registerGrantType(grant.name, grant.handler, grant.parameters);
+  options.attachProvider?.(provider);
 
   // Client mistakes (a bad redirect_uri, an unknown resource) are the client's to read in the
   // response; the server's own failures are ours to see.
@@ -64,9 +65,10 @@ export async function createTenantAuthorizationServer(
     logger.error({ err: error }, 'authorization server: internal error'),
   );
   for (const event of CLIENT_ERROR_EVENTS) {
-    events.on(event, (_ctx: unknown, error: { message?: string; error_description?: string }) =>
+    events.on(event, (_ctx: unknown, error: { message?: string; error_description?: string; error_detail?: string }) =>
       logger.debug(
-        { event, error: error.message, description: error.error_description },
+        // `error_detail` is oidc-provider's reason beyond the generic description (never sent to the client).
+        { event, error: error.message, description: error.error_description, detail: error.error_detail },
         'authorization server: request refused',
       ),
     );

@@ -32,13 +32,11 @@ export {
 export { routeAuthorizationServerRequest, type AuthorizationServerRoute } from './request-routing.js';
 /** The scopes every server offers besides the tenant's, and how long a code lives. */
 export { AUTHORIZATION_CODE_TTL_SECONDS, PROTOCOL_SCOPES } from './provider-configuration.js';
-/** The demo login (loopback only): its one account, and the consent it gives until the interaction pages land. */
+/** The demo login (loopback only): its one account; automatic consent for the standalone test issuer only. */
 export { DEMO_EMAIL, DEMO_NAME, DEMO_SUBJECT, findDemoAccount } from './demo-account.js';
 export { demoAutoConsent } from './demo-auto-consent.js';
-/** The keystore-file key source (until the control plane's per-tenant key store), and a private JWKS's public half. */
+/** The keystore-file key source (the demo login's and the local operator issuer's keys), and a private JWKS's public half. */
 export { loadOrCreateKeystore, publicKeysOf, SIGNING_ALGORITHM, type Keystore } from './keystore-file.js';
-/** In-memory storage with registered clients on disk (until the control-plane and Redis adapters). */
-export { createMemoryAdapter, type MemoryAdapter } from './memory-adapter.js';
 /** Mints an access token without a browser (`npm run token`), as a loopback issuer's token endpoint would. */
 export { ACCESS_TOKEN_TTL_SECONDS, mintAccessToken } from './mint-access-token.js';
 /** oidc-provider's storage, account and configuration types, as the injected modules implement them. */
@@ -82,7 +80,16 @@ export type { ConsentMemory } from './interactions/consent-memory.js';
 export { CSRF_KEY_BYTES } from './interactions/csrf-token.js';
 /** oidc-provider's `renderError`, showing the same error page. */
 export { providerErrorPage } from './interactions/provider-error-page.js';
-// The public surface of @mcpgw/authorization-server.
+
+/** The composition of one tenant's modules (sign-in, consent, accounts, client policy, ID-JAG grant). */
+export {
+  createTenantModules,
+  type TenantModulesDeps,
+  type TenantServerContext,
+  type TenantServerModules,
+} from './composition/tenant-modules.js';
+export type { TenantModuleStores } from './composition/tenant-module-stores.js';
+export type { AccountClaimsStore, AccountRecord } from './composition/account-records.js';
 
 /** oidc-provider's records: SQL and Redis stores, the per-tenant adapter, one bundle for the process. */
 export {
@@ -143,3 +150,4 @@ export {
   type RegisteredClientRows,
   type RegisteredClientRowsOptions,
 } from './store/registered-client-rows.js';
+export { storedTenantStores } from './composition/stored-tenant-stores.js';

@@ -78,7 +78,7 @@ const realIssuer = z
     }
   });
 
-/** The built-in development authorization server (loopback only; never beside real issuers). */
+/** The tenant's hosted authorization server with the demo login (loopback only; never beside real issuers). */
 const devAuthorizationServerIssuer = z.strictObject({ development: z.literal(true) });
 
 export const issuerSchema = z.union([devAuthorizationServerIssuer, realIssuer]);

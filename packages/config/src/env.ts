@@ -104,7 +104,7 @@ export const envSchema = z.object({
   DATA_DIR: z.string().min(1).default('.data').register(envSettingDocs, {
     group: 'State and secrets',
     description:
-      "folder for local state: the embedded control-plane database (PGlite, in `DATA_DIR/control-plane`) while `DATABASE_URL` is unset; the key sealing source credentials (`control-plane.key`) while `SECRETS_KEY` is unset; and the development authorization server's signing keys, its registered clients (`clients.jsonl`, at most 100) and, while a gateway runs, a record `npm run token` reads to mint for that gateway",
+      "folder for local state: the embedded control-plane database (PGlite, in `DATA_DIR/control-plane`) while `DATABASE_URL` is unset; the key sealing source credentials (`control-plane.key`) while `SECRETS_KEY` is unset; the signing keys of the demo login's hosted authorization server and of the local operator issuer; and, while a gateway runs, a record `npm run token` reads to mint for that gateway",
   }),
   REDIS_URL: z
     .string()
@@ -277,7 +277,7 @@ export const envSchema = z.object({
     .register(envSettingDocs, {
       group: 'Platform operators',
       description:
-        "the platform operators' identity provider (the exact `iss` of their tokens) for the [admin API](admin-api.md). Unset: only tenant admins use it, except on a loopback `HOST` with the development authorization server running, whose issuer is then the local operator issuer (`npm run token -- --operator`).",
+        "the platform operators' identity provider (the exact `iss` of their tokens) for the [admin API](admin-api.md). Unset: only tenant admins use it, except on a loopback `HOST` beside a tenant on the demo login, where the local operator issuer's tokens are taken (`npm run token -- --operator`).",
       unset: 'no operators',
     }),
   OPERATOR_JWKS_URI: z

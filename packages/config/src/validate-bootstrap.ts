@@ -52,7 +52,7 @@ function crossTenantIssues(tenants: ReadonlyArray<TenantEntry | undefined>, env:
     }
   }
   if (devAuthorizationServerAt === undefined) return issues;
-  // The development authorization server is off whenever real issuers are configured.
+  // The demo login (what the development issuer stands for) is off whenever real issuers are configured.
   if (realIssuerAt !== undefined) {
     issues.push({
       path: devAuthorizationServerAt,

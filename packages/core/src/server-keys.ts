@@ -36,6 +36,14 @@ export interface ServerKeys {
    */
   authorizationServerCookies(tenantId: string): readonly Buffer[];
   /**
+   * The HMAC key of the CSRF tokens in a tenant's hosted authorization server
+   * forms (sign-in and consent): the same on every replica, so a page served
+   * by one is answered at another. Not rotated with SECRETS_KEY_PREVIOUS: a
+   * form lives as long as its interaction (minutes), so a rotation costs at
+   * most one resubmitted page.
+   */
+  authorizationServerCsrf(tenantId: string): Buffer;
+  /**
    * True when SECRETS_KEY was unset and the keys come from a random secret of
    * this process: cursors, cache keys and sessions then survive neither a
    * restart nor a trip to another replica.
@@ -52,6 +60,7 @@ const INFO = {
   adminSession: 'mcpgw sealed admin session v1',
   tenantPrincipalFingerprint: 'mcpgw tenant principal fingerprint v1\0',
   authorizationServerCookies: 'mcpgw authorization server cookies v1\0',
+  authorizationServerCsrf: 'mcpgw authorization server csrf v1\0',
 } as const;
 
 /** The request-log fingerprint's label, HMAC'd under the secret (see {@link ServerKeys}). */
@@ -88,6 +97,7 @@ export function createServerKeys(options: ServerKeysOptions): ServerKeys {
     adminPrincipalCounter: Buffer.from(secret),
     authorizationServerCookies: (tenantId) =>
       [secret, ...previous].map((each) => hkdf(each, `${INFO.authorizationServerCookies}${tenantId}`)),
+    authorizationServerCsrf: (tenantId) => hkdf(secret, `${INFO.authorizationServerCsrf}${tenantId}`),
     ephemeral,
   };
 }

@@ -31,6 +31,18 @@ describe('server keys', () => {
     expect(keys.ephemeral).toBe(false);
   });
 
+  it('gives each tenant its own authorization server CSRF key, apart from its cookie keys', () => {
+    // A released label: forms served before an upgrade must still be accepted after it.
+    expect(hex(keys.authorizationServerCsrf('acme'))).toBe(
+      'efdfa69050744e0bc27179bf41ab08a32a759e1f8921d708b027e9242b405ac5',
+    );
+    expect(hex(keys.authorizationServerCsrf('beta'))).not.toBe(hex(keys.authorizationServerCsrf('acme')));
+    expect(keys.authorizationServerCookies('acme').map(hex)).not.toContain(hex(keys.authorizationServerCsrf('acme')));
+    expect(hex(createServerKeys({ secretsKey: SECRETS_KEY }).authorizationServerCsrf('acme'))).toBe(
+      hex(keys.authorizationServerCsrf('acme')),
+    );
+  });
+
   it('gives fingerprints as before', () => {
     // The request log's and a tenant's fingerprint of one caller, as logged and shown before.
     const fingerprint = (key: Buffer) =>

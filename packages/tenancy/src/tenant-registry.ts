@@ -194,10 +194,15 @@ export function createTenantRegistry<R extends ClosableRuntime>(
         held.set(tenantId, { runtime, inFlight: 0, retired: false, closing: false });
         serving.set(tenantId, runtime);
         servingChanged(tenantId);
-        const seen = statuses.get(tenantId)?.revision;
+        const before = statuses.get(tenantId);
+        const seen = before?.revision;
+        // A build without a revision rebuilds what serves (new signing keys): it serves the same revision.
+        const appliedRevision = revision ?? before?.appliedRevision;
+        const servingRevision = revision ?? before?.servingRevision;
         setStatus(tenantId, {
           ...(seen === undefined ? {} : { revision: seen }),
-          ...(revision === undefined ? {} : { appliedRevision: revision, servingRevision: revision }),
+          ...(appliedRevision === undefined ? {} : { appliedRevision }),
+          ...(servingRevision === undefined ? {} : { servingRevision }),
           lastChangeAt: new Date().toISOString(),
         });
         return { ok: true };

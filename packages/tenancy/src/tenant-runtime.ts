@@ -31,6 +31,14 @@ export interface TenantRuntime {
    * verifies tenant admins' tokens with the same issuers).
    */
   issuerEgress(entry: IssuerEntry): EgressGuard | undefined;
+  /**
+   * The egress guard of the hosted authorization server's own fetches (its
+   * upstream, its enterprise assertion issuers): the deployment's when a
+   * tenant admin wrote `authorizationServer`, none for an operator's.
+   */
+  readonly authorizationServerEgress: EgressGuard | undefined;
+  /** Where it was placed from (revision, tenant admins' writes): the same runtime is built again from it and `config`. */
+  readonly placement: StoredPlacement;
   /** Stops its authenticator and closes its sources (the registry calls it once no request holds it). */
   close(): Promise<void>;
 }
@@ -195,6 +203,8 @@ export async function createTenantRuntime(
     auth,
     hostedIssuer,
     issuerEgress,
+    authorizationServerEgress: tenantAdminWrites?.authorizationServer === true ? options.egress : undefined,
+    placement: stored,
     async close() {
       auth?.close();
       await Promise.allSettled(sources.map((source) => source.close()));

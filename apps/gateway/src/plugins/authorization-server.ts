@@ -1,28 +1,20 @@
-import type { AuthorizationServerSettings, TenantConfig } from '@mcpgw/config';
-import type {
-  Adapter,
-  Configuration,
-  FindAccount,
-  GrantTypeRegistration,
-  InteractionHandler,
-  TenantAuthorizationServers,
-} from '@mcpgw/authorization-server';
+import type { TenantConfig } from '@mcpgw/config';
+import { errorSummary } from '@mcpgw/core';
+import type { TenantAuthorizationServers, TenantModulesDeps } from '@mcpgw/authorization-server';
 import {
   authorizationServerIssuer,
-  createMemoryAdapter,
   createTenantAuthorizationServer,
   createTenantAuthorizationServers,
-  demoAutoConsent,
-  findDemoAccount,
+  createTenantModules,
   loadOrCreateKeystore,
   publicKeysOf,
+  storedTenantStores,
 } from '@mcpgw/authorization-server';
 import type { HostedIssuer, TenantRuntime } from '@mcpgw/tenancy';
 import { hostedAuthorizationServerOf, tenantResourceUri } from '@mcpgw/tenancy';
 import fastifyPlugin from 'fastify-plugin';
 import type { JWK } from 'jose';
-import { join } from 'node:path';
-import { adminSignInAtHostedServer, tenantAuthorizationServerDir, tenantKeystorePath } from '../local-issuers.js';
+import { adminSignInAtHostedServer, tenantKeystorePath, usesDemoLogin } from '../local-issuers.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -34,33 +26,23 @@ declare module 'fastify' {
 }
 
 /**
- * The modules a hosted server is built from, per tenant. Each is optional
- * here only until its module lands; the defaults serve the loopback demo
- * login alone:
- * - `signingKeys`: the control plane's sealed, rotated per-tenant keys
- *   (default: a keystore file per tenant under DATA_DIR);
- * - `adapter`: the SQL and Redis adapters (default: memory, registered
- *   clients in a file under DATA_DIR: one replica only);
- * - `findAccount` and `interactions`: the upstream sign-in and the pages
- *   (default: none, except the demo login's account and automatic consent);
- * - `clientPolicy`: Client ID Metadata Document trust, registration rules;
- * - `grantTypes`: the enterprise-managed JWT bearer grant.
+ * What tests may change of the modules every tenant's server is composed of
+ * (createTenantModules over the control plane's store); nothing of it comes
+ * from configuration.
  */
 export interface AuthorizationServerModules {
-  signingKeys?(tenantId: string): Promise<{ keys: JWK[] }>;
-  adapter?(
-    tenantId: string,
-    settings: AuthorizationServerSettings,
-  ): Promise<{ factory: (model: string) => Adapter; close?(): Promise<void> }>;
-  findAccount?(tenantId: string, settings: AuthorizationServerSettings): FindAccount;
-  interactions?(tenantId: string, settings: AuthorizationServerSettings): InteractionHandler;
-  clientPolicy?(tenantId: string, settings: AuthorizationServerSettings): Partial<Configuration> | undefined;
-  grantTypes?(tenantId: string, settings: AuthorizationServerSettings): GrantTypeRegistration[];
+  /** Certificates (PEM) trusted for Client ID Metadata Document servers instead of the system's: a test server's. */
+  metadataDocumentCertificates?: readonly string[];
+  /** The upstream sign-in's fetch for an operator's upstream (a tenant admin's goes through the egress guard). */
+  upstreamFetch?: typeof fetch;
 }
 
 export interface AuthorizationServerPluginOptions {
   modules?: AuthorizationServerModules;
 }
+
+/** Signing keys and the public keys published from them, as one runtime captured them. */
+type KeySet = { keys: JWK[] };
 
 /**
  * Decorates the per-tenant registry of hosted authorization servers and the
@@ -68,20 +50,40 @@ export interface AuthorizationServerPluginOptions {
  * plugin (a runtime needs its tenant's keys); the routes come later
  * (routes/authorization-server.ts). Servers are made on a tenant's first
  * request and follow its runtime.
+ *
+ * Keys: the control plane's sealed, rotated keys of the tenant
+ * (authorization-server-store.ts); a tenant on the loopback demo login
+ * keeps a keystore file under DATA_DIR instead, which `npm run token` signs
+ * with while the gateway holds the embedded database. The keys a runtime's
+ * verifier trusts are the keys its server signs with: both are read once,
+ * when the runtime is built, and a change of the tenant's keys on any
+ * replica builds its runtime again.
  */
 export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPluginOptions>(
   async (app, { modules = {} }) => {
-    const { config, baseUrls, keys, logger } = app.settings;
-    const signingKeys =
-      modules.signingKeys ??
-      (async (tenantId: string) => (await loadOrCreateKeystore(tenantKeystorePath(config, tenantId))).privateJwks);
+    const { config, baseUrls, keys, egress, logger } = app.settings;
+    const storage = app.authorizationServerStorage;
+    const moduleDeps: TenantModulesDeps = {
+      stores: storedTenantStores(storage),
+      csrfKey: (tenantId) => keys.authorizationServerCsrf(tenantId),
+      egress,
+      ...(modules.metadataDocumentCertificates === undefined
+        ? {}
+        : { metadataDocumentCertificates: modules.metadataDocumentCertificates }),
+      ...(modules.upstreamFetch === undefined ? {} : { fetch: modules.upstreamFetch }),
+    };
+    const signingKeysOf = async (tenant: TenantConfig): Promise<KeySet> =>
+      usesDemoLogin(tenant)
+        ? (await loadOrCreateKeystore(tenantKeystorePath(config, tenant.id))).privateJwks
+        : { keys: (await app.authorizationServerSigningKeys.signingKeysOf(tenant.id)).keys };
+    // By the configuration object of the runtime they were read for.
+    const capturedKeys = new WeakMap<TenantConfig, KeySet>();
 
     app.decorate('hostedIssuerOf', async (tenant: TenantConfig): Promise<HostedIssuer | undefined> => {
       if (hostedAuthorizationServerOf(tenant) === undefined) return undefined;
-      return {
-        issuer: authorizationServerIssuer(baseUrls[0], tenant.id),
-        publicJwks: publicKeysOf(await signingKeys(tenant.id)),
-      };
+      const signing = await signingKeysOf(tenant);
+      capturedKeys.set(tenant, signing);
+      return { issuer: authorizationServerIssuer(baseUrls[0], tenant.id), publicJwks: publicKeysOf(signing) };
     });
 
     const servers = createTenantAuthorizationServers<TenantRuntime>({
@@ -92,60 +94,108 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
         const tenant = runtime.config;
         const settings = hostedAuthorizationServerOf(tenant)!;
         const serverLogger = logger.child({ component: 'authorization-server', tenant: tenantId });
-        const demo = 'demo' in settings.upstream;
-        const findAccount = demo ? findDemoAccount : modules.findAccount?.(tenantId, settings);
-        const interactions = demo ? demoAutoConsent : modules.interactions?.(tenantId, settings);
-        if (findAccount === undefined || interactions === undefined) {
-          throw new Error(`tenant '${tenantId}': the upstream sign-in of its authorization server is not available`);
-        }
-        const adapter =
-          (await modules.adapter?.(tenantId, settings)) ??
-          (await memoryAdapter(join(tenantAuthorizationServerDir(config, tenantId), 'clients.jsonl'), settings));
-        const adminSignIn = adminSignInAtHostedServer(baseUrls, tenant);
+        const issuer = authorizationServerIssuer(baseUrls[0], tenantId);
+        const resources = baseUrls.map((base) => tenantResourceUri(base, tenantId));
         const scopesSupported = runtime.auth?.metadata.scopes_supported;
+        // The tenant's advertised scopes unless the setting names its own.
+        const scopes = settings.scopes ?? (Array.isArray(scopesSupported) ? (scopesSupported as string[]) : []);
+        const signing = capturedKeys.get(tenant) ?? (await signingKeysOf(tenant));
+        const adminSignIn = adminSignInAtHostedServer(baseUrls, tenant);
+        const tenantModules = createTenantModules(
+          {
+            tenantId,
+            tenantName: tenant.name ?? tenantId,
+            issuer,
+            resources,
+            scopes,
+            settings,
+            settingsEgress: runtime.authorizationServerEgress,
+            logger: serverLogger,
+          },
+          moduleDeps,
+        );
         try {
           const server = await createTenantAuthorizationServer({
             tenantId,
-            issuer: authorizationServerIssuer(baseUrls[0], tenantId),
-            resources: baseUrls.map((base) => tenantResourceUri(base, tenantId)),
-            // The tenant's advertised scopes unless the setting names its own.
-            scopes: settings.scopes ?? (Array.isArray(scopesSupported) ? (scopesSupported as string[]) : []),
+            issuer,
+            resources,
+            scopes,
             settings,
-            signingKeys: await signingKeys(tenantId),
-            adapter: adapter.factory,
-            findAccount,
-            interactions,
-            ...(modules.clientPolicy === undefined ? {} : { clientPolicy: modules.clientPolicy(tenantId, settings) }),
-            ...(modules.grantTypes === undefined ? {} : { grantTypes: modules.grantTypes(tenantId, settings) }),
+            signingKeys: signing,
+            adapter: storage.adapterFor(tenantId),
+            findAccount: tenantModules.findAccount,
+            interactions: tenantModules.interactions,
+            clientPolicy: tenantModules.clientPolicy,
+            grantTypes: tenantModules.grantTypes,
+            attachProvider: tenantModules.attachProvider,
             cookieKeys: keys.authorizationServerCookies(tenantId),
             staticClients: adminSignIn.clients,
             extraResources: adminSignIn.resources,
             logger: serverLogger,
           });
-          if (demo) {
+          if ('demo' in settings.upstream) {
             serverLogger.warn(
               { issuer: server.issuer },
-              'The DEMO LOGIN is running (demo user, automatic consent). Never expose it: loopback only.',
+              'The DEMO LOGIN is running (every visitor is the demo user). Never expose it: loopback only.',
             );
           }
-          return { server, ...(adapter.close === undefined ? {} : { dispose: adapter.close }) };
+          return { server, dispose: async () => tenantModules.dispose() };
         } catch (error) {
-          await adapter.close?.();
+          tenantModules.dispose();
           throw error;
         }
       },
     });
     app.decorate('authorizationServers', servers);
-    app.addHook('onClose', async () => servers.close());
 
-    async function memoryAdapter(clientsLog: string, settings: AuthorizationServerSettings) {
-      const memory = await createMemoryAdapter({
-        clientsLog,
-        maxClients: settings.clients.registration.maxClients,
-        logger: logger.child({ component: 'authorization-server' }),
+    // A tenant's keys changed (rotated here or on another replica): its runtime is built again, so its
+    // verifier trusts the new key and its server signs with it. Built from whatever serves the tenant
+    // when the build's turn comes (builds of one tenant run in order), never from an older revision.
+    const rebuild = (tenantId: string): void => {
+      const serving = app.tenants.serving.get(tenantId);
+      if (serving?.hostedIssuer === undefined || usesDemoLogin(serving.config)) return;
+      void keysChangedSince(tenantId, serving.hostedIssuer.publicJwks.keys).then((changed) => {
+        if (changed) rebuildNow(tenantId);
       });
-      return { factory: memory.factory, close: () => memory.flush() };
-    }
+    };
+    /** Whether the tenant's keys differ from those its runtime trusts (a key made on first use is already there). */
+    const keysChangedSince = async (tenantId: string, trusted: readonly JWK[]): Promise<boolean> => {
+      try {
+        const current = await app.authorizationServerSigningKeys.signingKeysOf(tenantId);
+        const kids = (keys: readonly JWK[]) => keys.map((key) => key.kid).join(' ');
+        return kids(current.jwks.keys) !== kids(trusted);
+      } catch (error) {
+        logger.warn(
+          { tenant: tenantId, err: errorSummary(error) },
+          'authorization server: reading signing keys failed',
+        );
+        return true;
+      }
+    };
+    const rebuildNow = (tenantId: string): void => {
+      void app.tenants
+        .apply(tenantId, async () => {
+          const current = app.tenants.serving.get(tenantId);
+          if (current === undefined) throw new Error(`tenant '${tenantId}' is no longer served`);
+          return app.buildTenantRuntime(current.config, current.placement);
+        })
+        .then((outcome) => {
+          if (!outcome.ok) {
+            logger.warn(
+              { tenant: tenantId, err: errorSummary(outcome.error) },
+              'authorization server: the runtime could not be built with the new signing keys',
+            );
+          }
+        });
+    };
+    const stopWatching = await app.authorizationServerSigningKeys.watch(rebuild);
+    app.addHook('onClose', async () => {
+      await stopWatching();
+      await servers.close();
+    });
   },
-  { name: 'mcpgw-authorization-server', dependencies: ['mcpgw-settings'] },
+  {
+    name: 'mcpgw-authorization-server',
+    dependencies: ['mcpgw-settings', 'mcpgw-authorization-server-store'],
+  },
 );

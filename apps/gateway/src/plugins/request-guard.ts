@@ -6,7 +6,7 @@ import { noteRpcResponse } from '../request-log-fields.js';
 
 /**
  * Puts the Host/Origin check in front of every route, not only the MCP
- * endpoint: the development authorization server (registration, sign-in),
+ * endpoint: the tenants' hosted authorization servers (registration, sign-in),
  * the well-known documents and the probes are as reachable by a rebinding
  * page as `/t/{tenant}/mcp` is. A refusal is 403 before any handler runs; the
  * MCP endpoint's is a JSON-RPC error (transports: "If the Origin header is

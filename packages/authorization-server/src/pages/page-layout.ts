@@ -22,7 +22,7 @@ export function pageLayout(layout: PageLayout): Markup {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${layout.title} · ${layout.tenantName}</title>
 <style>${PAGE_STYLES}</style>
 </head>

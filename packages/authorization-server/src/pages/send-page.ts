@@ -8,7 +8,10 @@ import { PAGE_STYLES_HASH } from './page-styles.js';
  * a user's pending authorization), never framed (a consent page in a hostile
  * frame invites clickjacking; RFC 6819 section 4.4.1.9), no script at all and
  * only our own style sheet (CSP Level 3), no referrer leaking the
- * interaction URL.
+ * interaction URL to another origin. `same-origin`, not `no-referrer`: under
+ * `no-referrer` a browser sends `Origin: null` with the page's own form
+ * (Fetch, "serializing a request origin"), which the gateway's Origin check
+ * (DNS-rebinding protection) must refuse.
  *
  * No `form-action`: a form's redirects are checked against it too, and the
  * Allow and Deny answers end at the client's redirect URI on another origin.
@@ -19,7 +22,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy': `default-src 'none'; style-src ${PAGE_STYLES_HASH}; frame-ancestors 'none'; base-uri 'none'`,
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
+  'Referrer-Policy': 'same-origin',
 };
 
 /** Writes a whole page as the response. */

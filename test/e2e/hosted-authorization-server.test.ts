@@ -1,0 +1,255 @@
+/**
+ * End to end: a tenant whose hosted authorization server (docs/adr/0011)
+ * signs users in at an Entra-like identity provider (no dynamic
+ * registration, no RFC 8414 document, refuses `resource`). The official MCP
+ * client registers dynamically (RFC 7591) and sends the user's browser, a
+ * real headless Chromium, to authorize: the user signs in at the upstream,
+ * consents on the gateway's page, and the client lists what the tenant's
+ * grants allow the user's mapped groups. The gateway runs on its real store
+ * (the control plane's database). A second tenant shows that nothing of the
+ * first is accepted at its server.
+ */
+import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
+import type { Browser, Page } from 'playwright-core';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectNoSeriousAxeViolations, launchChromium, newContext, saveScreenshots } from '@mcpgw/test-helpers/browser';
+import { startEntraLikeProvider, type EntraLikeProvider } from '@mcpgw/test-helpers/entra-like-provider';
+import { freePort } from '@mcpgw/test-helpers/free-port';
+import { startGateway, type StartedGateway } from '@mcpgw/test-helpers/gateway';
+
+/**
+ * Nothing listens there: the browser's request to it is seen and its URL
+ * handed to the client, as a native client's loopback listener would take
+ * it (RFC 8252 section 7.3). Not port 9, which Chromium refuses outright.
+ */
+const REDIRECT_URI = 'http://127.0.0.1:47809/oauth/callback';
+const UPSTREAM_CLIENT = { clientId: 'mcp-gateway', clientSecret: 'an upstream client secret' };
+
+type ClientInformation = Awaited<ReturnType<OAuthClientProvider['clientInformation']>>;
+type Tokens = Awaited<ReturnType<OAuthClientProvider['tokens']>>;
+
+/** The MCP client's OAuth provider, whose user agent is a Chromium page driven as a user would. */
+class BrowserProvider implements OAuthClientProvider {
+  callback: URL | undefined;
+  consentShown = false;
+  private client: ClientInformation;
+  private saved: Tokens;
+  private verifier = '';
+
+  constructor(private readonly page: Page) {}
+
+  get redirectUrl(): string {
+    return REDIRECT_URI;
+  }
+  get clientMetadata() {
+    return {
+      client_name: 'Hosted AS e2e client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation(): ClientInformation {
+    return this.client;
+  }
+  saveClientInformation(information: NonNullable<ClientInformation>): void {
+    this.client = information;
+  }
+  tokens(): Tokens {
+    return this.saved;
+  }
+  saveTokens(tokens: NonNullable<Tokens>): void {
+    this.saved = tokens;
+  }
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier;
+  }
+  codeVerifier(): string {
+    return this.verifier;
+  }
+
+  async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    const { page } = this;
+    // Every hop of a redirect chain is a request of its own, this one included (nothing listens there).
+    const caught = page
+      .waitForRequest((request) => request.url().startsWith(`${REDIRECT_URI}?`), { timeout: 20_000 })
+      .then((request) => new URL(request.url()));
+    await page.goto(authorizationUrl.href);
+    try {
+      // The upstream's own sign-in page.
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // Back at the gateway: its consent page, checked as a person with assistive technology meets it.
+      await page.getByRole('heading', { name: /Allow Hosted AS e2e client/ }).waitFor();
+    } catch (error) {
+      throw new Error(`the browser stopped at ${page.url()}: ${(await page.textContent('body'))?.slice(0, 600)}`, {
+        cause: error,
+      });
+    }
+    this.consentShown = true;
+    await expectNoSeriousAxeViolations(page, 'the consent page after an upstream sign-in');
+    await saveScreenshots(page, 'hosted-as-e2e-consent');
+    await page.getByRole('button', { name: 'Allow' }).click();
+    // The answer is the redirect back to the client.
+    this.callback = await caught;
+  }
+}
+
+function modernClient(): Client {
+  return new Client(
+    { name: 'mcpgw-e2e-hosted-as', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+}
+
+let upstream: EntraLikeProvider;
+let gateway: StartedGateway;
+let browser: Browser;
+
+const tenantEntry = (id: string) => ({
+  id,
+  name: id === 'acme' ? 'Acme Corp' : 'Beta Ltd',
+  authorizationServer: {
+    upstream: { issuer: upstream.issuer, ...UPSTREAM_CLIENT },
+    claims: { groups: 'groups' },
+  },
+  auth: { issuers: [], requiredScopes: ['mcp:read'] },
+  grants: [
+    { name: 'engineers', match: { groups: ['engineering'] }, allow: [{ source: 'notes' }] },
+    { name: 'finance', match: { groups: ['finance'] }, allow: [{ source: 'ledger' }] },
+  ],
+  sources: [
+    { id: 'notes', type: 'static', resources: [{ uri: `test://${id}/notes/hello`, name: 'hello', text: 'hi' }] },
+    { id: 'ledger', type: 'static', resources: [{ uri: `test://${id}/ledger/q3`, name: 'q3', text: '42' }] },
+  ],
+});
+
+beforeAll(async () => {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  upstream = await startEntraLikeProvider({
+    interactive: true,
+    clients: [
+      {
+        ...UPSTREAM_CLIENT,
+        redirectUris: [`${base}/t/acme/oauth/callback`, `${base}/t/beta/oauth/callback`],
+      },
+    ],
+    user: { subject: 'alice-pairwise-sub', name: 'Alice Example', email: 'alice@example.com', groups: ['engineering'] },
+  });
+  gateway = await startGateway({
+    env: { PORT: String(port) },
+    bootstrap: { document: { tenants: [tenantEntry('acme'), tenantEntry('beta')] }, configDir: '.' },
+  });
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.close();
+  await upstream?.close();
+});
+
+describe('a hosted authorization server signing in at an Entra-like upstream', () => {
+  let provider: BrowserProvider;
+
+  it('takes the official MCP client through registration, the upstream sign-in and consent to listing resources', async () => {
+    const context = await newContext(browser);
+    try {
+      provider = new BrowserProvider(await context.newPage());
+      const endpoint = new URL('/t/acme/mcp', gateway.baseUrl);
+      const first = modernClient();
+      const transport = new StreamableHTTPClientTransport(endpoint, { authProvider: provider });
+      await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+      await first.close();
+      expect(provider.consentShown).toBe(true);
+      const issuer = `${gateway.baseUrl}/t/acme/oauth`;
+      expect(provider.callback?.searchParams.get('iss')).toBe(issuer);
+      await transport.finishAuth(provider.callback?.searchParams ?? new URLSearchParams());
+
+      // The token is the gateway's, for the user the upstream signed in, with the mapped claims.
+      const claims = decodeJwt(provider.tokens()?.access_token ?? '');
+      expect(claims).toMatchObject({
+        iss: issuer,
+        aud: endpoint.href,
+        sub: 'alice-pairwise-sub',
+        email: 'alice@example.com',
+        name: 'Alice Example',
+        groups: ['engineering'],
+      });
+
+      const second = modernClient();
+      await second.connect(new StreamableHTTPClientTransport(endpoint, { authProvider: provider }));
+      try {
+        const { resources } = await second.listResources();
+        // The grant of the mapped group `engineering`, not finance's.
+        expect(resources.map((resource) => resource.uri).sort()).toEqual(['test://acme/notes/hello']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await context.close();
+    }
+
+    // The upstream saw only the gateway's own request: its client, its callback, no connector parameter.
+    // (Its sign-in form posts back to its authorization endpoint: the GET and that POST.)
+    expect(upstream.authorizationRequests.length).toBeGreaterThan(0);
+    for (const asked of upstream.authorizationRequests) {
+      expect(asked.get('client_id')).toBe(UPSTREAM_CLIENT.clientId);
+      expect(asked.get('redirect_uri')).toBe(`${gateway.baseUrl}/t/acme/oauth/callback`);
+      expect(asked.has('resource')).toBe(false);
+    }
+    expect(upstream.refusals).toEqual([]);
+    expect(upstream.tokenRequests.every(({ params }) => !params.has('resource'))).toBe(true);
+  }, 60_000);
+
+  it("refuses tenant acme's client and token at tenant beta", async () => {
+    const clientId = provider.clientInformation()?.client_id ?? '';
+    expect(clientId).not.toBe('');
+    // acme's registered client is unknown at beta's authorization endpoint (an error page, no redirect).
+    const authorize = new URL(`${gateway.baseUrl}/t/beta/oauth/authorize`);
+    for (const [name, value] of Object.entries({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      scope: 'mcp:read',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGPSWbjmGc',
+      code_challenge_method: 'S256',
+      resource: `${gateway.baseUrl}/t/beta/mcp`,
+    })) {
+      authorize.searchParams.set(name, value);
+    }
+    const refused = await fetch(authorize, { redirect: 'manual' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('location')).toBeNull();
+    expect(await refused.text()).toContain('invalid_client');
+
+    // acme's refresh token is not beta's to redeem.
+    const refresh = await fetch(`${gateway.baseUrl}/t/beta/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: provider.tokens()?.refresh_token ?? '',
+        client_id: clientId,
+      }),
+    });
+    expect(refresh.status).toBe(401);
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_client');
+
+    // acme's access token opens nothing at beta's MCP endpoint.
+    const call = await fetch(`${gateway.baseUrl}/t/beta/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${provider.tokens()?.access_token ?? ''}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: {} }),
+    });
+    expect(call.status).toBe(401);
+    expect(call.headers.get('www-authenticate')).toContain('error="invalid_token"');
+  });
+});
