@@ -73,7 +73,10 @@ export function attachAuditTrail(provider: Provider, options: AuditTrailOptions)
       pending = Promise.reject(error);
     }
     pending.catch((error: unknown) => {
-      logger.error({ err: error, audit: { ...context, ...full } }, 'authorization server: an audit event was not recorded');
+      logger.error(
+        { err: error, audit: { ...context, ...full } },
+        'authorization server: an audit event was not recorded',
+      );
     });
   };
   const endUser = (accountId: string, clientId: string | undefined): WriteContext['actor'] => ({
