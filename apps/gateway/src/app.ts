@@ -107,7 +107,10 @@ export async function buildApp(config: GatewayConfig, options: BuildAppOptions):
     await app.register(tracingPlugin, { tracerProvider: options.tracerProvider });
     await app.register(redisPlugin);
     await app.register(authorizationServerStorePlugin, { controlPlane: options.controlPlane });
-    await app.register(authorizationServerPlugin, { modules: options.authorizationServer });
+    await app.register(authorizationServerPlugin, {
+      modules: options.authorizationServer,
+      audit: options.controlPlane.store,
+    });
     await app.register(replicaBusPlugin, { controlPlane: options.controlPlane });
     await app.register(cachePlugin, { cache: options.cache });
     await app.register(trafficPlugin);

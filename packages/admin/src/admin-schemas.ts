@@ -7,6 +7,7 @@ import {
   tenantLimitsSchema,
 } from '@mcpgw/config';
 import { adminRoleBindingSchema } from '@mcpgw/config';
+import { AUDIT_ACTIONS } from '@mcpgw/control-plane';
 import { SOURCE_FAILURE_REASONS } from '@mcpgw/core';
 import { z } from 'zod';
 
@@ -202,7 +203,7 @@ export const connectionTestView = z.object({
 export const auditQuery = z.strictObject({
   cursor: z.string().min(1).optional(),
   limit: z.coerce.number().int().min(1).max(200).optional(),
-  action: z.enum(['create', 'update', 'delete']).optional(),
+  action: z.enum(AUDIT_ACTIONS).optional(),
   targetType: z
     .enum([
       'tenant',
@@ -213,6 +214,7 @@ export const auditQuery = z.strictObject({
       'authorization-server',
       'oauth-client',
       'oauth-grant',
+      'identity-assertion',
     ])
     .optional(),
   targetId: z.string().min(1).optional(),
@@ -224,9 +226,14 @@ export const auditQuery = z.strictObject({
 export const auditEventView = z.object({
   id: z.string(),
   occurredAt: z.string(),
-  actor: z.object({ kind: z.string(), subject: z.string(), issuer: z.string().optional() }),
+  actor: z.object({
+    kind: z.string(),
+    subject: z.string(),
+    issuer: z.string().optional(),
+    clientId: z.string().optional().describe('The OAuth client an `end-user` or `client` actor acted through'),
+  }),
   clientAddress: z.string().nullable(),
-  action: z.enum(['create', 'update', 'delete']),
+  action: z.enum(AUDIT_ACTIONS),
   targetType: z.string(),
   targetId: z.string(),
   before: z.unknown(),

@@ -1,6 +1,16 @@
 import type { SqlExecutor } from './sql-database.js';
 import type { Actor, WriteContext } from './write-context.js';
 
+/**
+ * What happened: a write (`create`, `update`, `delete`), or a step of a
+ * tenant's hosted authorization server (docs/admin-api.md, "Audit log"):
+ * `register` (dynamic client registration), `consent` (a grant created or
+ * extended), `revoke` (a grant ended by the server itself, as on refresh
+ * token reuse), `exchange` (an identity assertion exchanged for tokens).
+ */
+export const AUDIT_ACTIONS = ['create', 'update', 'delete', 'register', 'consent', 'revoke', 'exchange'] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
 /** One audited change: who, when, from where, what, before and after (never a credential). */
 export interface AuditEvent {
   readonly id: string;
@@ -8,7 +18,7 @@ export interface AuditEvent {
   readonly occurredAt: string;
   readonly actor: Actor;
   readonly clientAddress: string | null;
-  readonly action: 'create' | 'update' | 'delete';
+  readonly action: AuditAction;
   readonly targetType: string;
   readonly targetId: string;
   readonly before: unknown;

@@ -32,7 +32,8 @@ export { applyDeclaredState, type ApplyReport, type DeclaredTenant } from './app
 /** Why a write was refused (not_found, precondition_failed, conflict); nothing changed. */
 export { StoreError, type StoreErrorCode } from './store-error.js';
 /** One audit event and the filters and paging of a tenant's audit log. */
-export type { AuditEvent, AuditQuery } from './audit-log.js';
+export { AUDIT_ACTIONS } from './audit-log.js';
+export type { AuditAction, AuditEvent, AuditQuery } from './audit-log.js';
 /** What tenants own and how each is stored. */
 export type { StoredEntity, StoredTenant, TenantEntityKind, WriteOptions } from './control-plane-store.js';
 /** The whole control plane as one JSON document: export, import (move to Postgres), backup and restore. */

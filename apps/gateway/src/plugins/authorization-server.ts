@@ -1,4 +1,5 @@
 import type { TenantConfig } from '@mcpgw/config';
+import type { ControlPlaneStore } from '@mcpgw/control-plane';
 import { errorSummary } from '@mcpgw/core';
 import type { TenantAuthorizationServers, TenantModulesDeps } from '@mcpgw/authorization-server';
 import {
@@ -39,6 +40,8 @@ export interface AuthorizationServerModules {
 
 export interface AuthorizationServerPluginOptions {
   modules?: AuthorizationServerModules;
+  /** The tenants' audit log: the servers' own steps are recorded there (docs/admin-api.md, "Audit log"). */
+  audit?: Pick<ControlPlaneStore, 'recordEvent'>;
 }
 
 /** Signing keys and the public keys published from them, as one runtime captured them. */
@@ -60,7 +63,7 @@ type KeySet = { keys: JWK[] };
  * replica builds its runtime again.
  */
 export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPluginOptions>(
-  async (app, { modules = {} }) => {
+  async (app, { modules = {}, audit }) => {
     const { config, baseUrls, keys, egress, logger } = app.settings;
     const storage = app.authorizationServerStorage;
     const moduleDeps: TenantModulesDeps = {
@@ -71,6 +74,7 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
         ? {}
         : { metadataDocumentCertificates: modules.metadataDocumentCertificates }),
       ...(modules.upstreamFetch === undefined ? {} : { fetch: modules.upstreamFetch }),
+      ...(audit === undefined ? {} : { recordEvent: (context, event) => audit.recordEvent(context, event) }),
     };
     const signingKeysOf = async (tenant: TenantConfig): Promise<KeySet> =>
       usesDemoLogin(tenant)

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { AUDIT_ACTIONS } from '@mcpgw/control-plane';
 import type { auditPage } from '../admin-schemas.js';
 import type { ConsoleViewer } from './console-layout.js';
 import { consolePage } from './console-layout.js';
@@ -61,7 +62,7 @@ export function auditConsolePage(input: {
     main: markup`<form method="get" action="${base}" aria-label="Filter the audit log">
         <div class="columns">
           ${field({ name: 'actor', label: 'Actor (subject)', value: filters.actor ?? '', placed })}
-          ${select('action', 'Action', ['create', 'update', 'delete'], filters.action, placed)}
+          ${select('action', 'Action', AUDIT_ACTIONS, filters.action, placed)}
           ${select('targetType', 'Target type', ['tenant', 'issuer', 'source', 'grant', 'admin-role-binding'], filters.targetType, placed)}
           ${field({ name: 'targetId', label: 'Target name', value: filters.targetId ?? '', placed })}
           ${field({ name: 'since', label: 'Since (UTC)', kind: 'datetime-local', value: filters.since ?? '', placed })}

@@ -2,6 +2,7 @@ import type { AuthorizationServerSettings } from '@mcpgw/config';
 import type { EgressGuard, Logger } from '@mcpgw/core';
 import type { Configuration, FindAccount, Provider } from 'oidc-provider';
 import type { GrantTypeRegistration, InteractionHandler } from '../authorization-server-options.js';
+import { attachAuditTrail, type RecordAuditEvent } from '../audit/attach-audit-trail.js';
 import { attachClientPolicy } from '../clients/attach-client-policy.js';
 import { clientPolicyConfiguration } from '../clients/client-policy-configuration.js';
 import { DEMO_NAME, DEMO_SUBJECT, findDemoAccount } from '../demo-account.js';
@@ -50,6 +51,12 @@ export interface TenantModulesDeps {
    * sets it.
    */
   readonly metadataDocumentCertificates?: readonly string[];
+  /**
+   * Where the servers' own steps are audited (the control plane's audit log:
+   * registrations, consents, grants revoked on reuse, assertion exchanges);
+   * absent, nothing is audited.
+   */
+  readonly recordEvent?: RecordAuditEvent;
   /** The upstream sign-in's fetch when no egress guard applies (default: the global fetch); tests only. */
   readonly fetch?: typeof fetch;
 }
@@ -182,7 +189,12 @@ export function createTenantModules(context: TenantServerContext, deps: TenantMo
       renderError: providerErrorPage(context.tenantName),
     },
     grantTypes,
-    attachProvider: (provider) => attachClientPolicy(provider, { registeredClients, logger }),
+    attachProvider: (provider) => {
+      attachClientPolicy(provider, { registeredClients, logger });
+      if (deps.recordEvent !== undefined) {
+        attachAuditTrail(provider, { tenantId, issuer: context.issuer, record: deps.recordEvent, logger });
+      }
+    },
     dispose: closeKeys,
   };
 }
