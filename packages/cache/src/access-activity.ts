@@ -44,6 +44,12 @@ export interface AccessActivityOptions {
   readonly redis?: RedisConnection | undefined;
   /** Key prefix, e.g. `mcpgw:access:`; tests use their own namespace. */
   readonly prefix?: string;
+  /**
+   * The tenant as its Redis keys name it: the cache's keyed tenant tag
+   * (CacheKeys.tenantTag), so no key names a tenant in the clear, as no
+   * cache key does. Default: the tenant id (tests).
+   */
+  readonly tenantTag?: (tenantId: string) => string;
   readonly retentionMs: number;
   /** Entries kept per tenant at most. */
   readonly maxEntries: number;
@@ -94,7 +100,8 @@ export function createAccessActivity(options: AccessActivityOptions): AccessActi
   const prefix = options.prefix ?? 'mcpgw:access:';
   const { redis, retentionMs, maxEntries } = options;
   const local = new Map<string, Map<string, number>>();
-  const keyOf = (tenantId: string) => `${prefix}{${tenantId}}`;
+  const tenantTag = options.tenantTag ?? ((tenantId: string) => tenantId);
+  const keyOf = (tenantId: string) => `${prefix}{${tenantTag(tenantId)}}`;
 
   const trimLocal = (entries: Map<string, number>, at: number) => {
     for (const [member, seen] of entries) if (seen <= at - retentionMs) entries.delete(member);

@@ -53,6 +53,12 @@ export interface TenantTrafficOptions {
   readonly redis?: RedisConnection | undefined;
   /** Key prefix, e.g. `mcpgw:traffic:`; tests use their own namespace. */
   readonly prefix?: string;
+  /**
+   * The tenant as its Redis keys name it: the cache's keyed tenant tag
+   * (CacheKeys.tenantTag), so no key names a tenant in the clear, as no
+   * cache key does. Default: the tenant id (tests).
+   */
+  readonly tenantTag?: (tenantId: string) => string;
   readonly now?: () => number;
   /** How long tallies wait before they are sent. Default 1,000 ms. */
   readonly flushMs?: number;
@@ -91,7 +97,8 @@ export function createTenantTraffic(options: TenantTrafficOptions = {}): TenantT
   let sending: Promise<void> = Promise.resolve();
 
   // The tenant in braces is a Redis Cluster hash tag: a tenant's hour lives in one slot, read in one pipeline.
-  const keyOf = (tenantId: string, at: number) => `${prefix}{${tenantId}}:${at}`;
+  const tenantTag = options.tenantTag ?? ((tenantId: string) => tenantId);
+  const keyOf = (tenantId: string, at: number) => `${prefix}{${tenantTag(tenantId)}}:${at}`;
 
   const add = (tenantId: string, counts: ReadonlyArray<readonly [string, number]>) => {
     const at = Math.floor(now() / MINUTE_MS) * MINUTE_MS;

@@ -1,4 +1,5 @@
 import type { TenantTraffic } from '@mcpgw/cache';
+import { createCacheKeys } from '@mcpgw/cache';
 import { createTenantTraffic } from '@mcpgw/cache';
 import fastifyPlugin from 'fastify-plugin';
 
@@ -18,6 +19,8 @@ export const trafficPlugin = fastifyPlugin(
   async (app) => {
     const traffic = createTenantTraffic({
       redis: app.redis,
+      // Keys name the tenant by the cache's keyed tag, never in the clear.
+      tenantTag: createCacheKeys({ key: app.settings.keys.cacheKey }).tenantTag,
       logger: app.settings.logger.child({ component: 'traffic' }),
     });
     app.decorate('tenantTraffic', traffic);
