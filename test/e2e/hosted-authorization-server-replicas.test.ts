@@ -265,9 +265,27 @@ describe('a tenant with a hosted authorization server, created through the admin
     refreshToken = String(before.body.refresh_token);
     const oldToken = String(before.body.access_token);
     const oldKid = decodeProtectedHeader(oldToken).kid;
-    // The signing key is made older than the rotation period (30 days); a rotation then makes its successor.
+    // The signing key is made older than the rotation period (30 days); a rotation then publishes its successor.
     await database.sql(
-      "UPDATE authorization_server_signing_keys SET created_at = created_at - interval '31 days' WHERE tenant_id = 'fresh'",
+      "UPDATE authorization_server_signing_keys SET signing_since = signing_since - interval '31 days' WHERE tenant_id = 'fresh'",
+    );
+    expect(await replicas[0]!.app.authorizationServerSigningKeys.rotate('fresh')).toBe(true);
+    // Published, not signing yet: both replicas hear of it, and tokens are still signed with the old key.
+    for (const index of [0, 1]) {
+      await within(10_000, async () => {
+        const jwks = (await (await fetch(`${replicas[index]!.baseUrl}/t/fresh/oauth/jwks`)).json()) as {
+          keys: unknown[];
+        };
+        expect(jwks.keys).toHaveLength(2);
+      });
+    }
+    const meanwhile = await token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
+    expect(meanwhile.status).toBe(200);
+    refreshToken = String(meanwhile.body.refresh_token);
+    expect(decodeProtectedHeader(String(meanwhile.body.access_token)).kid).toBe(oldKid);
+    // Once published for the delay, the next rotation makes it the signing key.
+    await database.sql(
+      "UPDATE authorization_server_signing_keys SET created_at = created_at - interval '3 minutes' WHERE tenant_id = 'fresh' AND signing_since IS NULL",
     );
     expect(await replicas[0]!.app.authorizationServerSigningKeys.rotate('fresh')).toBe(true);
 

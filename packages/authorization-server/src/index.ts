@@ -128,6 +128,7 @@ export {
 export {
   createSigningKeys,
   startKeyRotation,
+  SUCCESSOR_PUBLICATION_SECONDS,
   type KeyRotationScheduleOptions,
   type SigningKeys,
   type SigningKeysOptions,

@@ -12,11 +12,22 @@ import { systemClock, type Clock } from './store/records.js';
 
 const DAY_SECONDS = 24 * 60 * 60;
 
+/**
+ * How long a successor key is published before it signs. Every replica
+ * rebuilds the tenant's runtime, whose resource server holds the JWKS inline
+ * (ADR 0011), when it hears that the keys changed; that takes well under a
+ * second, and a replica whose listening connection was down reloads the
+ * tenant when it reconnects. Two minutes leaves room for a slow rebuild;
+ * the successor signs from the first rotation after that (the hourly tick,
+ * or a replica building the tenant's runtime).
+ */
+export const SUCCESSOR_PUBLICATION_SECONDS = 2 * 60;
+
 export interface SigningKeysOptions {
   readonly db: SqlDatabase;
   /** `createSecretBox(sealedSigningKeyKeys(rootSecrets))`. */
   readonly sealer: SigningKeySealer;
-  /** A signing key older than this gets a successor. Default 30 days. */
+  /** A key that has signed for this long gets a successor. Default 30 days. */
   readonly rotationPeriodSeconds?: number;
   /**
    * How long a retired key stays published: the longest lifetime of anything
@@ -32,8 +43,8 @@ export interface SigningKeysOptions {
 export interface SigningKeys {
   /**
    * The tenant's keys, made on first use and brought up to date (a successor
-   * for an old key, retired keys past their retention deleted) before they
-   * are returned.
+   * published for an old key, a successor published long enough promoted,
+   * retired keys past their retention deleted) before they are returned.
    */
   signingKeysOf(tenantId: string): Promise<TenantSigningKeys>;
   /** Brings one tenant's keys up to date; true when they changed (and replicas were told). */
@@ -48,16 +59,20 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /**
  * Per-tenant RS256 keys with rotation. One key signs at a time (a unique
- * index holds it so whichever replicas race); when it is older than the
- * rotation period a successor signs from then on, and the old key is kept
- * in the JWKS until every token it signed has expired, then deleted. Each
- * change NOTIFYs {@link SIGNING_KEYS_CHANNEL} at commit.
+ * index holds it so whichever replicas race). When it has signed for the
+ * rotation period, a successor is published in the JWKS without signing;
+ * once it has been published for {@link SUCCESSOR_PUBLICATION_SECONDS}, it
+ * signs and the old key is retired, kept in the JWKS until every token it
+ * signed has expired, then deleted. So every replica trusts a key before any
+ * replica signs with it. Each change NOTIFYs {@link SIGNING_KEYS_CHANNEL} at
+ * commit.
  */
 export function createSigningKeys(options: SigningKeysOptions): SigningKeys {
   const { db } = options;
   const now = options.now ?? systemClock;
   const period = (options.rotationPeriodSeconds ?? 30 * DAY_SECONDS) * 1000;
   const retention = options.retentionSeconds * 1000;
+  const publication = SUCCESSOR_PUBLICATION_SECONDS * 1000;
   if (!(period > 0)) throw new TypeError('the rotation period of signing keys must be positive');
   if (!(retention >= 0)) throw new TypeError('the retention of retired signing keys must not be negative');
   const rows = createSigningKeyRows(db, options.sealer);
@@ -65,31 +80,26 @@ export function createSigningKeys(options: SigningKeysOptions): SigningKeys {
   const rotate = async (tenantId: string): Promise<boolean> => {
     const at = now();
     const keys = await rows.list(tenantId);
-    const active = keys.find((key) => key.retiredAt === undefined);
-    const due = active === undefined || active.createdAt <= at - period;
+    const signing = keys.find((key) => key.signingSince !== undefined && key.retiredAt === undefined);
+    const successor = keys.find((key) => key.signingSince === undefined);
+    const first = signing === undefined && successor === undefined;
+    const due = signing !== undefined && successor === undefined && signing.signingSince! <= at - period;
+    const promotable = successor !== undefined && successor.createdAt <= at - publication;
     const expired = keys.some((key) => key.retiredAt !== undefined && key.retiredAt + retention <= at);
-    if (!due && !expired) return false;
-    // Made outside the transaction (an RSA key takes a while); unused if another replica rotated first.
-    const successor = due ? await generateSigningKey() : undefined;
+    if (!first && !due && !promotable && !expired) return false;
+    // Made outside the transaction (an RSA key takes a while); unused if another replica got there first.
+    const fresh = first || due ? await generateSigningKey() : undefined;
     return db.transaction(async (tx) => {
-      let changed = false;
       const deleted = await tx.query(
         `DELETE FROM authorization_server_signing_keys
           WHERE tenant_id = $1 AND retired_at IS NOT NULL AND retired_at <= $2::timestamptz`,
         [tenantId, iso(at - retention)],
       );
-      changed = deleted.affectedRows > 0;
-      if (successor !== undefined) {
-        // Only the key that is still the old one: of two replicas rotating at once, the second finds none.
-        const retired = await tx.query(
-          `UPDATE authorization_server_signing_keys SET retired_at = $2::timestamptz
-            WHERE tenant_id = $1 AND retired_at IS NULL AND created_at <= $3::timestamptz`,
-          [tenantId, iso(at), iso(at - period)],
-        );
-        if (retired.affectedRows > 0 || active === undefined) {
-          changed = (await rows.insertActive(tx, tenantId, successor, at)) || changed;
-        }
-      }
+      let changed = deleted.affectedRows > 0;
+      // The tenant's first key signs at once: no token of the tenant exists for a replica to refuse.
+      if (first) changed = (await rows.insertSigning(tx, tenantId, fresh!, at)) || changed;
+      if (due) changed = (await rows.insertSuccessor(tx, tenantId, fresh!, at, at - period)) || changed;
+      if (promotable) changed = (await rows.promoteSuccessor(tx, tenantId, at, at - publication)) || changed;
       if (changed) await tx.query('SELECT pg_notify($1, $2)', [SIGNING_KEYS_CHANNEL, tenantId]);
       return changed;
     });

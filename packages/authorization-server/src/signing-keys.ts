@@ -17,12 +17,18 @@ export interface SigningKeySealer {
   open(sealed: string, boundTo: string): string;
 }
 
-/** One stored key, with when it started and stopped signing (ms since the epoch). */
+/**
+ * One stored key (times in ms since the epoch). A key is first published
+ * only (`signingSince` undefined), then signs, then is retired and published
+ * for verifiers until what it signed has expired (see {@link ./key-rotation.ts}).
+ */
 export interface StoredSigningKey {
   readonly kid: string;
   readonly publicJwk: JWK;
   readonly createdAt: number;
-  /** When its successor took over; undefined for the key that signs. */
+  /** When it started signing; undefined for a successor that is published but does not sign yet. */
+  readonly signingSince?: number;
+  /** When its successor took over; undefined for the key that signs and for a successor. */
   readonly retiredAt?: number;
 }
 
@@ -30,8 +36,9 @@ export interface StoredSigningKey {
 export interface TenantSigningKeys {
   /**
    * Private JWKs for oidc-provider's `jwks`: the signing key first, then the
-   * retired ones still published (newest first, `key_ops: ["verify"]`, so
-   * they never sign again).
+   * successor that will sign next, then the retired ones still published
+   * (newest first); all but the first `key_ops: ["verify"]`, so only the
+   * first signs.
    */
   readonly keys: JWK[];
   /** The public parts of the same keys: the tenant's JWKS (RFC 7517 section 5). */
@@ -45,6 +52,7 @@ interface KeyRow {
   public_jwk: JWK;
   sealed_private_jwk: string;
   created_ms: number;
+  signing_ms: number | null;
   retired_ms: number | null;
 }
 
@@ -80,13 +88,39 @@ export interface SigningKeyRows {
    * signs; false (nothing added) when it has one, e.g. made by another
    * replica meanwhile.
    */
-  insertActive(
+  insertSigning(
     tx: Pick<SqlDatabase, 'query'>,
     tenantId: string,
-    key: Awaited<ReturnType<typeof generateSigningKey>>,
+    key: GeneratedSigningKey,
     at: number,
   ): Promise<boolean>;
+  /**
+   * In `tx`: adds `key` as the successor, published but not signing, when
+   * the tenant has no successor yet and its signing key has signed since
+   * `signingBefore` or earlier; false (nothing added) otherwise, e.g. when
+   * another replica added one meanwhile.
+   */
+  insertSuccessor(
+    tx: Pick<SqlDatabase, 'query'>,
+    tenantId: string,
+    key: GeneratedSigningKey,
+    at: number,
+    signingBefore: number,
+  ): Promise<boolean>;
+  /**
+   * In `tx`: the successor published at `publishedBefore` or earlier signs
+   * from `at`, and the key that signed until then is retired; false (nothing
+   * changed) when there is no such successor, e.g. another replica promoted it.
+   */
+  promoteSuccessor(
+    tx: Pick<SqlDatabase, 'query'>,
+    tenantId: string,
+    at: number,
+    publishedBefore: number,
+  ): Promise<boolean>;
 }
+
+type GeneratedSigningKey = Awaited<ReturnType<typeof generateSigningKey>>;
 
 export function createSigningKeyRows(db: SqlDatabase, sealer: SigningKeySealer): SigningKeyRows {
   const rows = async (tenantId: string): Promise<KeyRow[]> =>
@@ -94,9 +128,11 @@ export function createSigningKeyRows(db: SqlDatabase, sealer: SigningKeySealer):
       await db.query<KeyRow>(
         `SELECT kid, public_jwk, sealed_private_jwk,
                 (extract(epoch FROM created_at) * 1000)::float8 AS created_ms,
+                (extract(epoch FROM signing_since) * 1000)::float8 AS signing_ms,
                 (extract(epoch FROM retired_at) * 1000)::float8 AS retired_ms
            FROM authorization_server_signing_keys WHERE tenant_id = $1
-          ORDER BY retired_at DESC NULLS FIRST, created_at DESC`,
+          ORDER BY (retired_at IS NULL AND signing_since IS NOT NULL) DESC,
+                   retired_at DESC NULLS FIRST, created_at DESC`,
         [tenantId],
       )
     ).rows;
@@ -106,6 +142,7 @@ export function createSigningKeyRows(db: SqlDatabase, sealer: SigningKeySealer):
         kid: row.kid,
         publicJwk: row.public_jwk,
         createdAt: row.created_ms,
+        ...(row.signing_ms === null ? {} : { signingSince: row.signing_ms }),
         ...(row.retired_ms === null ? {} : { retiredAt: row.retired_ms }),
       }));
     },
@@ -117,35 +154,71 @@ export function createSigningKeyRows(db: SqlDatabase, sealer: SigningKeySealer):
     },
     async load(tenantId) {
       const found = await rows(tenantId);
+      const signs = (row: KeyRow) => row.retired_ms === null && row.signing_ms !== null;
       const keys = found.map((row) => {
         const jwk = JSON.parse(sealer.open(row.sealed_private_jwk, boundTo(tenantId, row.kid))) as JWK;
-        return row.retired_ms === null ? jwk : { ...jwk, key_ops: ['verify'] };
+        return signs(row) ? jwk : { ...jwk, key_ops: ['verify'] };
       });
-      const jwks = found.map((row) =>
-        row.retired_ms === null ? row.public_jwk : { ...row.public_jwk, key_ops: ['verify'] },
-      );
+      const jwks = found.map((row) => (signs(row) ? row.public_jwk : { ...row.public_jwk, key_ops: ['verify'] }));
       const revision = createHash('sha256')
-        .update(JSON.stringify(found.map((row) => [row.kid, row.retired_ms])))
+        .update(JSON.stringify(found.map((row) => [row.kid, row.signing_ms, row.retired_ms])))
         .digest('base64url')
         .slice(0, 16);
       return { keys, jwks: { keys: jwks }, revision };
     },
-    async insertActive(tx, tenantId, key, at) {
+    async insertSigning(tx, tenantId, key, at) {
       const { affectedRows } = await tx.query(
         `INSERT INTO authorization_server_signing_keys
-           (tenant_id, kid, alg, public_jwk, sealed_private_jwk, created_at)
-         VALUES ($1, $2, $3, $4::jsonb, $5, $6::timestamptz)
-         ON CONFLICT (tenant_id) WHERE retired_at IS NULL DO NOTHING`,
-        [
-          tenantId,
-          key.kid,
-          SIGNING_ALGORITHM,
-          JSON.stringify(key.publicJwk),
-          sealer.seal(JSON.stringify(key.privateJwk), boundTo(tenantId, key.kid)),
-          iso(at),
-        ],
+           (tenant_id, kid, alg, public_jwk, sealed_private_jwk, created_at, signing_since)
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6::timestamptz, $6::timestamptz)
+         ON CONFLICT (tenant_id) WHERE retired_at IS NULL AND signing_since IS NOT NULL DO NOTHING`,
+        [tenantId, ...sealedRow(tenantId, key), iso(at)],
       );
       return affectedRows === 1;
     },
+    async insertSuccessor(tx, tenantId, key, at, signingBefore) {
+      const { affectedRows } = await tx.query(
+        `INSERT INTO authorization_server_signing_keys
+           (tenant_id, kid, alg, public_jwk, sealed_private_jwk, created_at)
+         SELECT $1, $2, $3, $4::jsonb, $5, $6::timestamptz
+          WHERE EXISTS (SELECT 1 FROM authorization_server_signing_keys
+                         WHERE tenant_id = $1 AND retired_at IS NULL AND signing_since <= $7::timestamptz)
+         ON CONFLICT (tenant_id) WHERE signing_since IS NULL DO NOTHING`,
+        [tenantId, ...sealedRow(tenantId, key), iso(at), iso(signingBefore)],
+      );
+      return affectedRows === 1;
+    },
+    async promoteSuccessor(tx, tenantId, at, publishedBefore) {
+      // Locks the successor first: of two replicas promoting at once, the second waits, then finds none.
+      const successor = await tx.query<{ kid: string }>(
+        `SELECT kid FROM authorization_server_signing_keys
+          WHERE tenant_id = $1 AND signing_since IS NULL AND created_at <= $2::timestamptz
+            FOR UPDATE`,
+        [tenantId, iso(publishedBefore)],
+      );
+      const kid = successor.rows[0]?.kid;
+      if (kid === undefined) return false;
+      // Retired before the successor signs: the unique index allows one key that signs.
+      await tx.query(
+        `UPDATE authorization_server_signing_keys SET retired_at = $2::timestamptz
+          WHERE tenant_id = $1 AND retired_at IS NULL AND signing_since IS NOT NULL`,
+        [tenantId, iso(at)],
+      );
+      const promoted = await tx.query(
+        `UPDATE authorization_server_signing_keys SET signing_since = $3::timestamptz
+          WHERE tenant_id = $1 AND kid = $2 AND signing_since IS NULL`,
+        [tenantId, kid, iso(at)],
+      );
+      return promoted.affectedRows === 1;
+    },
   };
+
+  function sealedRow(tenantId: string, key: GeneratedSigningKey): [string, string, string, string] {
+    return [
+      key.kid,
+      SIGNING_ALGORITHM,
+      JSON.stringify(key.publicJwk),
+      sealer.seal(JSON.stringify(key.privateJwk), boundTo(tenantId, key.kid)),
+    ];
+  }
 }

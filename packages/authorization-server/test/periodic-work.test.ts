@@ -2,7 +2,7 @@ import { createControlPlaneStore, createSecretBox } from '@mcpgw/control-plane';
 import { sealedCredentialKeys, sealedSigningKeyKeys, silentLogger } from '@mcpgw/core';
 import { within } from '@mcpgw/test-helpers/within';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createSigningKeys, startKeyRotation } from '../src/key-rotation.js';
+import { createSigningKeys, startKeyRotation, SUCCESSOR_PUBLICATION_SECONDS } from '../src/key-rotation.js';
 import { startExpiredRecordSweep } from '../src/store/expired-record-sweep.js';
 import { createSqlRecordStore } from '../src/store/sql-record-store.js';
 import { createTenant, manualClock, SQL_ENGINES, type SqlUnderTest } from './storage-engines.js';
@@ -72,7 +72,7 @@ describe('periodic work of the authorization server store', () => {
     }
   });
 
-  it('rotates the keys of a tenant that is due on its own timer', async () => {
+  it('publishes, then signs with, the successor of a tenant that is due on its own timer', async () => {
     const clock = manualClock();
     const keys = createSigningKeys({
       db: sql.db,
@@ -82,17 +82,23 @@ describe('periodic work of the authorization server store', () => {
     });
     const tenant = await createTenant(sql.db);
     const before = await keys.signingKeysOf(tenant);
+    // Read from the table, so only the timer rotates (signingKeysOf would bring the keys up to date itself).
+    const stored = async () =>
+      (
+        await sql.db.query<{ kid: string; signs: boolean }>(
+          `SELECT kid, (signing_since IS NOT NULL) AS signs FROM authorization_server_signing_keys
+            WHERE tenant_id = $1 AND retired_at IS NULL ORDER BY kid`,
+          [tenant],
+        )
+      ).rows;
+    const signer = async () => (await stored()).find((key) => key.signs)?.kid;
     clock.advance(30 * DAY);
     const stop = startKeyRotation({ keys, exclusively: exclusivelyOn(sql.db), intervalMs: 20, logger: silentLogger });
     try {
-      await within(10_000, async () => {
-        const listed = await sql.db.query<{ kid: string }>(
-          'SELECT kid FROM authorization_server_signing_keys WHERE tenant_id = $1 AND retired_at IS NULL',
-          [tenant],
-        );
-        expect(listed.rows).toHaveLength(1);
-        expect(listed.rows[0]!.kid).not.toBe(before.keys[0]!.kid);
-      });
+      await within(10_000, async () => expect(await stored()).toHaveLength(2));
+      expect(await signer()).toBe(before.keys[0]!.kid);
+      clock.advance(SUCCESSOR_PUBLICATION_SECONDS * 1000);
+      await within(10_000, async () => expect(await signer()).not.toBe(before.keys[0]!.kid));
     } finally {
       stop();
     }

@@ -57,6 +57,9 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
         await limits.rateLimits.forgetTenant(tenantId);
         // Who read what in a tenant that no longer exists is nobody's to see (docs/security.md, "Access activity").
         await app.accessActivity.forget(tenantId);
+        // Its hosted authorization server's sessions, codes and interactions live in Redis, which no foreign
+        // key cascades: a tenant re-created under the same id must not inherit them (docs/authorization-server.md).
+        await app.authorizationServerStorage.forgetTenant(tenantId);
       },
       changed: (tenantId) => events.tenantChanged(tenantId),
       logger: logger.child({ component: 'control-plane' }),
@@ -89,6 +92,7 @@ export const controlPlaneSyncPlugin = fastifyPlugin<ControlPlaneSyncOptions>(
       'mcpgw-events',
       'mcpgw-limits',
       'mcpgw-access-activity',
+      'mcpgw-authorization-server-store',
     ],
   },
 );

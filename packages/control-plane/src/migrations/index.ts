@@ -4,6 +4,7 @@ import { entityWritersSchema } from './0003-entity-writers.js';
 import { adminSessions } from './0004-admin-sessions.js';
 import { authorizationServerSettings } from './0005-authorization-server-settings.js';
 import { authorizationServer } from './0006-authorization-server.js';
+import { signingKeySuccessors } from './0007-signing-key-successors.js';
 
 /** One forward-only schema step. Applied steps are never edited: add a new one. */
 export interface Migration {
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: 'admin-sessions', sql: adminSessions },
   { version: 5, name: 'authorization-server-settings', sql: authorizationServerSettings },
   { version: 6, name: 'authorization-server', sql: authorizationServer },
+  { version: 7, name: 'signing-key-successors', sql: signingKeySuccessors },
 ];
