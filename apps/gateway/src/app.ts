@@ -49,7 +49,7 @@ export interface BuildAppOptions {
   controlPlane: ControlPlane;
   /**
    * Source factories; defaults to every type this build ships, with S3 caller
-   * identity signing with the tenants' stored keys (plugins/gateway-settings.ts).
+   * identity signing with the tenants' own keys (plugins/gateway-settings.ts).
    * A registry given here brings its own ports.
    */
   registry?: ReadonlyMap<string, SourceFactory>;

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   silencePinnedDependencyNotices();
   const warnings = routeProcessWarnings();
   // Validates the bootstrap file's sources. The app makes its own, whose S3 sources sign callers'
-  // identity tokens with the tenants' keys of the store it opens (plugins/gateway-settings.ts).
+  // identity tokens with the keys of the tenants' hosted authorization servers (plugins/gateway-settings.ts).
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
   verbose = config.env.LOG_LEVEL === 'debug' || config.env.LOG_LEVEL === 'trace';

@@ -1,15 +1,17 @@
 import type { JsonWebKey } from 'node:crypto';
-import type { SigningKeys } from '@mcpgw/authorization-server';
+import type { JWK } from 'jose';
 import { authorizationServerIssuer } from '@mcpgw/authorization-server';
 import { createIdentityTokenMinter, type MintIdentityToken, type TenantSigningKey } from '@mcpgw/source-s3';
 
 export interface TenantIdentityTokensOptions {
   /**
-   * The tenants' signing keys (authorization-server-store.ts). Read when a
-   * token is minted, not when the minter is made: the registry that carries
-   * the minter is made before the store is opened.
+   * The tenant's private keys, the signing key first, as its hosted
+   * authorization server signs with and publishes them (`app.tenantSigningKeysOf`,
+   * plugins/authorization-server.ts); undefined while nothing provides them.
+   * Read when a token is minted, not when the minter is made: the registry
+   * that carries the minter is made before the store is opened.
    */
-  readonly signingKeys: () => SigningKeys | undefined;
+  readonly signingKeysOf: () => ((tenantId: string) => Promise<readonly JWK[]>) | undefined;
   /** The canonical base URL (publicBaseUrls' first): the one the tenant's issuer is registered under. */
   readonly baseUrl: string;
 }
@@ -26,11 +28,11 @@ export function createTenantIdentityTokens(options: TenantIdentityTokensOptions)
   return createIdentityTokenMinter({
     issuer: (tenantId) => authorizationServerIssuer(options.baseUrl, tenantId),
     async signingKey(tenantId): Promise<TenantSigningKey> {
-      const keys = options.signingKeys();
-      if (keys === undefined) {
-        throw new Error('this gateway has no store of tenant signing keys to sign identity tokens with');
+      const keysOf = options.signingKeysOf();
+      if (keysOf === undefined) {
+        throw new Error('this gateway has no tenant signing keys to sign identity tokens with');
       }
-      return currentSigningKey(tenantId, (await keys.signingKeysOf(tenantId)).keys);
+      return currentSigningKey(tenantId, await keysOf(tenantId));
     },
   });
 }
@@ -41,10 +43,7 @@ export function createTenantIdentityTokens(options: TenantIdentityTokensOptions)
  * while but marked `key_ops: ["verify"]` (RFC 7517 section 4.3), and a token
  * signed with it now would outlive its publication.
  */
-function currentSigningKey(
-  tenantId: string,
-  keys: ReadonlyArray<{ kid?: string; key_ops?: string[] }>,
-): TenantSigningKey {
+function currentSigningKey(tenantId: string, keys: readonly JWK[]): TenantSigningKey {
   const [first] = keys;
   if (
     first === undefined ||

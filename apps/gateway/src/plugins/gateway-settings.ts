@@ -36,7 +36,7 @@ export interface GatewaySettingsOptions {
   config: GatewayConfig;
   /**
    * Source factories; defaults to every type this build ships, S3 caller
-   * identity signing with the tenants' keys of the authorization server store.
+   * identity signing with the keys of the tenant's hosted authorization server.
    */
   sourceFactories?: ReadonlyMap<string, SourceFactory> | undefined;
 }
@@ -61,10 +61,9 @@ export const gatewaySettingsPlugin = fastifyPlugin<GatewaySettingsOptions>(
       sourceFactories:
         sourceFactories ??
         createSourceRegistry({
-          // The store plugin registers after this one and before any source is built (tenants plugin).
+          // The authorization server plugins register after this one, before any source is built (tenants plugin).
           mintIdentityToken: createTenantIdentityTokens({
-            signingKeys: () =>
-              app.hasDecorator('authorizationServerSigningKeys') ? app.authorizationServerSigningKeys : undefined,
+            signingKeysOf: () => (app.hasDecorator('tenantSigningKeysOf') ? app.tenantSigningKeysOf : undefined),
             baseUrl,
           }),
         }),
