@@ -129,9 +129,9 @@ describe('an S3 source with callerIdentity behind the gateway', () => {
       aud: 'sts.amazonaws.com',
     });
     expect(metadata.issuer).toBe(`${base}/t/acme/oauth`);
-    const token0 = new URLSearchParams(calls[0]?.form.map(([name, value]) => [name, value])).get('WebIdentityToken');
+    const identityToken = calls[0]?.form.find(([name]) => name === 'WebIdentityToken')?.[1] ?? '';
     const published = (await (await fetch(`${base}/t/acme/oauth/jwks`)).json()) as { keys: Array<{ kid: string }> };
-    expect(published.keys.map((key) => key.kid)).toContain(decodeProtectedHeader(token0 ?? '').kid);
+    expect(published.keys.map((key) => key.kid)).toContain(decodeProtectedHeader(identityToken).kid);
 
     // S3 saw the session's access key for the object, never the source's own.
     const session = [...sts.issued.values()].find((issued) => issued.subject === 'tenant:acme:alice');
