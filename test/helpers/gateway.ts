@@ -51,7 +51,7 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Where the app writes its JSON log lines. */
   logStream?: NodeJS.WritableStream;
-  /** Source factories; default: every type this build ships. */
+  /** Source factories; default: every type this build ships, as the app wires them. */
   registry?: ReadonlyMap<string, SourceFactory>;
   /** Where tenant events travel (see BuildAppOptions); replicas of one test share a namespace or pass their own buses. */
   events?: BuildAppOptions['events'];
@@ -118,7 +118,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
           });
     if (cache !== undefined) closers.push(() => cache.close());
     const app = await buildApp(config, {
-      registry,
+      // Without a registry of the test's, the app's own: its S3 sources sign callers' identity tokens.
+      ...(options.registry === undefined ? {} : { registry: options.registry }),
       controlPlane,
       ...(cache === undefined ? {} : { cache }),
       ...(options.logStream === undefined ? {} : { logStream: options.logStream }),

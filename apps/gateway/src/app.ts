@@ -47,7 +47,11 @@ export interface BuildAppOptions {
    * bootstrap file applied (openServingControlPlane, as main.ts opens it).
    */
   controlPlane: ControlPlane;
-  /** Source factories; defaults to every type this build ships. */
+  /**
+   * Source factories; defaults to every type this build ships, with S3 caller
+   * identity signing with the tenants' own keys (plugins/gateway-settings.ts).
+   * A registry given here brings its own ports.
+   */
   registry?: ReadonlyMap<string, SourceFactory>;
   /** A pino destination stream; default: stdout, batched (observability/log-destination.ts). */
   logStream?: NodeJS.WritableStream;

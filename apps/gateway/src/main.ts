@@ -24,6 +24,8 @@ async function main(): Promise<void> {
   tuneGarbageCollection();
   silencePinnedDependencyNotices();
   const warnings = routeProcessWarnings();
+  // Validates the bootstrap file's sources. The app makes its own, whose S3 sources sign callers'
+  // identity tokens with the keys of the tenants' hosted authorization servers (plugins/gateway-settings.ts).
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
   verbose = config.env.LOG_LEVEL === 'debug' || config.env.LOG_LEVEL === 'trace';
@@ -31,7 +33,6 @@ async function main(): Promise<void> {
   const tracing = await startOtlpTracing(config.env);
   const controlPlane = await openServingControlPlane(config, createGatewayLogger(config.env) as unknown as Logger);
   const app = await buildApp(config, {
-    registry,
     controlPlane,
     admin: {},
     ...(tracing === undefined ? {} : { tracerProvider: tracing.provider }),

@@ -2,7 +2,8 @@
  * A loopback stand-in for AWS STS: it speaks the AssumeRoleWithWebIdentity
  * Query API (a form POST, an XML answer) as the STS API Reference describes
  * it, because the real service cannot run in a test. What it checks is what
- * STS checks: the web identity token's signature against the tenant's JWKS,
+ * STS checks: the web identity token's signature against the tenant's JWKS
+ * (given, or fetched from where the tenant publishes it),
  * its issuer, `aud` and `exp` (by the test's clock), and a trust policy per
  * role (here a function of the token's verified claims). Each grant issues
  * fresh credentials, remembered so the S3 front (`session-checking-s3.ts`)
@@ -11,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 
 /** What STS saw of one AssumeRoleWithWebIdentity call. */
 export interface StsCall {
@@ -40,7 +41,11 @@ export interface IssuedSession {
 
 export interface StsStandInOptions {
   readonly issuer: string;
-  readonly jwks: JSONWebKeySet;
+  /**
+   * The tenant's JWKS, or where it is published: STS fetches an OIDC
+   * provider's keys from there (the gateway's `${base}/t/{tenant}/oauth/jwks`).
+   */
+  readonly jwks: JSONWebKeySet | URL;
   /** The `aud` the OIDC provider is registered with. Default `sts.amazonaws.com`. */
   readonly audience?: string;
   /** Each role's trust policy: whether these verified claims may assume it. */
@@ -73,7 +78,7 @@ async function bodyOf(request: IncomingMessage): Promise<string> {
 }
 
 export async function startStsStandIn(options: StsStandInOptions): Promise<StsStandIn> {
-  const keys = createLocalJWKSet(options.jwks);
+  const keys = options.jwks instanceof URL ? createRemoteJWKSet(options.jwks) : createLocalJWKSet(options.jwks);
   const audience = options.audience ?? 'sts.amazonaws.com';
   const calls: StsCall[] = [];
   const issued = new Map<string, IssuedSession>();

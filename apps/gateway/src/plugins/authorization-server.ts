@@ -23,6 +23,12 @@ declare module 'fastify' {
     authorizationServers: TenantAuthorizationServers;
     /** A tenant's hosted issuer with its current public keys, for its runtime's authenticator; undefined without one. */
     hostedIssuerOf: (tenant: TenantConfig) => Promise<HostedIssuer | undefined>;
+    /**
+     * The private keys a tenant's tokens are signed with, the signing key first: those its hosted
+     * server signs with and publishes (a demo-login tenant's keystore file, else the store's, made
+     * on first use). For the identity tokens of S3 caller identity (tenant-identity-tokens.ts).
+     */
+    tenantSigningKeysOf: (tenantId: string) => Promise<readonly JWK[]>;
   }
 }
 
@@ -80,6 +86,13 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
       usesDemoLogin(tenant)
         ? (await loadOrCreateKeystore(tenantKeystorePath(config, tenant.id))).privateJwks
         : { keys: (await app.authorizationServerSigningKeys.signingKeysOf(tenant.id)).keys };
+    app.decorate('tenantSigningKeysOf', async (tenantId: string): Promise<readonly JWK[]> => {
+      // The served configuration says whether the tenant is on the demo login; a tenant not (yet)
+      // served has no keystore file its server would publish, so the store's keys are its own.
+      const tenant = app.tenants.serving.get(tenantId)?.config;
+      if (tenant !== undefined) return (await signingKeysOf(tenant)).keys;
+      return (await app.authorizationServerSigningKeys.signingKeysOf(tenantId)).keys;
+    });
     // By the configuration object of the runtime they were read for.
     const capturedKeys = new WeakMap<TenantConfig, KeySet>();
 

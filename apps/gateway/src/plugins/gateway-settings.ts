@@ -6,6 +6,7 @@ import { createCursorCodec, reuseSealedCursors } from '@mcpgw/protocol';
 import fastifyPlugin from 'fastify-plugin';
 import { createBaseUrlResolver, publicBaseUrls } from '@mcpgw/tenancy';
 import { createSourceRegistry } from '../source-registry.js';
+import { createTenantIdentityTokens } from '../tenant-identity-tokens.js';
 
 /** What every subsystem reads of the deployment: the configuration and what is derived from it once. */
 export interface GatewaySettings {
@@ -33,7 +34,10 @@ declare module 'fastify' {
 
 export interface GatewaySettingsOptions {
   config: GatewayConfig;
-  /** Source factories; defaults to every type this build ships. */
+  /**
+   * Source factories; defaults to every type this build ships, S3 caller
+   * identity signing with the keys of the tenant's hosted authorization server.
+   */
   sourceFactories?: ReadonlyMap<string, SourceFactory> | undefined;
 }
 
@@ -54,7 +58,15 @@ export const gatewaySettingsPlugin = fastifyPlugin<GatewaySettingsOptions>(
     const [baseUrl, ...aliasBaseUrls] = publicBaseUrls(config.env) as [string, ...string[]];
     app.decorate('settings', {
       config,
-      sourceFactories: sourceFactories ?? createSourceRegistry(),
+      sourceFactories:
+        sourceFactories ??
+        createSourceRegistry({
+          // The authorization server plugins register after this one, before any source is built (tenants plugin).
+          mintIdentityToken: createTenantIdentityTokens({
+            signingKeysOf: () => (app.hasDecorator('tenantSigningKeysOf') ? app.tenantSigningKeysOf : undefined),
+            baseUrl,
+          }),
+        }),
       keys,
       cursors: reuseSealedCursors(createCursorCodec({ key: keys.cursor })),
       baseUrls: [baseUrl, ...aliasBaseUrls],
