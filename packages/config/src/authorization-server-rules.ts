@@ -38,6 +38,8 @@ export const RESERVED_TOKEN_CLAIMS: ReadonlySet<string> = new Set([
   'cnf',
   'act',
   'may_act',
+  'at_hash',
+  'c_hash',
   'email',
   'name',
   'groups',

@@ -1,4 +1,5 @@
 import type { ClaimMapping } from '@mcpgw/config';
+import { RESERVED_TOKEN_CLAIMS } from '@mcpgw/config';
 import { valueAtPath } from '@mcpgw/core';
 import { UpstreamSignInError } from './upstream-sign-in-error.js';
 
@@ -23,37 +24,6 @@ export const MAX_TEXT_LENGTH = 256;
 export const MAX_EMAIL_LENGTH = 320;
 export const MAX_EXTRA_CLAIM_BYTES = 1024;
 export const MAX_EXTRA_CLAIMS_BYTES = 4096;
-
-/**
- * Claim names an extra claim may not take: those of JWT (RFC 7519 section
- * 4.1), of RFC 9068 access tokens (section 2.2) and of OpenID Connect that
- * the authorization server sets itself, and the mapped ones.
- */
-const RESERVED_CLAIMS = new Set([
-  'iss',
-  'sub',
-  'aud',
-  'exp',
-  'nbf',
-  'iat',
-  'jti',
-  'client_id',
-  'scope',
-  'auth_time',
-  'acr',
-  'amr',
-  'azp',
-  'sid',
-  'cnf',
-  'act',
-  'may_act',
-  'nonce',
-  'at_hash',
-  'c_hash',
-  'email',
-  'name',
-  'groups',
-]);
 
 /** The claims the gateway's tokens carry for an account (beside what the authorization server sets). */
 export interface AccountClaims {
@@ -150,7 +120,7 @@ export function mapUpstreamClaims(
   for (const [target, path] of Object.entries(mapping.extra)) {
     const value = claimAt(claims, path);
     if (value === undefined) continue;
-    if (RESERVED_CLAIMS.has(target)) {
+    if (RESERVED_TOKEN_CLAIMS.has(target)) {
       dropped.push(`${target} ("${path}"): a claim name the authorization server sets itself`);
       continue;
     }
