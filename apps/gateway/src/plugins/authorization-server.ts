@@ -90,6 +90,15 @@ export const authorizationServerPlugin = fastifyPlugin<AuthorizationServerPlugin
       // The served configuration says whether the tenant is on the demo login; a tenant not (yet)
       // served has no keystore file its server would publish, so the store's keys are its own.
       const tenant = app.tenants.serving.get(tenantId)?.config;
+      if (tenant !== undefined && hostedAuthorizationServerOf(tenant) === undefined) {
+        // Whoever verifies what these keys sign (AWS STS, for an S3 source's callers) reads the
+        // tenant's JWKS from its hosted server; a tenant without one publishes none.
+        throw new Error(
+          `tenant '${tenantId}' has no hosted authorization server, so no JWKS is published at ` +
+            `${authorizationServerIssuer(baseUrls[0], tenantId)}/jwks to verify its identity tokens: ` +
+            'give the tenant "authorizationServer" (docs/authorization-server.md)',
+        );
+      }
       if (tenant !== undefined) return (await signingKeysOf(tenant)).keys;
       return (await app.authorizationServerSigningKeys.signingKeysOf(tenantId)).keys;
     });
