@@ -27,6 +27,7 @@ th{background:var(--panel)}
 ul.plain{list-style:none;margin:0;padding:0}ul.plain li+li{margin-top:.25rem}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:1rem}.chart{margin:0}.chart svg{display:block;margin-top:.25rem}.chart figcaption .hint{display:block}
 code,pre,textarea.code{font-family:ui-monospace,"SFMono-Regular",Menlo,monospace;font-size:.9rem}
+code{overflow-wrap:anywhere}
 pre{background:var(--panel);padding:.5rem;overflow:auto;white-space:pre-wrap;word-break:break-word}
 form.stack{display:grid;gap:.75rem;max-width:44rem}
 .field{display:grid;gap:.25rem}
