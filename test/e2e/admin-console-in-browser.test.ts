@@ -270,7 +270,7 @@ describe('the admin console in a browser', () => {
 
   it('passes axe at both widths on every page of the console', SLOW, async () => {
     const tenantPages = ['', 'sources', 'grants', 'grants?edit=notes-readers', 'preview', 'audit', 'access'];
-    const more = ['issuers', 'admin-role-bindings', 'admin-role-bindings?edit=demo-admins'];
+    const more = ['issuers', 'admin-role-bindings', 'admin-role-bindings?edit=demo-admins', 'connected-apps'];
     for (const path of [...tenantPages, ...more]) {
       const response = await page.goto(`/admin/tenants/demo/${path}`);
       expect(response?.status(), path).toBe(200);

@@ -28,6 +28,7 @@ const TABS: readonly { page: TenantPage | 'overview'; label: string }[] = [
   { page: 'access', label: 'Access' },
   { page: 'issuers', label: 'Issuers' },
   { page: 'admin-role-bindings', label: 'Admins' },
+  { page: 'connected-apps', label: 'Connected apps' },
 ];
 
 function tenantNav(tenantId: string, current: TenantPage | 'overview'): Markup {

@@ -10,6 +10,7 @@ export const TENANT_PAGES = [
   'access',
   'issuers',
   'admin-role-bindings',
+  'connected-apps',
 ] as const;
 export type TenantPage = (typeof TENANT_PAGES)[number];
 

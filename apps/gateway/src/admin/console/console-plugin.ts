@@ -8,6 +8,7 @@ import type { OperatorSignIn } from '../sign-in/operator-sign-in.js';
 import type { SessionAuth } from '../sign-in/session-authenticator.js';
 import { createConsoleCallers } from './console-caller.js';
 import { createConsoleContext, sendProblemPage } from './console-context.js';
+import { registerConnectedAppsRoutes } from './connected-apps-routes.js';
 import { acceptForms } from './console-form.js';
 import { registerEntityRoutes } from './entity-routes.js';
 import { registerEntryRoutes } from './entry-routes.js';
@@ -65,5 +66,6 @@ export async function consolePlugin(scope: FastifyInstance, options: ConsolePlug
   options.operatorSignIn.register(scope);
   registerOperatorRoutes(scope, context);
   registerTenantPageRoutes(scope, context);
+  registerConnectedAppsRoutes(scope, context);
   registerEntityRoutes(scope, context);
 }
