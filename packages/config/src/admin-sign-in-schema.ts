@@ -44,14 +44,21 @@ export const adminSignInSchema = z.strictObject({
 
 export type AdminSignIn = z.output<typeof adminSignInSchema>;
 
-/** The sign-in issuer must be one the tenant trusts: a session is only as good as the tokens behind it. */
+/**
+ * The sign-in issuer must be one the tenant trusts: a session is only as good
+ * as the tokens behind it. The tenant's hosted issuer (`hostedIssuer`, when it
+ * has an `authorizationServer`) is trusted without being listed in
+ * `auth.issuers`, so naming it is enough (docs/authorization-server.md).
+ */
 export function adminSignInIssues(
   signIn: AdminSignIn | undefined,
   issuers: readonly ({ development: true } | { issuer: string })[],
   at: string,
   completeness: TenantCompleteness = 'served',
+  hostedIssuer?: string,
 ): ConfigIssue[] {
   if (signIn === undefined) return [];
+  if (hostedIssuer !== undefined && signIn.issuer === hostedIssuer) return [];
   if (issuers.length === 0 && completeness === 'being-set-up') {
     // Checked again once the tenant has issuers: each issuer write checks the whole tenant.
     return signIn.issuer === undefined
@@ -60,11 +67,20 @@ export function adminSignInIssues(
   }
   if (issuers.length === 0) {
     return [
-      { path: `${at}.adminSignIn`, message: 'browser sign-in needs the tenant to trust an issuer (auth.issuers)' },
+      {
+        path: `${at}.adminSignIn`,
+        message:
+          hostedIssuer === undefined
+            ? 'browser sign-in needs the tenant to trust an issuer (auth.issuers)'
+            : `browser sign-in needs the tenant to trust an issuer (auth.issuers), or adminSignIn.issuer set to its hosted issuer ${hostedIssuer}`,
+      },
     ];
   }
   if (signIn.issuer === undefined) return [];
-  const known = issuers.flatMap((entry) => ('issuer' in entry ? [entry.issuer] : []));
+  const known = [
+    ...(hostedIssuer === undefined ? [] : [hostedIssuer]),
+    ...issuers.flatMap((entry) => ('issuer' in entry ? [entry.issuer] : [])),
+  ];
   if (known.includes(signIn.issuer)) return [];
   return [
     {

@@ -18,6 +18,16 @@ export interface TenantRuleContext {
   readonly registry: ReadonlyMap<string, SourceFactory>;
 }
 
+/**
+ * The issuer of a tenant's hosted authorization server on the canonical base
+ * URL (PUBLIC_URL, else http://HOST:PORT), as the gateway serves it
+ * (`${base}/t/{tenant}/oauth`, docs/authorization-server.md "Where it lives").
+ */
+function hostedIssuerOf(tenantId: string, env: EnvConfig): string {
+  const host = env.HOST.includes(':') && !env.HOST.startsWith('[') ? `[${env.HOST}]` : env.HOST;
+  return `${env.PUBLIC_URL ?? `http://${host}:${env.PORT}`}/t/${tenantId}/oauth`;
+}
+
 /** A tenant that authenticates binds tokens to its URL, which a random port does not fix. */
 function publicUrlIssues(tenant: TenantEntry, env: EnvConfig): ConfigIssue[] {
   return env.PORT === 0 && env.PUBLIC_URL === undefined
@@ -218,7 +228,15 @@ export async function checkTenant(
   completeness: TenantCompleteness = 'served',
 ): Promise<TenantConfig> {
   issues.push(...accessIssues(tenant, at, context.env, completeness), ...grantIssues(tenant, at));
-  issues.push(...adminSignInIssues(tenant.adminSignIn, tenant.auth?.issuers ?? [], at, completeness));
+  issues.push(
+    ...adminSignInIssues(
+      tenant.adminSignIn,
+      tenant.auth?.issuers ?? [],
+      at,
+      completeness,
+      tenant.authorizationServer === undefined ? undefined : hostedIssuerOf(tenant.id, context.env),
+    ),
+  );
   issues.push(...authorizationServerIssues(tenant, at, context.env));
   const sources = await validateSources(tenant.sources, at, context.registry, issues);
   issues.push(...grantPatternIssues(tenant.grants, sources, context.registry, at));

@@ -20,7 +20,7 @@ const registry = new Map<string, SourceFactory>([['folder', factory as SourceFac
 const demo = { document: { tenants: [] }, configDir: '/demo' };
 const ISSUER = 'https://idp.example.com/realms/acme';
 
-async function load(adminSignIn: unknown, env: Record<string, string> = {}) {
+async function load(adminSignIn: unknown, env: Record<string, string> = {}, overrides: Record<string, unknown> = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'gw-sign-in-'));
   const path = join(dir, 'gateway.json');
   const tenant = {
@@ -28,6 +28,7 @@ async function load(adminSignIn: unknown, env: Record<string, string> = {}) {
     auth: { issuers: [{ issuer: ISSUER, discovery: true }] },
     sources: [{ id: 's', type: 'folder', root: 'x' }],
     adminSignIn,
+    ...overrides,
   };
   await writeFile(path, JSON.stringify({ tenants: [tenant] }));
   return loadConfig({ registry, defaultBootstrap: demo, env: { GATEWAY_CONFIG: path, PORT: '8080', ...env } });
@@ -79,6 +80,28 @@ describe('tenant adminSignIn', () => {
         'tenants[0].adminSignIn',
       ]),
     );
+  });
+
+  it("takes the tenant's hosted issuer, unlisted in auth.issuers, and only that tenant's", async () => {
+    const hosted = {
+      authorizationServer: { upstream: { issuer: ISSUER, clientId: 'gw', clientSecret: 'upstream secret' } },
+      auth: { issuers: [] },
+    };
+    const env = { PUBLIC_URL: 'https://mcp.example.com' };
+    const config = await load({ clientId: 'c', issuer: 'https://mcp.example.com/t/acme/oauth' }, env, hosted);
+    expect(config.tenants[0]?.adminSignIn?.issuer).toBe('https://mcp.example.com/t/acme/oauth');
+    expect(
+      await issues(load({ clientId: 'c', issuer: 'https://mcp.example.com/t/beta/oauth' }, env, hosted)),
+    ).toContainEqual({
+      path: 'tenants[0].adminSignIn',
+      message:
+        'browser sign-in needs the tenant to trust an issuer (auth.issuers), or adminSignIn.issuer set to its hosted issuer https://mcp.example.com/t/acme/oauth',
+    });
+    // Without a hosted server of its own, the URL is no issuer of the tenant.
+    expect(await issues(load({ clientId: 'c', issuer: 'https://mcp.example.com/t/acme/oauth' }, env))).toContainEqual({
+      path: 'tenants[0].adminSignIn.issuer',
+      message: `must be one of the tenant's issuers (${ISSUER})`,
+    });
   });
 
   it('is absent when not configured', async () => {
