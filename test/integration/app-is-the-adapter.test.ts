@@ -26,6 +26,8 @@ const PROCESS_PIECES: Readonly<Record<string, string>> = {
   'running-gateway.ts': 'process: the record a running gateway leaves for `npm run token`',
   'serving-control-plane.ts': 'composition: the control plane main.ts opens and bootstraps',
   'source-registry.ts': 'composition: the source types this build ships',
+  'tenant-identity-tokens.ts':
+    "composition: the identity-token minter S3 sources get, over the tenants' hosted-server signing keys",
   'observability/cache-operations.ts': 'process: the cache counters the metrics endpoint scrapes',
   'observability/gateway-metrics.ts': 'process: the Prometheus registry of the metric contract',
   'observability/otlp-tracing.ts': 'process: the OTLP exporter main.ts starts',
