@@ -11,7 +11,7 @@ import { errorSummary, sealedSigningKeyKeys } from '@mcpgw/core';
 import type { ControlPlane } from '@mcpgw/tenancy';
 import { hostedAuthorizationServerOf, sealingKeys } from '@mcpgw/tenancy';
 import fastifyPlugin from 'fastify-plugin';
-import { Cluster, type Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -110,10 +110,15 @@ export const authorizationServerStorePlugin = fastifyPlugin<AuthorizationServerS
 
 /** A connection of the store's own, like the shared command client but with its own deadline. */
 function storeClient(shared: Redis | Cluster): Redis | Cluster {
-  if (shared instanceof Cluster) {
+  // ioredis marks a cluster client (`isCluster`); a type test keeps ioredis unloaded without REDIS_URL.
+  if (isCluster(shared)) {
     return shared.duplicate(undefined, {
       redisOptions: { ...shared.options.redisOptions, commandTimeout: STORE_REDIS_COMMAND_TIMEOUT_MS },
     });
   }
   return shared.duplicate({ commandTimeout: STORE_REDIS_COMMAND_TIMEOUT_MS });
+}
+
+function isCluster(client: Redis | Cluster): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
 }
