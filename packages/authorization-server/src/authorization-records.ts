@@ -2,8 +2,7 @@ import type { SqlDatabase } from '@mcpgw/control-plane';
 import { revokeGrant, type RecordStores } from './store/grant-revocation.js';
 import { systemClock, type Clock } from './store/records.js';
 
-// The shapes of the admin API's port (`AuthorizationRecords` of @mcpgw/admin),
-// declared here structurally so this package does not depend on the admin one.
+// The records the admin API lists and revokes (re-exported by @mcpgw/admin as its port).
 
 /** How a client came to be known: by its Client ID Metadata Document (its id is that URL), or registered (RFC 7591). */
 export type ConnectedClientKind = 'metadata-document' | 'registered';
