@@ -20,6 +20,8 @@ export interface AccessActivity {
   list(tenantId: string): Promise<AccessRecord[]>;
   /** Drops a tenant's record (a deleted tenant). */
   forget(tenantId: string): Promise<void>;
+  /** Sends what is not sent yet and stops the send timer. */
+  close(): Promise<void>;
 }
 
 export interface AccessEntry {
@@ -56,6 +58,13 @@ export interface AccessActivityOptions {
   readonly now?: () => number;
   readonly logger?: Logger;
 }
+
+/**
+ * With Redis, records are sent at most this often: one pipeline per tenant
+ * instead of four commands per request, and a caller's repeats within it
+ * are one entry. Other replicas' pages see a record this much later.
+ */
+const SEND_INTERVAL_MS = 1000;
 
 /** A URI longer than this is cut: the record is for people to read, not a copy of every request. */
 const MAX_URI_LENGTH = 512;
@@ -103,34 +112,33 @@ export function createAccessActivity(options: AccessActivityOptions): AccessActi
   const tenantTag = options.tenantTag ?? ((tenantId: string) => tenantId);
   const keyOf = (tenantId: string) => `${prefix}{${tenantTag(tenantId)}}`;
 
+  // Insertion order is recency order (a repeat is moved to the end): the first are the oldest,
+  // so trimming stops at the first entry that is both recent and within the cap.
   const trimLocal = (entries: Map<string, number>, at: number) => {
-    for (const [member, seen] of entries) if (seen <= at - retentionMs) entries.delete(member);
-    // Insertion order is recency order (a repeat is moved to the end): the first are the oldest.
-    for (const member of entries.keys()) {
-      if (entries.size <= maxEntries) break;
+    for (const [member, seen] of entries) {
+      if (seen > at - retentionMs && entries.size <= maxEntries) break;
       entries.delete(member);
     }
   };
 
-  return {
-    record(tenantId, entry) {
-      const at = now();
-      const member = memberOf(entry);
-      if (redis === undefined) {
-        let entries = local.get(tenantId);
-        if (entries === undefined) {
-          entries = new Map();
-          local.set(tenantId, entries);
-        }
-        entries.delete(member);
-        entries.set(member, at);
-        trimLocal(entries, at);
-        return;
-      }
+  // Redis: what is not sent yet, per tenant, member → last seen (insertion order = recency).
+  const pending = new Map<string, Map<string, number>>();
+  let timer: NodeJS.Timeout | undefined;
+  let sending: Promise<void> = Promise.resolve();
+
+  const send = (): Promise<void> => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (redis === undefined || pending.size === 0) return sending;
+    const batch = [...pending];
+    pending.clear();
+    const at = now();
+    // One pipeline per tenant: a tenant's key is its own Redis Cluster hash slot.
+    const sent = batch.map(([tenantId, members]) => {
       const key = keyOf(tenantId);
-      redis.client
-        .pipeline()
-        .zadd(key, at, member)
+      const pipeline = redis.client.pipeline();
+      for (const [member, seen] of members) pipeline.zadd(key, seen, member);
+      return pipeline
         .zremrangebyscore(key, '-inf', at - retentionMs)
         .zremrangebyrank(key, 0, -(maxEntries + 1))
         .pexpire(key, retentionMs)
@@ -140,8 +148,27 @@ export function createAccessActivity(options: AccessActivityOptions): AccessActi
           if (failed !== undefined) throw failed[0];
         })
         .catch((error: unknown) =>
-          options.logger?.warn({ err: String(error) }, 'an access record was not written to Redis'),
+          options.logger?.warn({ err: String(error) }, 'access records were not written to Redis'),
         );
+    });
+    sending = Promise.all([sending, ...sent]).then(() => undefined);
+    return sending;
+  };
+
+  return {
+    record(tenantId, entry) {
+      const at = now();
+      const member = memberOf(entry);
+      const held = redis === undefined ? local : pending;
+      let entries = held.get(tenantId);
+      if (entries === undefined) {
+        entries = new Map();
+        held.set(tenantId, entries);
+      }
+      entries.delete(member);
+      entries.set(member, at);
+      trimLocal(entries, at);
+      if (redis !== undefined && timer === undefined) timer = setTimeout(() => void send(), SEND_INTERVAL_MS).unref();
     },
     async list(tenantId) {
       const at = now();
@@ -152,6 +179,8 @@ export function createAccessActivity(options: AccessActivityOptions): AccessActi
         trimLocal(entries, at);
         return [...entries].reverse().flatMap(([member, seen]) => (seen > since ? (entryOf(member, seen) ?? []) : []));
       }
+      // This replica's own records first, so a page shows what was just done here.
+      await send();
       const found = await redis.client.zrevrangebyscore(keyOf(tenantId), '+inf', `(${since}`, 'WITHSCORES');
       const records: AccessRecord[] = [];
       for (let index = 0; index + 1 < found.length; index += 2) {
@@ -162,7 +191,9 @@ export function createAccessActivity(options: AccessActivityOptions): AccessActi
     },
     async forget(tenantId) {
       local.delete(tenantId);
+      pending.delete(tenantId);
       if (redis !== undefined) await redis.client.unlink(keyOf(tenantId));
     },
+    close: () => send(),
   };
 }

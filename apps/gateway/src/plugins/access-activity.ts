@@ -17,17 +17,17 @@ declare module 'fastify' {
 export const accessActivityPlugin = fastifyPlugin(
   async (app) => {
     const { env } = app.settings.config;
-    app.decorate(
-      'accessActivity',
-      createAccessActivity({
-        redis: app.redis,
-        // Keys name the tenant by the cache's keyed tag, never in the clear.
-        tenantTag: createCacheKeys({ key: app.settings.keys.cacheKey }).tenantTag,
-        retentionMs: env.ACCESS_ACTIVITY_RETENTION_HOURS * 3_600_000,
-        maxEntries: env.ACCESS_ACTIVITY_MAX_ENTRIES,
-        logger: app.settings.logger.child({ component: 'access-activity' }),
-      }),
-    );
+    const activity = createAccessActivity({
+      redis: app.redis,
+      // Keys name the tenant by the cache's keyed tag, never in the clear.
+      tenantTag: createCacheKeys({ key: app.settings.keys.cacheKey }).tenantTag,
+      retentionMs: env.ACCESS_ACTIVITY_RETENTION_HOURS * 3_600_000,
+      maxEntries: env.ACCESS_ACTIVITY_MAX_ENTRIES,
+      logger: app.settings.logger.child({ component: 'access-activity' }),
+    });
+    app.decorate('accessActivity', activity);
+    // What is not sent yet goes out before the Redis connection closes.
+    app.addHook('onClose', async () => activity.close());
   },
   { name: 'mcpgw-access-activity', dependencies: ['mcpgw-settings', 'mcpgw-redis'] },
 );
