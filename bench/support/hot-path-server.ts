@@ -49,6 +49,8 @@ export type ServerSpec = (
    * baselines run on V8's defaults unless asked (`bench/hot-path.ts --tune-baselines`).
    */
   tuneGarbageCollection?: boolean;
+  /** The interface a baseline listens on; default loopback. */
+  host?: string;
 };
 
 export type ServerMessage =
@@ -142,7 +144,7 @@ async function start(spec: ServerSpec): Promise<number> {
       return started.port;
     }
   }
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: spec.host ?? '127.0.0.1', port: 0 });
   const address = app.server.address();
   return typeof address === 'object' && address !== null ? address.port : 0;
 }
