@@ -184,7 +184,13 @@ try {
       { id: tenantIds.many, source: 'static', limits: OPERATOR_LIMITS },
     ],
   });
-  const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+  // The whole run takes longer than the local issuer's tokens live (5 minutes): a token lasts the hour.
+  const token = await issuer.token({
+    aud: BENCH_AUDIENCE,
+    scope: 'mcp:read',
+    sub: 'bench-user',
+    exp: Math.floor(Date.now() / 1000) + 3600,
+  });
 
   interface Target {
     /** CPU time of the server's process so far, µs. */
@@ -225,8 +231,18 @@ try {
       '5xx': result['5xx'],
     };
     if (into !== undefined) {
-      if (result.non2xx > 0)
-        throw new Error(`${target.url}${request.path}: ${result.non2xx} non-2xx answers ${JSON.stringify(statuses)}`);
+      if (result.non2xx > 0) {
+        // One more request, for what a refusal says.
+        const sample = await fetch(`${target.url}${request.path}`, {
+          method: 'POST',
+          headers: { ...listHeaders(request.bearer), ...request.headers },
+          body: request.body,
+        });
+        throw new Error(
+          `${target.url}${request.path}: ${result.non2xx} non-2xx answers ${JSON.stringify(statuses)}; ` +
+            `one more: ${sample.status} ${(await sample.text()).slice(0, 300)}`,
+        );
+      }
       into.requests += result.requests.total;
       into.seconds += result.duration;
       into.cpuMicros += after - before;
