@@ -83,6 +83,10 @@ const PRINCIPALS = arg('principals', 12_000);
 const MECHANISM_SECONDS = arg('mechanism-seconds', 2);
 const MECHANISM_ROUNDS = arg('mechanism-rounds', 3);
 const MECHANISMS = !process.argv.includes('--no-mechanisms');
+/** Only the mechanisms A/B (on the image's Node): no side-by-side run, no many-principals run. */
+const MECHANISMS_ONLY = process.argv.includes('--mechanisms-only');
+/** A second arm with every mechanism on: how far two identical gateways differ is the noise floor. */
+const NOISE_ARM = 'none (every mechanism on, a second gateway)';
 const WRITE_DOCS = process.argv.includes('--write-docs');
 const nodesAt = process.argv.indexOf('--nodes');
 const NODE_NAMES = (nodesAt === -1 ? 'image,oldest' : (process.argv[nodesAt + 1] ?? '')).split(',');
@@ -278,7 +282,7 @@ try {
   const nodeRuns: NodeRun[] = [];
   let imageGateway: Awaited<ReturnType<typeof startDeployedGateway>> | undefined;
 
-  for (const name of NODE_NAMES) {
+  for (const name of MECHANISMS_ONLY ? [] : NODE_NAMES) {
     const node = NODES[name]!;
     const version = nodeVersion(node.path);
     console.error(`-- Node ${version} (${node.label}) --`);
@@ -461,7 +465,7 @@ try {
       './support/mechanism-switches.ts',
     );
     const switches = new URL('./support/mechanism-switches.ts', import.meta.url).pathname;
-    const arms = ['', ...Object.keys(MECHANISM_SWITCHES)];
+    const arms = ['', NOISE_ARM, ...Object.keys(MECHANISM_SWITCHES)];
     const gateways: Record<string, Target> = {};
     for (const off of arms) {
       const gateway = once(
@@ -471,7 +475,7 @@ try {
           env,
           core: SERVER_CORE,
           execArgv: ['--import', switches],
-          processEnv: { MECHANISMS_OFF: off },
+          processEnv: { MECHANISMS_OFF: off === NOISE_ARM ? '' : off },
         }),
       );
       gateways[off] = gatewayTarget(gateway);
@@ -558,7 +562,7 @@ try {
     return 'static list/postgres list/postgres read/s3 list/s3 read';
   }
 
-  if (WRITE_DOCS) {
+  if (WRITE_DOCS && nodeRuns.length > 0) {
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`;
     const header =
       `\`npm run bench\` on ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine}, ` +
@@ -589,19 +593,23 @@ try {
         '',
       ].join('\n'),
     );
-    if (mechanismTable.length > 0) {
-      await writePerformanceSection(
-        [
-          '## Performance mechanisms: latest A/B',
-          '',
-          `${header} Each cell: throughput with the mechanism / without it, then CPU per request without it / with it ` +
-            `(above 1: it pays); ${MECHANISM_ROUNDS} rounds of ${MECHANISM_SECONDS} s per arm, rotating.`,
-          '',
-          ...mechanismTable,
-          '',
-        ].join('\n'),
-      );
-    }
+  }
+  if (WRITE_DOCS && mechanismTable.length > 0) {
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`;
+    const header =
+      `\`bench/hot-path.ts${MECHANISMS_ONLY ? ' --mechanisms-only' : ''}\` on ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC, ${machine}, ` +
+      `load average ${loadAtStart} at the start and ${load()} at the end.`;
+    await writePerformanceSection(
+      [
+        '## Performance mechanisms: latest A/B',
+        '',
+        `${header} Each cell: throughput with the mechanism / without it, then CPU per request without it / with it ` +
+          `(above 1: it pays); ${MECHANISM_ROUNDS} rounds of ${MECHANISM_SECONDS} s per arm, rotating.`,
+        '',
+        ...mechanismTable,
+        '',
+      ].join('\n'),
+    );
   }
   console.log(`\n${line}`);
 } finally {
