@@ -44,23 +44,11 @@ export const MECHANISM_SWITCHES: Record<string, Switch> = {
     on: 'let view = views.get(scope);',
     off: 'let view = undefined;',
   },
-  // A static source's descriptors without their remembered JSON text (serialized like any other value).
-  'frozen-json': {
-    file: '/packages/core/dist/json-text.js',
-    on: 'texts.set(copy, text);',
-    off: '',
-  },
   // pino's own default destination (an asynchronous write per line) instead of one write per event-loop turn.
   'log-batching': {
     file: '/apps/gateway/dist/observability/gateway-logger.js',
     on: 'stream = stdoutLogDestination()',
     off: 'stream = pino.destination({ dest: 1, sync: false })',
-  },
-  // V8's allocation-site pretenuring left on.
-  'v8-pretenuring-off': {
-    file: '/apps/gateway/dist/process-tuning.js',
-    on: "setFlagsFromString('--no-allocation-site-pretenuring');",
-    off: '',
   },
 };
 
