@@ -23,6 +23,10 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
     non2xx: number;
+    /** Answers by status class. */
+    '2xx': number;
+    '4xx': number;
+    '5xx': number;
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

@@ -12,7 +12,7 @@
  */
 import type { Source, SourceFactory } from '@mcpgw/core';
 import type { FastifyInstance } from 'fastify';
-import { createSourceRegistry, tuneGarbageCollection } from '@mcpgw/gateway/testing';
+import { createSourceRegistry } from '@mcpgw/gateway/testing';
 import type * as BuiltGatewayModule from './built-gateway.js';
 import type * as IpcServerModule from './ipc-server.js';
 
@@ -59,8 +59,6 @@ let app: FastifyInstance | undefined;
 let closeStarted: (() => Promise<void>) | undefined;
 
 async function start(spec: BulkheadServerSpec): Promise<number> {
-  // The gateway's V8 settings, as its process entry applies them.
-  tuneGarbageCollection();
   const { startBuiltGateway } = (await import(
     new URL('./built-gateway.ts', import.meta.url).href
   )) as typeof BuiltGatewayModule;

@@ -43,12 +43,8 @@ export type ServerSpec = (
       tenantLookup?: 'registry' | 'static-map';
     }
 ) & {
-  /**
-   * Whether the process applies the gateway's V8 settings (`tuneGarbageCollection`,
-   * as main.ts does). Default: the gateway does, as it runs in production; the
-   * baselines run on V8's defaults unless asked (`bench/hot-path.ts --tune-baselines`).
-   */
-  tuneGarbageCollection?: boolean;
+  /** The interface a baseline listens on; default loopback. */
+  host?: string;
 };
 
 export type ServerMessage =
@@ -60,11 +56,6 @@ let closeStarted: (() => Promise<void>) | undefined;
 let gatewayCache: { metrics(): Record<string, unknown> } | undefined;
 
 async function start(spec: ServerSpec): Promise<number> {
-  if (spec.tuneGarbageCollection ?? spec.kind === 'gateway') {
-    // Loaded only when used, so a baseline's process does not hold the gateway's modules.
-    const { tuneGarbageCollection } = await import('@mcpgw/gateway/testing');
-    tuneGarbageCollection();
-  }
   switch (spec.kind) {
     case 'raw': {
       const bytes = Buffer.from(spec.bytes, 'utf8');
@@ -142,7 +133,7 @@ async function start(spec: ServerSpec): Promise<number> {
       return started.port;
     }
   }
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: spec.host ?? '127.0.0.1', port: 0 });
   const address = app.server.address();
   return typeof address === 'object' && address !== null ? address.port : 0;
 }

@@ -22,6 +22,8 @@ export interface ServerChildOptions {
   module?: string | URL;
   /** Extra Node flags, e.g. `--cpu-prof`. */
   execArgv?: string[];
+  /** The Node binary to run it with; default this process's. */
+  execPath?: string;
   /** Extra variables of the process's environment (not the gateway's configuration), e.g. glibc's `MALLOC_*`. */
   processEnv?: Record<string, string>;
   /** `pipe` to read what the process prints (e.g. V8's `--trace-gc-nvp` lines); default ignored. */
@@ -32,6 +34,7 @@ export async function startServerChild(spec: ServerSpec, options: ServerChildOpt
   const child = fork(options.module ?? new URL('./hot-path-server.ts', import.meta.url), [], {
     stdio: ['ignore', options.stdout ?? 'ignore', 'inherit', 'ipc'],
     execArgv: [...process.execArgv, ...(options.execArgv ?? [])],
+    ...(options.execPath === undefined ? {} : { execPath: options.execPath }),
     env: { ...process.env, ...options.processEnv },
   });
   let pending: { resolve(message: ServerMessage): void; reject(error: Error): void } | undefined;

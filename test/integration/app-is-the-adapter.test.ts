@@ -21,7 +21,6 @@ const PROCESS_PIECES: Readonly<Record<string, string>> = {
   'local-issuers.ts':
     'composition: the loopback issuers (demo login, local operator) `npm start` runs and `npm run token` signs for',
   'mcp-route.ts': 'the MCP route path, shared by the route and the observers that label by it',
-  'process-tuning.ts': 'process: V8 settings the entry point applies',
   'process-warnings.ts': 'process: which Node warnings are printed',
   'running-gateway.ts': 'process: the record a running gateway leaves for `npm run token`',
   'serving-control-plane.ts': 'composition: the control plane main.ts opens and bootstraps',

@@ -10,7 +10,6 @@ import { tokenTarget } from './local-issuers.js';
 import { createGatewayLogger } from './observability/gateway-logger.js';
 import { startOtlpTracing } from './observability/otlp-tracing.js';
 import { routeProcessWarnings } from './process-warnings.js';
-import { tuneGarbageCollection } from './process-tuning.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { openServingControlPlane } from './serving-control-plane.js';
 import { createSourceRegistry } from './source-registry.js';
@@ -20,8 +19,6 @@ let verbose = false;
 
 /** Process entry: load config → build → handle signals → listen. */
 async function main(): Promise<void> {
-  // Before anything is allocated for the gateway itself.
-  tuneGarbageCollection();
   silencePinnedDependencyNotices();
   const warnings = routeProcessWarnings();
   // Validates the bootstrap file's sources. The app makes its own, whose S3 sources sign callers'

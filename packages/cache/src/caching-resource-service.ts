@@ -8,7 +8,7 @@ import type {
   ResourceTemplateDescriptor,
 } from '@mcpgw/core';
 import type { CursorListing, ReadOutcome, ResourceService } from '@mcpgw/protocol';
-import { EncodedJson, encodeKnownArray } from '@mcpgw/protocol';
+import { EncodedJson } from '@mcpgw/protocol';
 import type { GatewayCache } from './gateway-cache.js';
 import type { ResultBody } from './shared-results.js';
 
@@ -214,13 +214,12 @@ function encodeList(
 
 /**
  * `text` serialized on first use only: a result that is not stored (ttl 0, bypass) is never serialized here.
- * Entries that carry their own text (a static source's descriptors) are joined, not serialized again.
  */
 function lazyText(value: unknown): { readonly text: string } {
   let text: string | undefined;
   return {
     get text() {
-      text ??= (Array.isArray(value) ? encodeKnownArray(value)?.text : undefined) ?? JSON.stringify(value);
+      text ??= JSON.stringify(value);
       return text;
     },
   };

@@ -13,6 +13,7 @@ export { createCachingSource } from './caching-source.js';
 export type { TenantCacheMetrics } from './cache-metrics.js';
 /** Fixed-window request counters for rate limits: in process, in Redis, and Redis with an in-process fallback. */
 export { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from './rate-counter.js';
+export { batchRateCounter, type BatchedRateCounterOptions } from './batched-rate-counter.js';
 export type { RateCounter, WindowCount } from './rate-counter.js';
 /** The process's Redis (one node or a cluster, as REDIS_URL says): one command client and one subscriber, with its heartbeat. */
 export { openRedisConnection } from './redis-connection.js';

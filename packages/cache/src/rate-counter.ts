@@ -12,8 +12,11 @@ export interface WindowCount {
  * and hold the tenant (and a keyed principal fingerprint), never a token.
  */
 export interface RateCounter {
-  /** Counts one request against `key` in a window of `windowMs`. */
-  increment(key: string, windowMs: number): Promise<WindowCount>;
+  /**
+   * Counts one request (or `by` of them) against `key` in a window of `windowMs`; `limit`, what the
+   * caller compares the count with, lets a batching counter (batchRateCounter) answer from its own tally.
+   */
+  increment(key: string, windowMs: number, by?: number, limit?: number): Promise<WindowCount>;
   /** Drops the counters named `keys` and those starting with any of `prefixes` (a deleted tenant's). */
   forget(keys: readonly string[], prefixes: readonly string[]): Promise<void>;
   close(): Promise<void>;
@@ -31,7 +34,7 @@ export function createMemoryRateCounter(options: MemoryRateCounterOptions = {}):
   const now = options.now ?? Date.now;
   const windows = new Map<string, { current: number; resetAt: number }>();
   return {
-    async increment(key, windowMs) {
+    async increment(key, windowMs, by = 1) {
       const at = now();
       let window = windows.get(key);
       if (window === undefined || window.resetAt <= at) {
@@ -44,7 +47,7 @@ export function createMemoryRateCounter(options: MemoryRateCounterOptions = {}):
         }
         windows.set(key, window);
       }
-      window.current += 1;
+      window.current += by;
       return { current: window.current, ttlMs: window.resetAt - at };
     },
     async forget(keys, prefixes) {
@@ -58,11 +61,11 @@ export function createMemoryRateCounter(options: MemoryRateCounterOptions = {}):
   };
 }
 
-// INCR and PEXPIRE in one script, so a counter never outlives its window (a
+// INCRBY and PEXPIRE in one script, so a counter never outlives its window (a
 // crash between the two commands would leave a key without expiry).
 const INCREMENT_SCRIPT = `
-local current = redis.call('INCR', KEYS[1])
-if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local current = redis.call('INCRBY', KEYS[1], ARGV[2])
+if current == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
 return {current, ttl}
@@ -82,7 +85,7 @@ export interface RedisRateCounter extends RateCounter {
 }
 
 interface ScriptClient {
-  rateCount(key: string, windowMs: number): Promise<[number, number]>;
+  rateCount(key: string, windowMs: number, by: number): Promise<[number, number]>;
 }
 
 /**
@@ -100,8 +103,8 @@ export function createRedisRateCounter(options: RedisRateCounterOptions): RedisR
   client.defineCommand('rateCount', { numberOfKeys: 1, lua: INCREMENT_SCRIPT });
   const scripts = client as unknown as ScriptClient;
   return {
-    async increment(key, windowMs) {
-      const [current, ttlMs] = await scripts.rateCount(options.prefix + key, windowMs);
+    async increment(key, windowMs, by = 1) {
+      const [current, ttlMs] = await scripts.rateCount(options.prefix + key, windowMs, by);
       return { current, ttlMs };
     },
     async forget(keys, prefixes) {
@@ -138,12 +141,12 @@ export function withFallbackCounter(
   onFallback: (error: unknown) => void = () => undefined,
 ): RateCounter {
   return {
-    async increment(key, windowMs) {
+    async increment(key, windowMs, by, limit) {
       try {
-        return await primary.increment(key, windowMs);
+        return await primary.increment(key, windowMs, by, limit);
       } catch (error) {
         onFallback(error);
-        return fallback.increment(key, windowMs);
+        return fallback.increment(key, windowMs, by);
       }
     },
     async forget(keys, prefixes) {

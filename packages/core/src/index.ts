@@ -11,7 +11,6 @@ export type { Markup, MarkupValue } from './markup.js';
 /** A CommonJS driver loaded when first used, so a deployment without it does not load it. */
 export { loadOnFirstUse } from './load-on-first-use.js';
 /** Immutable values that carry their own JSON text, so serving them again costs no serialization. */
-export { frozenWithJson, knownJsonText } from './json-text.js';
 /** The Source interface every source package implements, with its paging, change, health and TTL types. */
 export type {
   BackendIdentity,

@@ -25,7 +25,6 @@ export type {
 } from './resource-service.js';
 /** Finished results kept as the bytes to send, and their serialization with the request id spliced in. */
 export { EncodedJson, serializeResponse } from './encoded-json.js';
-export { encodeKnownArray } from './known-json.js';
 export { StreamedBody } from './streamed-body.js';
 /** Maps any thrown error to the JSON-RPC error the wire carries, from the error registry. */
 export { toMcpError, wireError } from './error-mapping.js';

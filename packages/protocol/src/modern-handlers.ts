@@ -3,7 +3,6 @@ import type { JsonRpcRequest } from './envelope.js';
 import { isPlainObject } from './envelope.js';
 import { CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META } from './era.js';
 import { decodeHeaderValue } from './header-value.js';
-import { encodeKnownArray } from './known-json.js';
 import { readCursorParam, readUriParam } from './request-params.js';
 import type { ResourceRequestOptions, ResourceService, ServerIdentity } from './resource-service.js';
 import type { CacheScope } from './results.js';
@@ -52,12 +51,7 @@ const handlers: Record<string, Handler> = {
       cacheOptions(request),
     );
     const meta = partialResultMeta(page.unavailableSources, page.incompleteSources);
-    return listPageResult(
-      context,
-      { resources: page.encodedResources ?? encodeKnownArray(page.resources) ?? page.resources },
-      page,
-      meta,
-    );
+    return listPageResult(context, { resources: page.encodedResources ?? page.resources }, page, meta);
   },
 
   'resources/templates/list': async (request, context) => {
@@ -70,8 +64,7 @@ const handlers: Record<string, Handler> = {
     return listPageResult(
       context,
       {
-        resourceTemplates:
-          page.encodedResourceTemplates ?? encodeKnownArray(page.resourceTemplates) ?? page.resourceTemplates,
+        resourceTemplates: page.encodedResourceTemplates ?? page.resourceTemplates,
       },
       page,
       meta,

@@ -1,6 +1,5 @@
 import {
   DEFAULT_SOURCE_TTL_MS,
-  frozenWithJson,
   invalidPosition,
   rangeAdmits,
   type Page,
@@ -29,15 +28,15 @@ interface PreparedTemplate {
  */
 export function createStaticSource(options: StaticSourceOptions, context: SourceContext): Source {
   const resources = options.resources;
-  // Served on every listing as they are: frozen with their JSON text, so a page is joined, not serialized.
-  const descriptors = resources.map((r) => frozenWithJson(toDescriptor(r)));
+  // Served on every listing as they are: frozen, so no caller can change what the next one is served.
+  const descriptors = resources.map((r) => deepFreeze(toDescriptor(r)));
   const byUri = new Map<string, StaticResourceOptions>(resources.map((r) => [r.uri, r]));
   const templates: PreparedTemplate[] = options.templates.map((t, index) => {
     const parsed = parseUriTemplate(t.uriTemplate);
     if ('error' in parsed) {
       throw new Error(`source "${context.sourceId}": templates[${index}].uriTemplate: ${parsed.error}`);
     }
-    return { options: t, parsed, descriptor: frozenWithJson(toTemplateDescriptor(t)) };
+    return { options: t, parsed, descriptor: deepFreeze(toTemplateDescriptor(t)) };
   });
 
   /** The first template (in declaration order) matching `uri`, with its values. */
@@ -150,4 +149,13 @@ function toTemplateDescriptor(t: StaticTemplateOptions): ResourceTemplateDescrip
 /** Drops absent optional fields, so descriptors serialize without `undefined` keys. */
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** `value` with every object in it frozen. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateCounter, RedisConnection, WindowCount } from '@mcpgw/cache';
-import { createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from '@mcpgw/cache';
+import { batchRateCounter, createMemoryRateCounter, createRedisRateCounter, withFallbackCounter } from '@mcpgw/cache';
 import type { EnvConfig, TenantConfig } from '@mcpgw/config';
 import { isLoopbackHost } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
@@ -75,7 +75,9 @@ interface Subject {
  * Counts each check in a fixed one-minute window: in Redis when REDIS_URL is
  * set (or a shared counter is given), so every replica sees one count, and
  * in this process whenever Redis fails, so a Redis outage never fails a
- * request. The counting is ours rather than `@fastify/rate-limit`'s: the MCP
+ * request. While a key is below half its limit, other replicas' counts reach
+ * this one up to 200 ms late (batchRateCounter); from half on, and for limits
+ * under 100 a minute, every request is counted in Redis before it is decided. The counting is ours rather than `@fastify/rate-limit`'s: the MCP
  * route runs three checks at three points of admission (before the tenant,
  * before the token, after it), each with its own key and limit, and the
  * plugin's Redis store turns an outage into errors, so all it added was a
@@ -100,10 +102,13 @@ export async function createRateLimits(options: RateLimitOptions): Promise<RateL
   const shared =
     options.shared ??
     (options.redis === undefined ? undefined : createRedisRateCounter({ redis: options.redis, prefix: 'mcpgw:rl:' }));
+  // Far below its limit a key is counted in process and sent to Redis every 200 ms (batchRateCounter):
+  // two Redis round trips per request were a third of a cached listing's CPU.
+  const batched = shared === undefined ? undefined : batchRateCounter(shared);
   const counter: RateCounter =
-    shared === undefined
+    batched === undefined
       ? local
-      : withFallbackCounter(shared, local, (error) => {
+      : withFallbackCounter(batched, local, (error) => {
           // Once per outage is enough for the log; the counters keep working.
           if (warned) return;
           warned = true;
@@ -116,7 +121,7 @@ export async function createRateLimits(options: RateLimitOptions): Promise<RateL
     if (subject.limit === 0) return undefined;
     let count: WindowCount;
     try {
-      count = await counter.increment(`${subject.scope}:${subject.key}`, WINDOW_MS);
+      count = await counter.increment(`${subject.scope}:${subject.key}`, WINDOW_MS, 1, subject.limit);
       warned = false;
     } catch {
       // Both counters failed (the in-process one cannot, short of a bug): a limit never fails a request.
@@ -167,8 +172,12 @@ export async function createRateLimits(options: RateLimitOptions): Promise<RateL
       }),
     refused,
     forgetTenant: (tenantId) => counter.forget([`tenant:${tenantId}`], [`principal:${tenantId}:`]),
-    // A given shared counter stays its owner's.
-    close: () => (options.shared === undefined ? counter.close() : local.close()),
+    // A given shared counter stays its owner's: what is counted and not sent yet goes to it first.
+    close: async () => {
+      if (options.shared === undefined) return counter.close();
+      await batched?.flush();
+      await local.close();
+    },
   };
 }
 
