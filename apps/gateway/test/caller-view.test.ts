@@ -73,6 +73,23 @@ describe('resolveCallerView', () => {
     expect(viewDigest(rebuilt.runtime, rebuilt.scope)).toBe(viewDigest(before.runtime, before.scope));
   });
 
+  it('gives callers of one runtime the digest of their own view, shared only with callers of the same view', () => {
+    const hr = { name: 'hr', match: { scopes: ['hr'] }, allow: [{ source: 'hr' }] };
+    const serving = new Map([['acme', runtime({}, [grant, hr])]]);
+    const digestOf = (principal: Principal) => {
+      const view = resolveCallerView(serving, { tenantId: 'acme', principal });
+      if (!view.ok) throw new Error('unreachable');
+      return viewDigest(view.runtime, view.scope);
+    };
+    const bob: Principal = { ...alice, subject: 'bob' };
+    const carol: Principal = { ...alice, subject: 'carol', scopes: ['read', 'hr'] };
+    // Asked in turn on the same runtime: a digest worked out for one view is never another view's.
+    const [a, b, c] = [digestOf(alice), digestOf(carol), digestOf(bob)];
+    expect(b).not.toBe(a);
+    expect(c).toBe(a);
+    expect(digestOf(carol)).toBe(b);
+  });
+
   it('says the access was revoked when the issuer is gone or a required scope was added', () => {
     const issuerTwo = {
       issuer: 'https://idp.two',

@@ -216,4 +216,54 @@ describe('listen streams against an oracle (property)', () => {
       { numRuns: 300 },
     );
   });
+
+  it('decide one event for many callers of the same and of differing views, each by their own grants', async () => {
+    // Every stream of the tenant gets the same event object, and what one view decided is reused by the
+    // other streams of that view: callers of another view must still be decided on their own.
+    const listChangedStep = step.filter(
+      (next) => 'publish' in next && next.publish.type === 'source' && next.publish.change.type === 'list-changed',
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(grant, { maxLength: 3 }),
+        fc.array(principal, { minLength: 2, maxLength: 6 }),
+        fc.array(listChangedStep, { minLength: 1, maxLength: 8 }),
+        async (grants, callers, steps) => {
+          const runtime = runtimeFor(grants);
+          const bus = createLocalTenantEventBus(silentLogger);
+          const tenants = new Map([[TENANT, runtime]]);
+          const sent = callers.map(() => 0);
+          const stops = callers.map((who, i) =>
+            startCallerSubscription({
+              id: i,
+              caller: { tenantId: TENANT, principal: who },
+              listChanged: true,
+              uris: new Set(),
+              digest: '',
+              reads: new Map(),
+              tenants,
+              bus,
+              listChangedIntervalMs: 0,
+              output: { send: () => (sent[i]! += 1), complete: () => expect.fail('no completion expected') },
+            }),
+          );
+          for (const next of steps) if ('publish' in next) bus.publish(next.publish);
+          for (const stop of stops) stop();
+          const expected = callers.map(
+            (who) =>
+              steps.filter(
+                (next) =>
+                  'publish' in next &&
+                  next.publish.type === 'source' &&
+                  next.publish.tenantId === TENANT &&
+                  next.publish.change.type === 'list-changed' &&
+                  next.publish.change.uris.some((uri) => oracleSees(grants, who, uri)),
+              ).length,
+          );
+          expect(sent).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
 });

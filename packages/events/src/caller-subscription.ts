@@ -43,6 +43,30 @@ export interface CallerSubscriptionOptions {
   readonly backendViews?: BackendViews;
 }
 
+/**
+ * Whether any of `uris` is one the caller may see. Where the answer depends
+ * on nothing but the runtime and the caller's view (a source that does not
+ * answer under each caller's own backend identity), it is worked out once
+ * per view for the event, which reaches every stream of the tenant as the
+ * same object, and the streams of the same view reuse it.
+ */
+function seesAny(
+  event: TenantEvent & { type: 'source' },
+  runtime: ListenedTenant,
+  scope: AccessScope,
+  uris: readonly string[],
+  sees: (uri: string) => boolean,
+): boolean {
+  const source = runtime.catalog.sources.find((candidate) => candidate.id === event.sourceId);
+  if (scope.view === undefined || source === undefined || source.backendIdentity !== undefined) return uris.some(sees);
+  let memo = seenByView.get(event);
+  if (memo?.runtime !== runtime) seenByView.set(event, (memo = { runtime, byView: new Map() }));
+  let seen = memo.byView.get(scope.view);
+  if (seen === undefined) memo.byView.set(scope.view, (seen = uris.some(sees)));
+  return seen;
+}
+const seenByView = new WeakMap<TenantEvent, { runtime: ListenedTenant; byView: Map<string, boolean> }>();
+
 /** The longest delay `setTimeout` keeps (2^31 - 1 ms); a later expiry is checked again then. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -169,7 +193,7 @@ export function startCallerSubscription(options: CallerSubscriptionOptions): () 
         const { change } = event;
         // Their listing moved only if something they may see came or went.
         if (change.type === 'list-changed') {
-          if (options.listChanged && change.uris.some(sees)) listChanged();
+          if (options.listChanged && seesAny(event, runtime, scope, change.uris, sees)) listChanged();
           return;
         }
         if (!uris.has(change.uri) || !sees(change.uri)) return;

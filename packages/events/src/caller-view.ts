@@ -50,10 +50,30 @@ export function visibleSourceOf(runtime: ListenedTenant, scope: AccessScope, uri
  * move, so they get no `list_changed` for it, whatever changed for others.
  */
 export function viewDigest(runtime: ListenedTenant, scope: AccessScope): string {
+  // A pure function of the runtime and the view (the grants that matched decide `allowsSource` and
+  // `allows`): worked out once per distinct view and runtime, not once per stream of that view.
+  const memo = scope.view === undefined ? undefined : memoOf(viewDigests, runtime);
+  const known = memo?.get(scope.view!);
+  if (known !== undefined) return known;
   const visible = runtime.config.sources
     .filter((entry) => scope.allowsSource(entry.id))
     .map((entry) => listingPart(entry, scope));
-  return digest([scope.view ?? scope.fingerprint, visible]);
+  const value = digest([scope.view ?? scope.fingerprint, visible]);
+  memo?.set(scope.view!, value);
+  return value;
+}
+
+/** Entries kept per runtime in each memo: past it, the memo starts again (grants by subject make a view per caller). */
+const MEMO_ENTRIES = 4096;
+/** `viewDigest` by view, and `readDigests` by URI, of each runtime (dropped with it). */
+const viewDigests = new WeakMap<ListenedTenant, Map<string, string>>();
+const uriDigests = new WeakMap<ListenedTenant, Map<string, string>>();
+
+function memoOf(memos: WeakMap<ListenedTenant, Map<string, string>>, runtime: ListenedTenant): Map<string, string> {
+  let memo = memos.get(runtime);
+  if (memo === undefined) memos.set(runtime, (memo = new Map()));
+  else if (memo.size >= MEMO_ENTRIES) memo.clear();
+  return memo;
 }
 
 /**
@@ -68,10 +88,17 @@ export function readDigests(runtime: ListenedTenant, uris: Iterable<string>): Ma
   const digests = new Map<string, string>();
   // A static source's resources by URI, indexed once per call (a stream may subscribe to many of them).
   const indexed = new Map<string, ReadonlyMap<string, StaticResourceEntry>>();
+  // A pure function of the runtime and the URI: once per URI and runtime, whoever subscribed to it.
+  const memo = memoOf(uriDigests, runtime);
   for (const uri of uris) {
-    const owner = runtime.catalog.sources.find((source) => source.owns(uri));
-    const entry = owner === undefined ? undefined : runtime.config.sources.find((source) => source.id === owner.id);
-    digests.set(uri, digest([owner?.id ?? null, entry === undefined ? null : readPart(entry, uri, indexed)]));
+    let value = memo.get(uri);
+    if (value === undefined) {
+      const owner = runtime.catalog.sources.find((source) => source.owns(uri));
+      const entry = owner === undefined ? undefined : runtime.config.sources.find((source) => source.id === owner.id);
+      value = digest([owner?.id ?? null, entry === undefined ? null : readPart(entry, uri, indexed)]);
+      memo.set(uri, value);
+    }
+    digests.set(uri, value);
   }
   return digests;
 }
