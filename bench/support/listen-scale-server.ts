@@ -48,9 +48,6 @@ process.on('disconnect', () => process.exit(0));
 
 async function handle(message: ListenScaleRequest): Promise<ListenScaleAnswer> {
   if ('start' in message) {
-    const { tuneGarbageCollection } = await import('@mcpgw/gateway/testing');
-    // As main.ts does in production.
-    tuneGarbageCollection();
     gateway = await startBuiltGateway(message.start.env, { events: { namespace: message.start.namespace } });
     return { port: gateway.port };
   }
