@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type BlobByteStream, bytesToContents, streamedBlobContents } from '@mcpgw/core';
 import { validateResponseBody } from '@mcpgw/test-helpers/wire-schema';
+import { within } from '@mcpgw/test-helpers/within';
 import type { JsonRpcResponseBody } from '../src/dispatch.js';
 import { serializeResponse } from '../src/encoded-json.js';
 import { StreamedBody } from '../src/streamed-body.js';
@@ -162,7 +163,9 @@ describe('a streamed blob in a response', () => {
       }),
     );
     const firstLength = await first;
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Paused, the stream fills its buffer and then stops asking the backend for more.
+    await within(5_000, () => streamed.stream.readableLength >= streamed.stream.readableHighWaterMark);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(pulled).toBeLessThan(2 * MIB);
     const pulledWhileStalled = pulled;
     streamed.stream.resume();
