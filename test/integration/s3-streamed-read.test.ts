@@ -27,14 +27,49 @@ interface CuttingProxy {
   endpoint: string;
   /** Body bytes let through per GetObject response before the connection is cut; undefined: all. */
   cutAfter: number | undefined;
+  /** Body bytes let through before the rest waits for `release`; undefined: none wait. */
+  holdAfter: number | undefined;
+  /** Resolved once the held response has sent its first `holdAfter` bytes. */
+  held: Promise<void>;
+  release(): void;
   close(): Promise<void>;
 }
 
 async function startCuttingProxy(target: string): Promise<CuttingProxy> {
-  const state = { cutAfter: undefined as number | undefined };
+  let releaseHeld = () => {};
+  let markHeld = () => {};
+  const state = {
+    cutAfter: undefined as number | undefined,
+    holdAfter: undefined as number | undefined,
+    held: Promise.resolve(),
+    release: () => releaseHeld(),
+  };
   const proxy = await startCountingProxy(target, {
     relay(incoming, response, outgoing) {
-      const cut = incoming.method === 'GET' && !incoming.url?.includes('list-type') ? state.cutAfter : undefined;
+      const isGet = incoming.method === 'GET' && !incoming.url?.includes('list-type');
+      const hold = isGet ? state.holdAfter : undefined;
+      if (hold !== undefined) {
+        const released = new Promise<void>((resolve) => (releaseHeld = resolve));
+        let sent = 0;
+        response.on('data', (chunk: Buffer) => {
+          if (sent >= hold) return;
+          const part = chunk.subarray(0, hold - sent);
+          sent += part.length;
+          outgoing.write(part);
+          if (sent < hold) return;
+          // The rest of the body waits: S3 has not sent it yet, as far as the gateway can tell.
+          response.pause();
+          markHeld();
+          void released.then(() => {
+            outgoing.write(chunk.subarray(part.length));
+            response.removeAllListeners('data');
+            response.pipe(outgoing);
+            response.resume();
+          });
+        });
+        return;
+      }
+      const cut = isGet ? state.cutAfter : undefined;
       if (cut === undefined) return response.pipe(outgoing);
       let sent = 0;
       // The socket is ended (FIN after what was written), not the response: S3's client sees a short body.
@@ -55,6 +90,9 @@ async function startCuttingProxy(target: string): Promise<CuttingProxy> {
       });
     },
   });
+  Object.defineProperty(state, 'held', {
+    get: () => new Promise<void>((resolve) => (markHeld = resolve)),
+  });
   return Object.assign(state, { endpoint: proxy.endpoint, close: () => proxy.close() });
 }
 
@@ -63,7 +101,8 @@ beforeAll(async () => {
   await s3.client.send(new PutObjectCommand({ Bucket: 'media', Key: 'big.bin', Body: big, ContentType: 'image/png' }));
   await s3.client.send(new PutObjectCommand({ Bucket: 'media', Key: 'small.bin', Body: big.subarray(0, 10) }));
   proxy = await startCuttingProxy(s3.endpoint);
-  const source = (id: string, endpoint: string) => ({
+  const source = (id: string, endpoint: string, extra: Record<string, unknown> = {}) => ({
+    ...extra,
     id,
     type: 's3',
     endpoint,
@@ -79,6 +118,8 @@ beforeAll(async () => {
       tenants: [
         { id: 'direct', anonymous: true, sources: [source('media', s3.endpoint)] },
         { id: 'cut', anonymous: true, sources: [source('media', proxy.endpoint)] },
+        // Over its limit, though the object is large enough to be streamed.
+        { id: 'capped', anonymous: true, sources: [source('media', s3.endpoint, { maxObjectBytes: 768 * 1024 })] },
       ],
     }),
   );
@@ -191,5 +232,64 @@ describe('a large binary S3 object through the gateway', () => {
     } finally {
       proxy.cutAfter = undefined;
     }
+  });
+
+  it('sends the first bytes of the response while S3 has not yet sent the whole object', async () => {
+    proxy.holdAfter = 512 * 1024;
+    const held = proxy.held;
+    try {
+      const url = new URL(`${gateway.baseUrl}/t/cut/mcp`);
+      const uri = 's3:///media/big.bin';
+      const chunks: Buffer[] = [];
+      let firstBytes!: () => void;
+      const arrived = new Promise<void>((resolve) => (firstBytes = resolve));
+      const ended = new Promise<void>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            hostname: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'mcp-protocol-version': '2026-07-28',
+              'mcp-method': 'resources/read',
+              'mcp-name': uri,
+            },
+          },
+          (res) => {
+            res.on('data', (chunk: Buffer) => {
+              chunks.push(chunk);
+              firstBytes();
+            });
+            res.on('end', resolve);
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(
+          JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri, _meta: MODERN_META } }),
+        );
+      });
+      await held;
+      await arrived;
+      // S3 has sent half of the object and waits: the client already has the start of the document.
+      const early = Buffer.concat(chunks).toString('utf8');
+      expect(early.startsWith('{"jsonrpc":"2.0","id":5,"result":{')).toBe(true);
+      expect(early.length).toBeGreaterThan(100);
+      proxy.release();
+      await ended;
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ReadBody;
+      expect(Buffer.from(body.result?.contents[0]?.blob ?? '', 'base64').equals(big)).toBe(true);
+    } finally {
+      proxy.holdAfter = undefined;
+    }
+  });
+
+  it('refuses an object over the source limit with a JSON-RPC error that states it, streamable size or not', async () => {
+    const { status, body } = await read('capped', 's3:///media/big.bin');
+    expect(status).toBe(200);
+    expect(body.result).toBeUndefined();
+    expect(body.error?.message).toMatch(/exceeds the 768 KiB/);
   });
 });

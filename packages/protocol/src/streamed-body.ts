@@ -46,10 +46,10 @@ export function streamParts(parts: readonly Part[]): StreamedBody {
       streams.push(part.stream);
     }
   }
-  // The backend is read as fast as it sends, not as fast as the client takes the response: a slow
-  // client must not stretch the backend's read past its deadline (nor hold its connection). What the
-  // client has not taken yet waits here, at most the body, still less than the whole-bytes path holds.
-  const stream = Readable.from(pieces(parts), { objectMode: false, highWaterMark: Math.max(length, 16 * 1024) });
+  // Backpressure reaches the backend: at most one gathered write waits here (plus the one the socket
+  // holds), so a read holds a bounded few hundred KiB whatever the object's size. A slow client paces
+  // the backend's body; the operation deadline still ends a read that outlasts it.
+  const stream = Readable.from(pieces(parts), { objectMode: false, highWaterMark: WRITE_AT_LEAST });
   // Ended, failed or abandoned (client gone): a backend stream not read to its end is let go.
   stream.once('close', () => {
     for (const blob of streams) blob.cancel();

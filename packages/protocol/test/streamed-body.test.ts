@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type BlobByteStream, bytesToContents, streamedBlobContents } from '@mcpgw/core';
 import { validateResponseBody } from '@mcpgw/test-helpers/wire-schema';
+import { within } from '@mcpgw/test-helpers/within';
 import type { JsonRpcResponseBody } from '../src/dispatch.js';
 import { serializeResponse } from '../src/encoded-json.js';
 import { StreamedBody } from '../src/streamed-body.js';
@@ -137,28 +138,41 @@ describe('a streamed blob in a response', () => {
     ]);
   });
 
-  it('reads the backend to its end even while the client takes nothing', async () => {
-    const bytes = randomBytes(MIB);
-    let finished!: () => void;
-    const readThrough = new Promise<void>((resolve) => (finished = resolve));
+  it('stops reading the backend while the client takes nothing, holding a bounded part of the object', async () => {
+    const bytes = randomBytes(16 * MIB);
+    let pulled = 0;
     const blob: BlobByteStream = {
       byteLength: bytes.length,
       async *[Symbol.asyncIterator]() {
-        for (let at = 0; at < bytes.length; at += 65_536) yield bytes.subarray(at, at + 65_536);
-        finished();
+        for (let at = 0; at < bytes.length; at += 65_536) {
+          pulled = at + 65_536;
+          yield bytes.subarray(at, at + 65_536);
+        }
       },
       cancel() {},
     };
     const streamed = serializeResponse(
       response([streamedBlobContents('s3:///o/x', 'image/png', blob)]),
     ) as StreamedBody;
-    // A client that takes the first piece and then stalls: the backend is still read through (its deadline
-    // and connection are not stretched by a slow client); the rest waits in the stream.
-    streamed.stream.once('data', () => streamed.stream.pause());
-    await readThrough;
+    // A client that takes the first piece and then stalls: the backend is read no further than what
+    // fills the stream's buffer (backpressure), so a stalled read of any size holds a bounded amount.
+    const first = new Promise<number>((resolve) =>
+      streamed.stream.once('data', (chunk: Buffer) => {
+        streamed.stream.pause();
+        resolve(chunk.length);
+      }),
+    );
+    const firstLength = await first;
+    // Paused, the stream fills its buffer and then stops asking the backend for more.
+    await within(5_000, () => streamed.stream.readableLength >= streamed.stream.readableHighWaterMark);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pulled).toBeLessThan(2 * MIB);
+    const pulledWhileStalled = pulled;
     streamed.stream.resume();
     const rest = await collect(streamed);
     expect(rest.error).toBeUndefined();
+    expect(firstLength + rest.bytes.length).toBe(streamed.byteLength);
+    expect(pulled).toBeGreaterThan(pulledWhileStalled);
   });
 
   it('lets the backend stream go when the response is abandoned', async () => {
