@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { LightMyRequestResponse } from 'fastify';
 import type { RateCounter } from '@mcpgw/cache';
-import { createRedisRateCounter } from '@mcpgw/cache';
+import { createCacheKeys, createRedisRateCounter } from '@mcpgw/cache';
 import type { Source, SourceFactory } from '@mcpgw/core';
 import { staticSourceFactory } from '@mcpgw/source-static';
 import { createSourceRegistry } from '../src/source-registry.js';
@@ -92,6 +92,10 @@ async function close(app: FastifyInstance | undefined): Promise<void> {
   built.delete(app);
 }
 
+/** The tenant's keyed tag, as the gateway names the tenant in its Redis keys. */
+const tenantTag = (app: FastifyInstance, tenantId: string) =>
+  createCacheKeys({ key: app.settings.keys.cacheKey }).tenantTag(tenantId);
+
 /**
  * A Redis rate counter with a generous deadline: on a busy test machine the
  * 50 ms default would count some requests in process. Given to the app as
@@ -180,8 +184,11 @@ describe('rate limits, counted in Redis', () => {
     for (let i = 0; i < 3; i += 1) expect((await post(app, 'busy')).statusCode).toBe(200);
     expectRefusal(await post(app, 'busy'), 429, /^Rate limit exceeded \(per tenant\): retry after \d+ s$/);
     expect((await post(app, 'calm')).statusCode).toBe(200);
-    // The count is shared through Redis (every replica sees it), under the tenant's key.
-    expect((await dumpNamespace(namespace)).get(`${namespace}:tenant:busy`)).toBe('4');
+    // The count is shared through Redis (every replica sees it), under the tenant's keyed tag:
+    // no key names the tenant in the clear.
+    const keys = await dumpNamespace(namespace);
+    expect(keys.get(`${namespace}:tenant:${tenantTag(app, 'busy')}`)).toBe('4');
+    expect([...keys.keys()].filter((key) => key.includes('busy'))).toEqual([]);
     expect(await refusals(app, 'mcpgw_rate_limited_total', { scope: 'tenant' })).toBe(1);
   });
 
@@ -227,7 +234,7 @@ describe('rate limits while Redis is down', () => {
       Array.from({ length: n }, (_, i) => post(app, 'open', { ip: `198.51.100.${(offset + i) % 250}` }));
     const before = await Promise.all(load(20, 0));
     expect(before.map((response) => response.statusCode)).toEqual(Array(20).fill(200));
-    expect((await dumpNamespace('mcpgw', redis.url)).get('mcpgw:rl:tenant:open')).toBe('20');
+    expect((await dumpNamespace('mcpgw', redis.url)).get(`mcpgw:rl:tenant:${tenantTag(app, 'open')}`)).toBe('20');
     expect((await post(app, 'tight')).statusCode).toBe(200);
 
     const during = load(60, 20);

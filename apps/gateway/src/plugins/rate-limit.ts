@@ -63,6 +63,12 @@ export interface RateLimitOptions {
   shared?: RateCounter | undefined;
   /** The process's Redis connection (redisPlugin), when REDIS_URL is set. */
   redis?: RedisConnection | undefined;
+  /**
+   * The tenant's keyed tag (`CacheKeys.tenantTag`), which names the tenant in
+   * counter keys: Redis holds no tenant id in the clear, as for every other
+   * key the gateway writes there.
+   */
+  tenantTag(tenantId: string): string;
 }
 
 interface Subject {
@@ -148,13 +154,13 @@ export async function createRateLimits(options: RateLimitOptions): Promise<RateL
     checkTenant: (request, tenant) =>
       run({
         scope: 'tenant',
-        key: tenant.id,
+        key: options.tenantTag(tenant.id),
         limit: limitOf(request, tenant.limits?.requestsPerMinute, env.RATE_LIMIT_TENANT_PER_MINUTE),
       }),
     checkPrincipal: (request, tenant, principalKey) =>
       run({
         scope: 'principal',
-        key: `${tenant.id}:${principalKey}`,
+        key: `${options.tenantTag(tenant.id)}:${principalKey}`,
         limit: limitOf(request, tenant.limits?.perPrincipalPerMinute, env.RATE_LIMIT_PRINCIPAL_PER_MINUTE),
       }),
     // Keys of their own ("admin:"), so the admin API's counts never eat into the MCP endpoint's.
@@ -171,7 +177,10 @@ export async function createRateLimits(options: RateLimitOptions): Promise<RateL
         limit: exempt(request) ? 0 : env.RATE_LIMIT_ADMIN_PER_MINUTE,
       }),
     refused,
-    forgetTenant: (tenantId) => counter.forget([`tenant:${tenantId}`], [`principal:${tenantId}:`]),
+    forgetTenant: (tenantId) => {
+      const tag = options.tenantTag(tenantId);
+      return counter.forget([`tenant:${tag}`], [`principal:${tag}:`]);
+    },
     // A given shared counter stays its owner's: what is counted and not sent yet goes to it first.
     close: async () => {
       if (options.shared === undefined) return counter.close();
