@@ -9,6 +9,9 @@ export { compileGrants, type CompiledGrants } from './compile-grants.js';
 export { resolveAccess } from './resolve-access.js';
 /** The grants a principal matches (the admin preview's "which grants apply"). */
 export { matchingGrants } from './resolve-access.js';
+/** Which conditions of a grant's `match` a principal fails: the rule `matchingGrants` applies (the console explains with it). */
+export { unmetConditions } from './grant-conditions.js';
+export type { GrantMatcher, UnmetCondition } from './grant-conditions.js';
 /** Why a grant URI pattern is refused at load (config validation), or undefined. */
 export { grantPatternProblem } from './grant-pattern-problem.js';
 export { listingPrefixesOf, listingRangeOf, listingRangesOf, literalPrefix } from './listing-prefixes.js';

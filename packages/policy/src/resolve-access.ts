@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { AccessScope, ListingRange, Principal } from '@mcpgw/core';
 import type { CompiledGrants } from './compile-grants.js';
 import { compileGrants } from './compile-grants.js';
-import type { Grant, GrantMatch } from './grant.js';
+import type { Grant } from './grant.js';
+import { satisfiesMatch } from './grant-conditions.js';
 import type { UriPattern } from './uri-pattern.js';
 import { isAmbiguousUri } from './uri-pattern.js';
 import { listingRangesOf } from './listing-prefixes.js';
@@ -121,26 +122,11 @@ function buildViewAccess(compiled: CompiledGrants, effective: readonly Grant[]):
  * preview names them with this very function).
  */
 export function matchingGrants(grants: CompiledGrants, principal: Principal): readonly Grant[] {
-  return grants.grants.filter((grant) => matches(grant.match, principal));
+  return grants.grants.filter((grant) => satisfiesMatch(grant.match, principal));
 }
 
 function isCompiled(grants: CompiledGrants | readonly Grant[]): grants is CompiledGrants {
   return !Array.isArray(grants);
-}
-
-function matches(match: GrantMatch, principal: Principal): boolean {
-  return (
-    anyOf(match.scopes, principal.scopes) &&
-    anyOf(match.groups, principal.groups) &&
-    anyOf(match.subjects, [principal.subject]) &&
-    anyOf(match.clientIds, principal.clientId === undefined ? [] : [principal.clientId]) &&
-    anyOf(match.issuers, [principal.issuer])
-  );
-}
-
-/** An absent matcher imposes nothing; a present one needs one value in common. */
-function anyOf(required: readonly string[] | undefined, held: readonly string[]): boolean {
-  return required === undefined || required.some((value) => held.includes(value));
 }
 
 /** JSON with object keys sorted, so equal inputs hash equally whatever their key order. */
