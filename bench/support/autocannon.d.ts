@@ -19,6 +19,8 @@ declare module 'autocannon' {
   interface Result {
     requests: Histogram;
     latency: Histogram;
+    /** Bytes received, responses with their headers. */
+    throughput: Histogram;
     duration: number;
     errors: number;
     timeouts: number;
