@@ -163,6 +163,21 @@ describe('the admin console in a browser', () => {
     await checkPage(page, 'preview-result');
   });
 
+  it('checks pasted claims against the grants, naming the condition a grant fails', SLOW, async () => {
+    await page.goto('/admin/tenants/demo/grants');
+    await page.locator('#f-check-claims').fill('{"sub": "bob", "scope": "nothing"}');
+    expect(await submit(page, 'Check')).toBe(200);
+    const refused = (await page.getByRole('row', { name: /^notes-readers/ }).textContent()) ?? '';
+    expect(refused).toMatch(/does not match\s*scopes needs one of mcp:read; the caller's\s*scopes: nothing/);
+    await checkPage(page, 'grants-claims-check');
+    await page.locator('#f-check-claims').fill('{"sub": "alice", "scope": "mcp:read"}');
+    expect(await submit(page, 'Check')).toBe(200);
+    expect(await page.getByRole('row', { name: /^notes-readers/ }).textContent()).toContain('matches');
+    await page.locator('#f-check-claims').fill('{"sub": ');
+    expect(await submit(page, 'Check')).toBe(422);
+    expect(await page.locator('#f-check-claims').getAttribute('aria-invalid')).toBe('true');
+  });
+
   it('shows both changes in the audit log', SLOW, async () => {
     await page.goto('/admin/tenants/demo/audit');
     const main = (await page.getByRole('main').textContent()) ?? '';

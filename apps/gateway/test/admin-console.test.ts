@@ -233,6 +233,53 @@ describe('the admin console', () => {
     expect(previewed.html).toMatch(/<li class="only"><code>file:\/\/\/handbook\//);
   });
 
+  it('shows which grants pasted claims match, and which condition fails for the others', async () => {
+    const csrf = hidden((await page(jar, '/admin/tenants/demo/grants')).html, 'csrf')!;
+    const row = (html: string, grant: string) =>
+      html.match(new RegExp(`<th scope="row">${grant}</th>[^]*?</tr>`))?.[0] ?? '';
+
+    const bob = await post(jar, '/admin/tenants/demo/grants/match', {
+      csrf,
+      'check.claims': '{"sub": "bob", "scope": "nothing"}',
+    });
+    expect(bob.status).toBe(200);
+    expect(bob.html).toContain('<th scope="col">Pasted claims</th>');
+    expect(bob.html).toMatch(
+      /Caller <code>bob<\/code>[^]*?An MCP request would be refused \(403\)<\/strong>: missing scopes <code>mcp:read<\/code>/,
+    );
+    expect(bob.html.match(/Grants it matches:([^(]*)/)?.[1]).not.toContain('handbook-readers');
+    expect(row(bob.html, 'handbook-readers')).toMatch(
+      /does not match[^]*?<code>scopes<\/code> needs one of <code>mcp:read<\/code>; the caller's\s*scopes: <code>nothing<\/code>/,
+    );
+    // What was pasted stays in the form, to edit and check again.
+    expect(bob.html).toContain('{&quot;sub&quot;: &quot;bob&quot;, &quot;scope&quot;: &quot;nothing&quot;}');
+
+    const alice = await post(jar, '/admin/tenants/demo/grants/match', {
+      csrf,
+      'check.claims': '{"sub": "alice", "scope": "mcp:read"}',
+    });
+    expect(alice.status).toBe(200);
+    expect(alice.html).toMatch(/Grants it matches:\s*handbook-readers/);
+    expect(row(alice.html, 'handbook-readers')).toContain('<span class="ok">matches</span>');
+
+    // Bad input: the reason next to the field, nothing checked, and a form without its CSRF token is refused.
+    const notJson = await post(jar, '/admin/tenants/demo/grants/match', { csrf, 'check.claims': '{"sub": ' });
+    expect(notJson.status).toBe(422);
+    expect(notJson.html).toMatch(/id="f-check-claims-error">\/claims: must be a JSON object of claims/);
+    expect(notJson.html).not.toContain('<th scope="col">Pasted claims</th>');
+    const huge = await post(jar, '/admin/tenants/demo/grants/match', {
+      csrf,
+      'check.claims': JSON.stringify({ sub: 'x'.repeat(17 * 1024) }),
+    });
+    expect(huge.status).toBe(422);
+    expect(huge.html).toMatch(/id="f-check-claims-error">\/claims: is over 16 KiB/);
+    const notAnObject = await post(jar, '/admin/tenants/demo/grants/match', { csrf, 'check.claims': '["sub"]' });
+    expect(notAnObject.status).toBe(422);
+    expect(notAnObject.html).toContain('id="f-check-claims-error"');
+    const forged = await post(jar, '/admin/tenants/demo/grants/match', { 'check.claims': '{"sub": "bob"}' });
+    expect(forged.status).toBe(403);
+  });
+
   it('keeps a session of one tenant out of every page of another, as if it did not exist', async () => {
     const existing = await page(jar, '/admin/tenants/acme/sources');
     const missing = await page(jar, '/admin/tenants/nosuch/sources');

@@ -2,7 +2,7 @@
 // other packages' tests use. Tests reach the other modules by path (../src/<module>.js).
 
 /** A grant as written in the bootstrap file: who it matches and what it allows. */
-export type { Grant } from './grant.js';
+export type { Grant, GrantMatch } from './grant.js';
 /** Compiles a tenant's grants once, at load. */
 export { compileGrants, type CompiledGrants } from './compile-grants.js';
 /** A principal's access scope under the compiled grants, with its fingerprint. */

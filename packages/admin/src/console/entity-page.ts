@@ -14,6 +14,8 @@ import { changesTable } from './changes-table.js';
 import { scrollRegionStart } from './scroll-region.js';
 import type { GrantCaller } from './grant-callers.js';
 import { grantCallersCell } from './grant-callers.js';
+import type { ClaimsCheck } from './claims-check.js';
+import { claimsCheckSection, claimsMatchCell } from './claims-check.js';
 
 export type EntityView = z.infer<typeof entityViewSchema>;
 
@@ -43,6 +45,8 @@ export interface EntityPageInput {
   readonly warnings?: readonly PreviewWarning[];
   /** Grants: per grant name, the callers the access activity saw it match lately (callersByGrant). */
   readonly recentCallers?: ReadonlyMap<string, readonly GrantCaller[]>;
+  /** Grants: the "Check claims" form as posted, and the caller it previewed. */
+  readonly claimsCheck?: ClaimsCheck;
 }
 
 const TITLES: Readonly<Record<ConsoleCollection, { title: string; one: string }>> = {
@@ -87,6 +91,7 @@ function row(input: EntityPageInput, item: EntityView): Markup {
         ? ''
         : markup`<td>${grantCallersCell(input.tenantId, input.recentCallers.get(item.name))}</td>`
     }
+    ${input.collection === 'grants' ? claimsMatchCell(input.claimsCheck, item.document.match) : ''}
     <td>${new Date(item.updatedAt).toISOString()}<br /><span class="hint">version ${item.version}</span></td>
     <td>
       <div class="actions">
@@ -266,6 +271,11 @@ export function entityPage(input: EntityPageInput): string {
     main: markup`${input.notice === undefined ? '' : markup`<div role="status">${input.notice}</div>`}
     ${input.collection === 'grants' ? warningsOf(input.warnings) : ''}
     ${
+      input.collection === 'grants' && input.items.length > 0
+        ? claimsCheckSection(input.tenantId, input.viewer.csrfToken, input.claimsCheck)
+        : ''
+    }
+    ${
       input.items.length === 0
         ? markup`<p>None yet.</p>`
         : markup`${scrollRegionStart(title)}
@@ -278,6 +288,7 @@ export function entityPage(input: EntityPageInput): string {
                   <th scope="col">Name</th>
                   <th scope="col">What</th>
                   ${input.recentCallers === undefined ? '' : markup`<th scope="col">Recent callers</th>`}
+                  ${input.claimsCheck?.result === undefined ? '' : markup`<th scope="col">Pasted claims</th>`}
                   <th scope="col">Last change</th>
                   <th scope="col">Actions</th>
                 </tr>

@@ -1,8 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { Markup } from '@mcpgw/core';
 import { markup } from '@mcpgw/core';
-import type { ConsoleCollection, EntityEditing, EntityView, FormProblem, PlacedProblem } from '@mcpgw/admin';
+import type {
+  ClaimsCheck,
+  ConsoleCollection,
+  EntityEditing,
+  EntityView,
+  FormProblem,
+  PlacedProblem,
+  PreviewResponse,
+} from '@mcpgw/admin';
 import {
+  CLAIMS_CHECK_FIELDS,
   callersByGrant,
   ENTITY_FORMS,
   entityPage,
@@ -18,6 +27,7 @@ import { consoleProblemOf, isTenantMissing } from './console-problem.js';
 import { seeOther, sendPage } from './console-reply.js';
 import type { TenantPageCall } from './tenant-route.js';
 import { tenantRoute } from './tenant-route.js';
+import { previewBodyOf } from './preview-body.js';
 
 const COLLECTIONS = Object.keys(ENTITY_FORMS) as ConsoleCollection[];
 
@@ -55,6 +65,7 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
     editing: EntityEditing,
     status: number,
     notice?: Markup,
+    claimsCheck?: ClaimsCheck,
   ) => {
     const form = ENTITY_FORMS[collection];
     const { tenantId, caller, request, reply } = call;
@@ -80,6 +91,7 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
         ...(collection === 'sources' ? { sourceTypes } : {}),
         ...(warnings === undefined ? {} : { warnings }),
         ...(recentCallers === undefined ? {} : { recentCallers }),
+        ...(claimsCheck === undefined ? {} : { claimsCheck }),
       }),
     );
   };
@@ -89,6 +101,56 @@ export function registerEntityRoutes(scope: FastifyInstance, context: ConsoleCon
 
   const notFound = (call: TenantPageCall) =>
     sendProblemPage(call.reply, { title: 'Not found', status: 404, detail: 'No such console page' }, call.caller);
+
+  // "Check claims against these grants": the preview of one pasted caller (the `previewAs`
+  // operation, with its roles and validation), shown as a column of the grants page.
+  scope.post(
+    '/admin/tenants/:tenantId/grants/match',
+    tenantRoute(context, async (call) => {
+      const values = Object.fromEntries(Object.entries(call.fields).filter(([key]) => key.startsWith('check.')));
+      const fieldOf = (pointer: string | undefined) => {
+        const member = pointer?.split('/')[1];
+        return member === 'claims' || member === 'issuer' || member === 'token'
+          ? CLAIMS_CHECK_FIELDS[member]
+          : undefined;
+      };
+      const refused = (problem: FormProblem) =>
+        render(call, 'grants', { values: BLANK.grants }, problem.status, undefined, {
+          values,
+          placed: placeProblem(problem, (entry) => fieldOf(entry.pointer)),
+        });
+      const asked = previewBodyOf(call.fields, CLAIMS_CHECK_FIELDS);
+      if (asked.empty) {
+        return refused({
+          title: 'The request content is invalid',
+          status: 422,
+          detail: 'Nothing was checked',
+          errors: [{ pointer: '/claims', detail: 'paste a JSON object of claims or an access token' }],
+        });
+      }
+      if ('invalid' in asked) {
+        return refused({
+          title: 'The request content is invalid',
+          status: 422,
+          detail: 'Nothing was checked',
+          errors: [{ pointer: `/${asked.member}`, detail: asked.invalid }],
+        });
+      }
+      let result: PreviewResponse;
+      try {
+        const ran = await context.run('previewAs', call.request, call.caller, {
+          params: { tenantId: call.tenantId },
+          body: asked.body,
+        });
+        result = ran.result.body as PreviewResponse;
+      } catch (error) {
+        const problem = consoleProblemOf(error);
+        if (problem === undefined || isTenantMissing(problem)) throw error;
+        return refused(problem);
+      }
+      return render(call, 'grants', { values: BLANK.grants }, 200, undefined, { values, result });
+    }),
+  );
 
   scope.get(
     '/admin/tenants/:tenantId/:collection',

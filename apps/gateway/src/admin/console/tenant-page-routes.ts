@@ -1,12 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type {
-  AccessFilters,
-  AuditPageView,
-  FormFields,
-  PreviewResponse,
-  PreviewSide,
-  TenantStatusView,
-} from '@mcpgw/admin';
+import type { AccessFilters, AuditPageView, PreviewResponse, PreviewSide, TenantStatusView } from '@mcpgw/admin';
 import {
   AUDIT_FILTERS,
   accessActivityPage,
@@ -19,6 +12,7 @@ import {
 } from '@mcpgw/admin';
 import type { ConsoleContext } from './console-context.js';
 import { trafficOf } from './traffic-view.js';
+import { previewBodyOf } from './preview-body.js';
 import { consoleProblemOf, isTenantMissing } from './console-problem.js';
 import { seeOther, sendPage } from './console-reply.js';
 import type { TenantPageCall } from './tenant-route.js';
@@ -27,25 +21,6 @@ import { tenantRoute } from './tenant-route.js';
 /** A `datetime-local` value (no offset) as the audit query's RFC 3339 time, read as UTC; anything else unchanged. */
 const asUtc = (value: string): string =>
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value) ? `${value}${value.length === 16 ? ':00' : ''}Z` : value;
-
-/** One side of the preview form as the API's body: claims (JSON) with an optional issuer, or a token. */
-function previewBody(fields: FormFields, side: 'a' | 'b'): { body?: unknown; empty: boolean; invalid?: string } {
-  const claims = (fields[`${side}.claims`] ?? '').trim();
-  const issuer = (fields[`${side}.issuer`] ?? '').trim();
-  const token = (fields[`${side}.token`] ?? '').trim();
-  if (claims === '' && token === '' && issuer === '') return { empty: true };
-  if (claims === '') return { empty: false, body: { token, ...(issuer === '' ? {} : { issuer }) } };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(claims);
-  } catch {
-    return { empty: false, invalid: 'must be a JSON object of claims, e.g. {"sub": "alice"}' };
-  }
-  return {
-    empty: false,
-    body: { claims: parsed, ...(token === '' ? {} : { token }), ...(issuer === '' ? {} : { issuer }) },
-  };
-}
 
 /** The overview, "preview as" and the audit log of one tenant. */
 export function registerTenantPageRoutes(scope: FastifyInstance, context: ConsoleContext): void {
@@ -72,17 +47,21 @@ export function registerTenantPageRoutes(scope: FastifyInstance, context: Consol
         const member = pointer?.split('/')[1];
         return member === 'claims' || member === 'issuer' || member === 'token' ? `${side}.${member}` : undefined;
       };
-      const asked = previewBody(call.fields, side);
+      const asked = previewBodyOf(call.fields, {
+        claims: `${side}.claims`,
+        issuer: `${side}.issuer`,
+        token: `${side}.token`,
+      });
       if (asked.empty) {
         sides.push({ values });
         continue;
       }
-      if (asked.invalid !== undefined) {
+      if ('invalid' in asked) {
         const problem = {
           title: 'The request content is invalid',
           status: 422,
           detail: 'Nothing was previewed',
-          errors: [{ pointer: '/claims', detail: asked.invalid }],
+          errors: [{ pointer: `/${asked.member}`, detail: asked.invalid }],
         };
         sides.push({ values, placed: placeProblem(problem, (entry) => fieldOf(entry.pointer)) });
         continue;
