@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { SqlDatabase, SqlExecutor, SqlRows } from './sql-database.js';
 
 export interface PgliteDatabaseOptions {
@@ -59,6 +59,9 @@ const PGLITE_OPTIONS = { postgresqlconf: 'shared_buffers = 8MB' };
  */
 async function openPglite(folder: string | undefined): Promise<PGlite> {
   compileWebAssemblyOnce();
+  // Loaded here, not at the module's top: a gateway whose control plane is on PostgreSQL
+  // imports this package too, and PGlite's JavaScript alone is about 5 MB resident.
+  const { PGlite } = await import('@electric-sql/pglite');
   if (folder === undefined) return PGlite.create('memory://', PGLITE_OPTIONS);
   // Absolute, for the child process runs in another folder.
   const dataDir = resolve(folder);
