@@ -236,6 +236,28 @@ describe('the console’s connected apps page', () => {
     expect(again.html).toContain('No such grant in this tenant');
   });
 
+  it("marks the console's own sign-in client and revokes it only with its confirmation checked", async () => {
+    const html = (await page(demoAdmin, '/admin/tenants/demo/connected-apps')).html;
+    // The demo admin signed in through the hosted server with the tenant's adminSignIn client.
+    const row = html.split('<tr>').find((candidate) => candidate.includes('<code>mcpgw-admin-demo</code>')) ?? '';
+    expect(row).toContain("This console's own sign-in client");
+    expect(row).toMatch(/<input type="checkbox" name="confirm-console-client" value="yes" required \/>/);
+    // Any other client's revoke asks for nothing more.
+    const other = html.split('<tr>').find((candidate) => candidate.includes(`<code>${client.clientId}</code>`)) ?? '';
+    expect(other).not.toContain('confirm-console-client');
+    const unconfirmed = await post(demoAdmin, '/admin/tenants/demo/connected-apps', {
+      csrf: csrfOf(html),
+      action: 'revoke-client',
+      id: 'mcpgw-admin-demo',
+    });
+    expect(unconfirmed.status).toBe(422);
+    expect(unconfirmed.html).toContain('This is the console&#39;s own sign-in client: revoking it signs every admin');
+    // Nothing changed: the client is still there and the admin still signed in.
+    const still = await page(demoAdmin, '/admin/tenants/demo/connected-apps');
+    expect(still.status).toBe(200);
+    expect(still.html).toContain('<code>mcpgw-admin-demo</code>');
+  });
+
   it('revokes a client with its grants, and refuses a form that names no revoke', async () => {
     const html = (await page(demoAdmin, '/admin/tenants/demo/connected-apps')).html;
     const csrf = csrfOf(html);

@@ -31,10 +31,20 @@ export interface ConnectedAppsPageInput {
   readonly viewer: ConsoleViewer;
   readonly clients: readonly ConnectedClientView[];
   readonly grants: readonly UserGrantView[];
+  /**
+   * The client this tenant's console signs its admins in with (the tenant's
+   * `adminSignIn.clientId`), when it is one of the hosted server's clients:
+   * revoking it signs every console admin out, so its row says so and its
+   * revoke asks for a confirmation.
+   */
+  readonly consoleClientId?: string | undefined;
   /** What the last revoke did (its notice), or the API's refusal of it. */
   readonly notice?: string;
   readonly problem?: FormProblem;
 }
+
+/** The checkbox a revoke of the console's own client must carry (checked) to go ahead. */
+export const CONFIRM_CONSOLE_CLIENT_FIELD = 'confirm-console-client';
 
 /** The form field naming what a revoke button removes: the page's one route tells the two apart by it. */
 export const CONNECTED_APPS_ACTIONS = ['revoke-client', 'revoke-grant'] as const;
@@ -63,13 +73,20 @@ function revokeForm(
   action: ConnectedAppsAction,
   id: string,
   label: Markup,
+  confirm?: Markup,
 ): Markup {
   return markup`<form class="inline" method="post" action="${tenantConsolePath(tenantId, 'connected-apps')}">
     ${writeFields(csrf)}<input type="hidden" name="action" value="${action}" /><input
       type="hidden"
       name="id"
       value="${id}"
-    /><button class="danger" type="submit">${label}</button>
+    />${
+      confirm === undefined
+        ? ''
+        : markup`<label class="confirm"
+            ><input type="checkbox" name="${CONFIRM_CONSOLE_CLIENT_FIELD}" value="yes" required /> ${confirm}</label
+          >`
+    }<button class="danger" type="submit">${label}</button>
   </form>`;
 }
 
@@ -94,11 +111,12 @@ function clientsTable(input: ConnectedAppsPageInput): Markup {
         <tbody>
           ${input.clients.map((client) => {
             const name = client.clientName ?? client.clientId;
+            const isConsole = client.clientId === input.consoleClientId;
             return markup`<tr>
               <th scope="row">
                 ${client.clientName ?? markup`<span class="hint">unnamed</span>`}<br /><span class="hint"
                   >${client.kind === 'registered' ? 'registered' : 'metadata document'}</span
-                >
+                >${isConsole ? markup`<br /><strong class="warn">This console's own sign-in client</strong>` : ''}
               </th>
               <td><code>${client.clientId}</code></td>
               <td>
@@ -113,6 +131,7 @@ function clientsTable(input: ConnectedAppsPageInput): Markup {
                   'revoke-client',
                   client.clientId,
                   markup`Revoke<span class="skip"> ${name}</span>`,
+                  isConsole ? markup`Revoking it signs every admin of this console out` : undefined,
                 )}
               </td>
             </tr>`;

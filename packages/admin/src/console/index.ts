@@ -30,7 +30,12 @@ export type { GrantCaller } from './grant-callers.js';
 export { CLAIMS_CHECK_FIELDS } from './claims-check.js';
 export type { ClaimsCheck } from './claims-check.js';
 export { OPERATOR_SIGN_IN_PATH, OPERATOR_SIGN_OUT_PATH, operatorSignInPage } from './operator-sign-in-page.js';
-export { CONNECTED_APPS_ACTIONS, connectedAppsPage, redirectHostsOf } from './connected-apps-page.js';
+export {
+  CONFIRM_CONSOLE_CLIENT_FIELD,
+  CONNECTED_APPS_ACTIONS,
+  connectedAppsPage,
+  redirectHostsOf,
+} from './connected-apps-page.js';
 export type {
   ConnectedAppsAction,
   ConnectedAppsPageInput,

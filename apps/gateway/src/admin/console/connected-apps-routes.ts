@@ -1,6 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ConnectedAppsAction, ConnectedClientView, FormProblem, UserGrantView } from '@mcpgw/admin';
-import { CONNECTED_APPS_ACTIONS, connectedAppsPage, tenantConsolePath } from '@mcpgw/admin';
+import {
+  CONFIRM_CONSOLE_CLIENT_FIELD,
+  CONNECTED_APPS_ACTIONS,
+  connectedAppsPage,
+  tenantConsolePath,
+} from '@mcpgw/admin';
 import type { ConsoleContext } from './console-context.js';
 import { consoleProblemOf, isTenantMissing } from './console-problem.js';
 import { seeOther, sendPage } from './console-reply.js';
@@ -28,6 +33,17 @@ const NOTICES: Readonly<Record<string, string>> = {
 export function registerConnectedAppsRoutes(scope: FastifyInstance, context: ConsoleContext): void {
   const path = '/admin/tenants/:tenantId/connected-apps';
 
+  /** The client the tenant's console signs its admins in with, as the tenant is served now. */
+  const consoleClientOf = (tenantId: string): string | undefined => {
+    const lease = context.deps.tenants.acquire(tenantId);
+    if (lease === undefined) return undefined;
+    try {
+      return lease.runtime.config.adminSignIn?.clientId;
+    } finally {
+      lease.release();
+    }
+  };
+
   const render = async (call: TenantPageCall, status: number, message: { notice?: string; problem?: FormProblem }) => {
     const { request, caller, tenantId } = call;
     const clients = await context.run('listOAuthClients', request, caller, { params: { tenantId } });
@@ -40,6 +56,7 @@ export function registerConnectedAppsRoutes(scope: FastifyInstance, context: Con
         viewer: caller.viewer,
         clients: (clients.result.body as { clients: ConnectedClientView[] }).clients,
         grants: (grants.result.body as { grants: UserGrantView[] }).grants,
+        consoleClientId: consoleClientOf(tenantId),
         ...message,
       }),
     );
@@ -68,6 +85,23 @@ export function registerConnectedAppsRoutes(scope: FastifyInstance, context: Con
         });
       }
       const revoke = REVOKES[action];
+      // Revoking the console's own client signs every admin of it out, the one revoking it too:
+      // only with the row's confirmation checked (a browser requires it; this is for any other client).
+      if (
+        action === 'revoke-client' &&
+        id === consoleClientOf(call.tenantId) &&
+        call.fields[CONFIRM_CONSOLE_CLIENT_FIELD] !== 'yes'
+      ) {
+        return render(call, 422, {
+          problem: {
+            title: 'The request content is invalid',
+            status: 422,
+            detail:
+              "This is the console's own sign-in client: revoking it signs every admin of this console out. " +
+              'Check the confirmation next to its revoke button to go ahead; nothing was changed',
+          },
+        });
+      }
       try {
         await context.run(revoke.operation, call.request, call.caller, {
           params: { tenantId: call.tenantId, [revoke.param]: id },
