@@ -9,6 +9,8 @@ export { field, placeProblem, problemSummary, writeFields } from './form-problem
 export type { FieldOf, FormProblem, PlacedProblem } from './form-problem.js';
 export { ENTITY_FORMS, nameFieldOf } from './entity-forms.js';
 export type { ConsoleCollection, EntityForm, FormFields } from './entity-forms.js';
+export { MAX_PASTE_CHARACTERS, previewBodyOf } from './preview-body.js';
+export type { PreviewBody, PreviewFieldNames } from './preview-body.js';
 export { entityPage } from './entity-page.js';
 export type { EntityEditing, EntityPageInput, EntityView } from './entity-page.js';
 export { overviewPage } from './overview-page.js';

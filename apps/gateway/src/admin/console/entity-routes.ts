@@ -12,6 +12,7 @@ import type {
 } from '@mcpgw/admin';
 import {
   CLAIMS_CHECK_FIELDS,
+  previewBodyOf,
   callersByGrant,
   ENTITY_FORMS,
   entityPage,
@@ -27,7 +28,6 @@ import { consoleProblemOf, isTenantMissing } from './console-problem.js';
 import { seeOther, sendPage } from './console-reply.js';
 import type { TenantPageCall } from './tenant-route.js';
 import { tenantRoute } from './tenant-route.js';
-import { previewBodyOf } from './preview-body.js';
 
 const COLLECTIONS = Object.keys(ENTITY_FORMS) as ConsoleCollection[];
 

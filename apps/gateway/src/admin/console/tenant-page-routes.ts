@@ -8,11 +8,11 @@ import {
   overviewPage,
   placeProblem,
   previewPage,
+  previewBodyOf,
   tenantConsolePath,
 } from '@mcpgw/admin';
 import type { ConsoleContext } from './console-context.js';
 import { trafficOf } from './traffic-view.js';
-import { previewBodyOf } from './preview-body.js';
 import { consoleProblemOf, isTenantMissing } from './console-problem.js';
 import { seeOther, sendPage } from './console-reply.js';
 import type { TenantPageCall } from './tenant-route.js';

@@ -1,4 +1,4 @@
-import type { FormFields } from '@mcpgw/admin';
+import type { FormFields } from './entity-forms.js';
 
 /** The form fields that carry one caller to preview: claims (JSON), their issuer, or a token. */
 export interface PreviewFieldNames {
