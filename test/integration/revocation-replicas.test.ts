@@ -119,14 +119,19 @@ async function tenantKeys(tenantId: string): Promise<string[]> {
   }
 }
 
-/** The rate counters of the tenant and of its callers (the default `mcpgw:rl:` prefix). */
+/**
+ * The rate counters of the tenant and of its callers (the default `mcpgw:rl:` prefix), which name
+ * the tenant by its keyed tag; and any counter key that names it in the clear, which must not exist.
+ */
 async function rateKeys(tenantId: string): Promise<string[]> {
+  const tag = createCacheKeys({ key: createServerKeys({ secretsKey: SECRETS_KEY }).cacheKey }).tenantTag(tenantId);
   const client = inspector();
   await client.connect();
   try {
-    const own = await client.exists(`mcpgw:rl:tenant:${tenantId}`);
-    const callers = await client.keys(`mcpgw:rl:principal:${tenantId}:*`);
-    return [...(own === 1 ? [`mcpgw:rl:tenant:${tenantId}`] : []), ...callers];
+    const own = await client.exists(`mcpgw:rl:tenant:${tag}`);
+    const callers = await client.keys(`mcpgw:rl:principal:${tag}:*`);
+    const inTheClear = await client.keys(`mcpgw:rl:*${tenantId}*`);
+    return [...(own === 1 ? [`mcpgw:rl:tenant:${tag}`] : []), ...callers, ...inTheClear];
   } finally {
     client.disconnect();
   }
