@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 const settings = (extra: Partial<SignInClientSettings>): SignInClientSettings => ({
-  tenantId: 'acme',
+  cookiePath: '/admin/v1/tenants/acme',
   signIn: { clientId: 'gateway-admin', scopes: ['openid'], maxSessionSeconds: 3600 },
   issuer: idp.issuer,
   resource: 'http://127.0.0.1:1/admin/v1/tenants/acme',

@@ -149,7 +149,7 @@ export { docsPage } from './docs-page.js';
 /** Seals and opens admin session cookies (AES-256-GCM under the admin-session keys, the first sealing). */
 export { createSessionSealer, newCsrfToken, newSessionId } from './admin-session.js';
 export { createOperatorSessionSealer } from './operator-session.js';
-export type { OperatorSession, OperatorSessionSealer } from './operator-session.js';
+export type { OperatorSession, OperatorSessionCookie, OperatorSessionSealer } from './operator-session.js';
 export type { AdminSession, OpenedSession, SessionSealer } from './admin-session.js';
 
 // The admin console's pages: server-rendered, framework-free.

@@ -51,6 +51,11 @@ export {
 export type { EntityWriter } from './control-plane-store.js';
 /** Admin browser sessions recorded server-side: sign-out, binding removal and suspension end them on every replica. */
 export { createAdminSessionRows, type AdminSessionRecord, type AdminSessionRows } from './admin-session-rows.js';
+export {
+  createOperatorSessionRows,
+  type OperatorSessionRecord,
+  type OperatorSessionRows,
+} from './operator-session-rows.js';
 /** The typed tenant model: who may set each field of a tenant (operator or tenant admin) and which are credentials. */
 export {
   AUTHORIZATION_SERVER_DEMO,

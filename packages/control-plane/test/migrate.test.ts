@@ -16,6 +16,7 @@ const TABLES = [
   'authorization_server_signing_keys',
   'grants',
   'issuers',
+  'operator_sessions',
   'sources',
   'tenants',
 ];

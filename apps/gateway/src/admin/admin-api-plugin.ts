@@ -1,5 +1,5 @@
 import fastifyPlugin from 'fastify-plugin';
-import { createAdminSessionRows } from '@mcpgw/control-plane';
+import { createAdminSessionRows, createOperatorSessionRows } from '@mcpgw/control-plane';
 import { createTenantPrincipalFingerprint, toIssuerSettings } from '@mcpgw/tenancy';
 import type { AdminAccess, AuthorizationRecords } from '@mcpgw/admin';
 import { ADMIN_PREFIX, AdminProblem, createAdminAccess, problemBody, tenantNotFound } from '@mcpgw/admin';
@@ -165,6 +165,7 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
             ? undefined
             : async () => (await mintOperatorToken(config, { sub: 'local-operator' })).token,
         resolve: (token) => access.resolveAdminPrincipal(undefined, token),
+        sessions: createOperatorSessionRows(controlPlane.db),
       }),
       rateLimits: app.limits.rateLimits,
     });

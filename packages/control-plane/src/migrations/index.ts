@@ -5,6 +5,7 @@ import { adminSessions } from './0004-admin-sessions.js';
 import { authorizationServerSettings } from './0005-authorization-server-settings.js';
 import { authorizationServer } from './0006-authorization-server.js';
 import { signingKeySuccessors } from './0007-signing-key-successors.js';
+import { operatorSessions } from './0008-operator-sessions.js';
 
 /** One forward-only schema step. Applied steps are never edited: add a new one. */
 export interface Migration {
@@ -23,4 +24,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 5, name: 'authorization-server-settings', sql: authorizationServerSettings },
   { version: 6, name: 'authorization-server', sql: authorizationServer },
   { version: 7, name: 'signing-key-successors', sql: signingKeySuccessors },
+  { version: 8, name: 'operator-sessions', sql: operatorSessions },
 ];

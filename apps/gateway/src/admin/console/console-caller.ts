@@ -46,7 +46,7 @@ export function createConsoleCallers(options: {
         return { principal: byToken, viewer: { kind: byToken.kind, subject: byToken.subject } };
       if (request.headers.authorization !== undefined) return undefined;
       // An operator's session before a tenant admin's: one browser may hold both, and the operator may do all.
-      const operatorSession = options.operator.sessionOf(request);
+      const operatorSession = await options.operator.sessionOf(request);
       if (operatorSession !== undefined) {
         const { principal, csrfToken } = operatorSession;
         return { principal, operatorSession, viewer: { kind: 'operator', subject: principal.subject, csrfToken } };

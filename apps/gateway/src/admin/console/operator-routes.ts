@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TenantView } from '@mcpgw/admin';
 import { markup } from '@mcpgw/core';
-import { CONSOLE_PREFIX, placeProblem, tenantsPage } from '@mcpgw/admin';
+import { CONSOLE_PREFIX, OPERATOR_SIGN_IN_PATH, placeProblem, tenantsPage } from '@mcpgw/admin';
 import type { ConsoleCaller } from './console-caller.js';
 import type { ConsoleContext } from './console-context.js';
 import { sendFailure, sendProblemPage } from './console-context.js';
@@ -36,8 +36,7 @@ export function registerOperatorRoutes(scope: FastifyInstance, context: ConsoleC
           return sendProblemPage(reply, {
             title: 'Authentication required',
             status: 401,
-            detail:
-              "Operators call this page with their operator token (Authorization: Bearer); tenant admins sign in on their tenant's console.",
+            detail: `Operators sign in at ${OPERATOR_SIGN_IN_PATH} (a session that was signed out or has expired is gone: sign in again) or call this page with their operator token (Authorization: Bearer); tenant admins sign in on their tenant's console.`,
           });
         }
         context.callers.checkForm(request, caller, formFields(request).csrf);

@@ -118,7 +118,7 @@ export function createAdminSignIn(options: AdminSignInOptions): AdminSignInPlugi
       const entry = tenant.auth?.issuers.find((candidate) => 'issuer' in candidate && candidate.issuer === issuer);
       const egress = entry === undefined ? undefined : options.tenants.get(tenant.id)?.issuerEgress?.(entry);
       client = createSignInClient({
-        tenantId: tenant.id,
+        cookiePath: tenantAdminPath(tenant.id),
         signIn,
         issuer,
         resource: signIn.resource ?? tenantAdminResource(options.publicBaseUrl, tenant.id),

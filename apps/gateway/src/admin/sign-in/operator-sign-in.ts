@@ -2,11 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fastifyCookie } from '@fastify/cookie';
 import { decodeJwt } from 'jose';
 import { isLoopbackHost } from '@mcpgw/config';
+import { errorSummary } from '@mcpgw/core';
 import type { AdminPrincipal, OperatorSession } from '@mcpgw/admin';
+import type { OperatorSessionRows } from '@mcpgw/control-plane';
 import {
   CONSOLE_PREFIX,
   createOperatorSessionSealer,
   newCsrfToken,
+  newSessionId,
   OPERATOR_SIGN_IN_PATH,
   OPERATOR_SIGN_OUT_PATH,
   operatorSignInPage,
@@ -35,12 +38,14 @@ export interface OperatorSignInOptions {
   mintLocalOperatorToken: (() => Promise<string>) | undefined;
   /** The admin API's resolver: verifies the token as any bearer token and gives its principal. */
   resolve(accessToken: string): Promise<AdminPrincipal | undefined>;
+  /** The sessions' control-plane records: a cookie whose record is gone or expired opens nothing. */
+  sessions: OperatorSessionRows;
   now?: () => number;
 }
 
 export interface OperatorSignIn {
-  /** The operator session this request's cookie carries, if it opens and has not expired. */
-  sessionOf(request: FastifyRequest): OperatorSession | undefined;
+  /** The operator session this request's cookie names, if it opens and its record is live (recorded, unexpired). */
+  sessionOf(request: FastifyRequest): Promise<OperatorSession | undefined>;
   register(scope: FastifyInstance): void;
 }
 
@@ -49,24 +54,34 @@ export interface OperatorSignIn {
  * loopback `npm start` the gateway is its own local operator issuer, and
  * nobody but someone on this machine can reach it: there, "Continue as the
  * local operator" signs a local operator token server-side, verifies it as
- * the admin API verifies any operator token, and seals the principal into a
- * session cookie like the tenant admin's (AES-GCM under the same key, its own
- * associated data, `Path=/admin`, HttpOnly, SameSite=Lax), with a CSRF secret
- * every console form posts back. Refused (403) from any peer that is not
+ * the admin API verifies any operator token, records the session in the
+ * control plane (who, until when: the token's expiry, at most an hour) and
+ * seals only its random id and a CSRF secret every console form posts back
+ * into a session cookie like the tenant admin's (AES-GCM under the same key,
+ * its own associated data, `Path=/admin`, HttpOnly, SameSite=Lax). Sign-out
+ * deletes the record, so a copied cookie is worth nothing from then on. Refused (403) from any peer that is not
  * loopback, behind a proxy, or where the gateway takes no local operator.
  */
 export function createOperatorSignIn(options: OperatorSignInOptions): OperatorSignIn {
   const now = options.now ?? Date.now;
-  const sealer = createOperatorSessionSealer(options.secrets, now);
+  const sealer = createOperatorSessionSealer(options.secrets);
   const name = cookieName('mcpgw-operator-session', options.secure, SESSION_COOKIE_PATH);
   const cookie = (maxAge: number) =>
     ({ path: SESSION_COOKIE_PATH, httpOnly: true, sameSite: 'lax', secure: options.secure, maxAge }) as const;
 
-  const sessionOf = (request: FastifyRequest): OperatorSession | undefined => {
+  const sessionOf = async (request: FastifyRequest): Promise<OperatorSession | undefined> => {
     const value = readCookie(request.headers.cookie, name);
     if (value === undefined) return undefined;
     const opened = sealer.open(value);
-    return opened.ok ? opened.session : undefined;
+    if (!opened.ok) return undefined;
+    const record = await options.sessions.find(opened.cookie.id);
+    if (record === undefined || record.expiresAt <= now()) return undefined;
+    return {
+      id: record.id,
+      principal: { kind: 'operator', issuer: record.issuer, subject: record.subject, via: 'session' },
+      expiresAt: record.expiresAt,
+      csrfToken: opened.cookie.csrfToken,
+    };
   };
 
   /** Why this request may not sign in as the local operator, or undefined. */
@@ -107,11 +122,13 @@ export function createOperatorSignIn(options: OperatorSignInOptions): OperatorSi
         }
         const { exp } = decodeJwt(token);
         const expiresAt = Math.min(typeof exp === 'number' ? exp * 1000 : Infinity, now() + MAX_SESSION_MS);
-        const sealed = sealer.seal({
-          principal: { ...principal, via: 'session' },
-          expiresAt,
-          csrfToken: newCsrfToken(),
+        if (expiresAt <= now()) throw new Error('the local operator token has already expired');
+        await options.sessions.sweepExpired().catch((error: unknown) => {
+          request.log.warn({ err: errorSummary(error) }, 'operator sign-in: expired sessions not swept');
         });
+        const id = newSessionId();
+        await options.sessions.open({ id, issuer: principal.issuer, subject: principal.subject, expiresAt });
+        const sealed = sealer.seal({ id, csrfToken: newCsrfToken() });
         request.log.info({ subject: principal.subject }, 'operator signed in (local operator)');
         reply.header(
           'set-cookie',
@@ -121,12 +138,15 @@ export function createOperatorSignIn(options: OperatorSignInOptions): OperatorSi
       });
 
       scope.post(OPERATOR_SIGN_OUT_PATH, async (request, reply: FastifyReply) => {
-        const session = sessionOf(request);
+        const session = await sessionOf(request);
         if (session !== undefined) {
           const csrf = formFields(request).csrf;
           const refusal = csrfRefusal(request, session, options.originOf(request), { token: csrf, where: 'the form' });
           if (refusal !== undefined)
             return sendPage(reply, 403, operatorSignInPage({ localOperator: false, refusal: refusal.message }));
+          // The record goes first: from here on this cookie, and any copy of it, opens nothing.
+          await options.sessions.end(session.id);
+          request.log.info({ subject: session.principal.subject }, 'operator signed out');
         }
         reply.header('set-cookie', fastifyCookie.serialize(name, '', { ...cookie(0), expires: new Date(0) }));
         return seeOther(reply, `${CONSOLE_PREFIX}/`);

@@ -4,9 +4,9 @@ import { discoverIssuerMetadata, egressFetch } from '@mcpgw/auth';
 import { authorizationRequestUrl, randomToken, redeemAuthorizationCode } from '@mcpgw/authorization-server';
 import type { EgressGuard } from '@mcpgw/core';
 import type { AdminSignIn } from '@mcpgw/config';
-import { flowCookieNames, tenantAdminPath } from './session-cookie.js';
+import { flowCookieNames } from './session-cookie.js';
 
-/** One tenant's OAuth client for admin sign-in. */
+/** One OAuth client for a browser sign-in to the admin console (a tenant's admins, or operators). */
 export interface SignInClient {
   /** The authorization request URL; sets the `state` and PKCE verifier cookies on `reply`. */
   authorizationUrl(request: FastifyRequest, reply: FastifyReply): Promise<string>;
@@ -19,7 +19,13 @@ export interface SignInClient {
 }
 
 export interface SignInClientSettings {
-  tenantId: string;
+  /**
+   * The path the `state` and PKCE verifier cookies are scoped to (RFC 6265bis
+   * section 5.1.4): the one the callback lives under, so that they come back
+   * there and nowhere else; a tenant's admin path (`tenantAdminPath`) for
+   * its admins.
+   */
+  cookiePath: string;
   signIn: AdminSignIn;
   /** The issuer URL whose discovery metadata names the endpoints. */
   issuer: string;
@@ -41,7 +47,7 @@ export interface SignInClientSettings {
 const FLOW_COOKIE_SECONDS = 600;
 
 /**
- * Builds one tenant's client for the authorization code grant (RFC 6749
+ * Builds one client for the authorization code grant (RFC 6749
  * section 4.1) with PKCE S256 (RFC 7636 section 4.2, the verifier in an
  * HttpOnly cookie), a random `state` in a cookie checked at the callback
  * (RFC 6749 section 10.12), and `resource` (RFC 8707 section 2) on both
@@ -73,7 +79,7 @@ export async function createSignInClient(settings: SignInClientSettings): Promis
   const names = flowCookieNames(settings.secure);
   // Lax, not Strict: the callback arrives by the identity provider's cross-site redirect and needs them.
   const cookie = {
-    path: tenantAdminPath(settings.tenantId),
+    path: settings.cookiePath,
     httpOnly: true,
     sameSite: 'lax',
     secure: settings.secure,
