@@ -72,6 +72,8 @@ export interface OperatorSignIn {
  * its own associated data, `Path=/admin`, HttpOnly, SameSite=Lax). Sign-out
  * deletes the record, so a copied cookie is worth nothing from then on. Refused (403) from any peer that is not
  * loopback, behind a proxy, or where the gateway takes no local operator.
+ * With OPERATOR_ISSUER and its console client, operators sign in there
+ * instead (`registerIssuerSignIn`) into the same kind of session.
  */
 export function createOperatorSignIn(options: OperatorSignInOptions): OperatorSignIn {
   const now = options.now ?? Date.now;
@@ -245,7 +247,8 @@ export function createOperatorSignIn(options: OperatorSignInOptions): OperatorSi
 
       scope.post(OPERATOR_SIGN_IN_PATH, async (request, reply) => {
         const refusal = localRefusal(request);
-        if (refusal !== undefined) return sendPage(reply, 403, operatorSignInPage({ localOperator: false, refusal }));
+        if (refusal !== undefined)
+          return sendPage(reply, 403, operatorSignInPage({ localOperator: false, refusal, issuer: issuerPage }));
         // Login CSRF: another site's page must not sign this browser in (Origin and Sec-Fetch-Site, as every
         // form; there is no session yet, so no synchronizer token to compare).
         const crossSite = csrfRefusal(request, { csrfToken: 'none' }, options.originOf(request), {
@@ -274,7 +277,11 @@ export function createOperatorSignIn(options: OperatorSignInOptions): OperatorSi
           const csrf = formFields(request).csrf;
           const refusal = csrfRefusal(request, session, options.originOf(request), { token: csrf, where: 'the form' });
           if (refusal !== undefined)
-            return sendPage(reply, 403, operatorSignInPage({ localOperator: false, refusal: refusal.message }));
+            return sendPage(
+              reply,
+              403,
+              operatorSignInPage({ localOperator: false, refusal: refusal.message, issuer: issuerPage }),
+            );
           // The record goes first: from here on this cookie, and any copy of it, opens nothing.
           await options.sessions.end(session.id);
           request.log.info({ subject: session.principal.subject }, 'operator signed out');
