@@ -12,6 +12,7 @@ import {
 } from '@mcpgw/authorization-server';
 // oidc-provider's own in-memory adapter (it exports no entry point for it): the tests' storage.
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import type { FindAccount } from 'oidc-provider';
 
 /**
  * A local OpenID Connect issuer on a port of its own, for tests that need an
@@ -27,6 +28,12 @@ export async function startStandaloneIssuer(options: {
   scopes: string[];
   clients: StaticClient[];
   logger: Logger;
+  /**
+   * The demo user's `roles` claim, read at each token issue (so a test may
+   * change it between sign-ins) and copied into its access tokens; absent:
+   * no `roles` claim.
+   */
+  roles?: () => readonly string[] | undefined;
 }): Promise<{ issuer: string; server: TenantAuthorizationServer; close(): Promise<void> }> {
   const mount = '/idp';
   const issuer = `http://127.0.0.1:${options.port}${mount}`;
@@ -35,10 +42,13 @@ export async function startStandaloneIssuer(options: {
     issuer,
     resources: options.resources,
     scopes: options.scopes,
-    settings: authorizationServerSchema.parse({ upstream: { demo: true } }),
+    settings: authorizationServerSchema.parse({
+      upstream: { demo: true },
+      ...(options.roles === undefined ? {} : { claims: { extra: { roles: 'roles' } } }),
+    }),
     signingKeys: (await loadOrCreateKeystore(options.keystorePath)).privateJwks,
     adapter: (model) => new MemoryAdapter(model),
-    findAccount: findDemoAccount,
+    findAccount: options.roles === undefined ? findDemoAccount : withRoles(options.roles),
     interactions: demoAutoConsent,
     cookieKeys: [randomBytes(32)],
     staticClients: options.clients,
@@ -72,5 +82,21 @@ export async function startStandaloneIssuer(options: {
       http.closeAllConnections();
       await new Promise((resolve) => http.close(resolve));
     },
+  };
+}
+
+/** The demo account, with `roles` among its claims when `roles()` gives any. */
+function withRoles(roles: () => readonly string[] | undefined): FindAccount {
+  return (ctx, id) => {
+    const account = findDemoAccount(ctx, id);
+    if (account === undefined) return undefined;
+    return {
+      ...account,
+      claims: async (...args) => {
+        const current = roles();
+        const claims = await account.claims(...args);
+        return current === undefined ? claims : { ...claims, roles: [...current] };
+      },
+    };
   };
 }

@@ -302,6 +302,25 @@ export const envSchema = z.object({
     group: 'Platform operators',
     description: 'the role in that claim that makes the caller a platform operator',
   }),
+  OPERATOR_CONSOLE_CLIENT_ID: z.string().min(1).optional().register(envSettingDocs, {
+    group: 'Platform operators',
+    description:
+      "the OAuth client registered at `OPERATOR_ISSUER` for operators' browser sign-in to the [admin console](admin-console.md) (authorization code with PKCE, redirect URI `${PUBLIC_URL}/admin/operator/callback`)",
+    unset: 'no browser sign-in for operators of `OPERATOR_ISSUER`',
+  }),
+  OPERATOR_CONSOLE_CLIENT_SECRET: z.string().min(1).optional().register(envSettingDocs, {
+    group: 'Platform operators',
+    description: "that client's secret, for a confidential client",
+    unset: 'a public client: PKCE alone proves the redeemer (RFC 7636 section 1)',
+  }),
+  OPERATOR_CONSOLE_SCOPE: z
+    .string()
+    .regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'must be space-separated RFC 6749 scope tokens')
+    .default('openid')
+    .register(envSettingDocs, {
+      group: 'Platform operators',
+      description: "the scopes (space-separated) the operators' browser sign-in requests",
+    }),
 });
 
 export type EnvConfig = z.output<typeof envSchema>;

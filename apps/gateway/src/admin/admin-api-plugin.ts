@@ -13,7 +13,7 @@ import type { AdminRoute } from './admin-route.js';
 import { adminRouteTable } from './admin-routes.js';
 import { createBearerAuthenticator } from './bearer-authenticator.js';
 import { createAdminSignIn } from './sign-in/admin-sign-in.js';
-import { createOperatorSignIn } from './sign-in/operator-sign-in.js';
+import { createOperatorSignIn, operatorIssuerSignIn } from './sign-in/operator-sign-in.js';
 import { mintOperatorToken } from '../token-cli.js';
 import type { ProblemError } from './sign-in/sign-in-problem.js';
 import { SignInProblem } from './sign-in/sign-in-problem.js';
@@ -164,6 +164,10 @@ export const adminApiPlugin = fastifyPlugin<AdminApiPluginOptions>(
           operator === undefined
             ? undefined
             : async () => (await mintOperatorToken(config, { sub: 'local-operator' })).token,
+        operatorIssuer: operatorIssuerSignIn(config.env, access, {
+          baseUrlOf,
+          secure: new URL(baseUrls[0]).protocol === 'https:',
+        }),
         resolve: (token) => access.resolveAdminPrincipal(undefined, token),
         sessions: createOperatorSessionRows(controlPlane.db),
       }),

@@ -31,7 +31,14 @@ export { callersByGrant } from './grant-callers.js';
 export type { GrantCaller } from './grant-callers.js';
 export { CLAIMS_CHECK_FIELDS } from './claims-check.js';
 export type { ClaimsCheck } from './claims-check.js';
-export { OPERATOR_SIGN_IN_PATH, OPERATOR_SIGN_OUT_PATH, operatorSignInPage } from './operator-sign-in-page.js';
+export {
+  OPERATOR_CALLBACK_PATH,
+  OPERATOR_LOGIN_PATH,
+  OPERATOR_SIGN_IN_PATH,
+  OPERATOR_SIGN_OUT_PATH,
+  operatorSignInPage,
+} from './operator-sign-in-page.js';
+export type { OperatorIssuerSignIn } from './operator-sign-in-page.js';
 export {
   CONFIRM_CONSOLE_CLIENT_FIELD,
   CONNECTED_APPS_ACTIONS,
