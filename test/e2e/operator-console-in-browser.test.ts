@@ -8,13 +8,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoBootstrap } from '@mcpgw/gateway/testing';
-import {
-  VIEWPORTS,
-  expectNoSeriousAxeViolations,
-  launchChromium,
-  newContext,
-  saveScreenshots,
-} from '@mcpgw/test-helpers/browser';
+import { expectAccessibleAtEveryWidth, launchChromium, newContext } from '@mcpgw/test-helpers/browser';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
@@ -57,14 +51,7 @@ async function freshPage(): Promise<Page> {
   return opened.newPage();
 }
 
-async function axe(page: Page, name: string): Promise<void> {
-  for (const [width, size] of Object.entries(VIEWPORTS)) {
-    await page.setViewportSize(size);
-    await expectNoSeriousAxeViolations(page, `${name} at the ${width} width`);
-  }
-  await page.setViewportSize(VIEWPORTS.laptop);
-  await saveScreenshots(page, `console-${name}`);
-}
+const axe = expectAccessibleAtEveryWidth;
 
 async function click(page: Page, name: string | RegExp): Promise<number | undefined> {
   const [response] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name }).click()]);

@@ -170,3 +170,17 @@ export async function tabTo(page: Page, label: string, maxPresses = 30): Promise
     `no element "${label}" took the focus after ${maxPresses} Tab presses; focus went to: ${seen.join(' | ')}`,
   );
 }
+
+/**
+ * What every console page must pass: no serious or critical axe violation at
+ * each of {@link VIEWPORTS}' widths, then screenshots kept under the name
+ * `console-<name>`, with the page left at the laptop width.
+ */
+export async function expectAccessibleAtEveryWidth(page: Page, name: string): Promise<void> {
+  for (const [width, size] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(size);
+    await expectNoSeriousAxeViolations(page, `${name} at the ${width} width`);
+  }
+  await page.setViewportSize(VIEWPORTS.laptop);
+  await saveScreenshots(page, `console-${name}`);
+}
