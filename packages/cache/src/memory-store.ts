@@ -63,6 +63,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
 
   return {
     kind: 'memory',
+    connected: () => true,
     async get(key) {
       return get(key);
     },
