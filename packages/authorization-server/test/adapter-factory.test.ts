@@ -11,7 +11,14 @@ import {
   tokenRequest,
   type ProviderReplica,
 } from './provider-replicas.js';
-import { createTenant, openTestRedis, SQL_ENGINES, type RedisUnderTest, type SqlUnderTest } from './storage-engines.js';
+import {
+  createTenant,
+  openTestRedis,
+  SQL_ENGINES,
+  testTenantTag,
+  type RedisUnderTest,
+  type SqlUnderTest,
+} from './storage-engines.js';
 
 // The adapter as oidc-provider uses it: two real Provider instances (two
 // replicas of one tenant's server) on one control-plane database, with and
@@ -50,7 +57,7 @@ describe.each([
         redis:
           redis === undefined
             ? undefined
-            : { client: i === 0 ? redis.client : redis.replica, namespace: redis.namespace },
+            : { client: i === 0 ? redis.client : redis.replica, namespace: redis.namespace, tenantTag: testTenantTag },
       }),
     );
     replicas = await Promise.all(storage.map((each) => startProviderReplica(each.adapterFor(tenant), keys)));

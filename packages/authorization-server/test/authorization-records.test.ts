@@ -10,6 +10,7 @@ import {
   manualClock,
   openTestRedis,
   SQL_ENGINES,
+  testTenantTag,
   type RedisUnderTest,
   type SqlUnderTest,
 } from './storage-engines.js';
@@ -34,7 +35,7 @@ describe('the authorization records of a tenant', () => {
     redis = await openTestRedis('as-admin');
     storage = createAuthorizationServerStorage({
       db: sql.db,
-      redis: { client: redis.client, namespace: redis.namespace },
+      redis: { client: redis.client, namespace: redis.namespace, tenantTag: testTenantTag },
       now: clock.now,
     });
   });

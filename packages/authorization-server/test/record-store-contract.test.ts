@@ -11,6 +11,7 @@ import {
   manualClock,
   openTestRedis,
   SQL_ENGINES,
+  testTenantTag,
   type RedisUnderTest,
   type SqlUnderTest,
 } from './storage-engines.js';
@@ -36,8 +37,8 @@ const BACKENDS: Record<string, () => Promise<Backend>> = {
   async Redis() {
     const redis: RedisUnderTest = await openTestRedis('as-records');
     return {
-      store: createRedisRecordStore({ redis: redis.client, namespace: redis.namespace }),
-      replica: createRedisRecordStore({ redis: redis.replica, namespace: redis.namespace }),
+      store: createRedisRecordStore({ redis: redis.client, namespace: redis.namespace, tenantTag: testTenantTag }),
+      replica: createRedisRecordStore({ redis: redis.replica, namespace: redis.namespace, tenantTag: testTenantTag }),
       tenant: async () => `tenant-${Math.random().toString(36).slice(2, 10)}`,
       close: () => redis.close(),
     };
@@ -52,8 +53,12 @@ async function clusterBackend(): Promise<Backend> {
   const clients = [new Cluster(nodes), new Cluster(nodes)];
   const [client, replica] = clients as [Cluster, Cluster];
   return {
-    store: createRedisRecordStore({ redis: client, masters: () => client.nodes('master') }),
-    replica: createRedisRecordStore({ redis: replica, masters: () => replica.nodes('master') }),
+    store: createRedisRecordStore({ redis: client, masters: () => client.nodes('master'), tenantTag: testTenantTag }),
+    replica: createRedisRecordStore({
+      redis: replica,
+      masters: () => replica.nodes('master'),
+      tenantTag: testTenantTag,
+    }),
     tenant: async () => `tenant-${Math.random().toString(36).slice(2, 10)}`,
     async close() {
       clients.forEach((each) => each.disconnect());
@@ -300,11 +305,11 @@ describe('expiry of Redis records (key TTLs)', () => {
   });
 
   it('sets the TTL of a record and its indexes to its lifetime, and the grant set to its longest member', async () => {
-    const store = createRedisRecordStore({ redis: redis.client, namespace: redis.namespace });
+    const store = createRedisRecordStore({ redis: redis.client, namespace: redis.namespace, tenantTag: testTenantTag });
     await store.upsert('acme', 'Session', 's', { uid: 'u' }, 600);
     await store.upsert('acme', 'AuthorizationCode', 'c', code('g'), 60);
     await store.upsert('acme', 'AuthorizationCode', 'c2', code('g'), 30);
-    const ttl = (key: string) => redis.client.ttl(`${redis.namespace}:as:{acme}:${key}`);
+    const ttl = (key: string) => redis.client.ttl(`${redis.namespace}:as:{${testTenantTag('acme')}}:${key}`);
     expect(await ttl('r:Session:s')).toBeGreaterThan(590);
     expect(await ttl('uid:Session:u')).toBeGreaterThan(590);
     expect(await ttl('r:AuthorizationCode:c')).toBeGreaterThan(50);
@@ -312,10 +317,13 @@ describe('expiry of Redis records (key TTLs)', () => {
     expect(await ttl('g:g')).toBeGreaterThan(50);
     expect(await ttl('g:g')).toBeLessThanOrEqual(60);
     await expect(store.upsert('acme', 'Session', 'forever', { uid: 'v' })).rejects.toThrow(/only records that expire/);
+    // Keys name the tenant by its keyed tag: Redis holds no tenant id in the clear.
+    expect((await redis.client.keys(`${redis.namespace}:*`)).length).toBeGreaterThan(0);
+    expect(await redis.client.keys(`${redis.namespace}:*acme*`)).toEqual([]);
   });
 
   it('forgets a record when its TTL runs out', async () => {
-    const store = createRedisRecordStore({ redis: redis.client, namespace: redis.namespace });
+    const store = createRedisRecordStore({ redis: redis.client, namespace: redis.namespace, tenantTag: testTenantTag });
     await store.upsert('acme', 'Interaction', 'brief', { kind: 'Interaction' }, 1);
     expect(await store.find('acme', 'Interaction', 'brief')).toEqual({ kind: 'Interaction' });
     await within(5_000, async () => expect(await store.find('acme', 'Interaction', 'brief')).toBeUndefined());

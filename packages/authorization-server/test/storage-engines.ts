@@ -6,7 +6,7 @@
  * a second Postgres pool, a second Redis connection (PGlite is one process's
  * database, so its second handle is itself).
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createPgliteDatabase, createPostgresDatabase, migrate, type SqlDatabase } from '@mcpgw/control-plane';
 import { createControlPlaneDatabase } from '@mcpgw/test-helpers/control-plane-database';
@@ -41,6 +41,13 @@ export const SQL_ENGINES: Record<'postgres' | 'pglite', () => Promise<SqlUnderTe
     return { engine: 'pglite', db, replica: db, close: () => db.close() };
   },
 };
+
+/**
+ * A keyed tenant tag as the gateway gives the store one (an HMAC of the id, 16 hex digits): the tests
+ * then see what a deployment's Redis holds, no tenant id in the clear.
+ */
+export const testTenantTag = (tenantId: string): string =>
+  createHmac('sha256', 'authorization-server tests').update(`tenant\u0000${tenantId}`).digest('hex').slice(0, 16);
 
 export interface RedisUnderTest {
   readonly namespace: string;

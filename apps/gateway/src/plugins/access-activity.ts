@@ -1,5 +1,4 @@
 import type { AccessActivity } from '@mcpgw/cache';
-import { createCacheKeys } from '@mcpgw/cache';
 import { createAccessActivity } from '@mcpgw/cache';
 import fastifyPlugin from 'fastify-plugin';
 
@@ -20,7 +19,7 @@ export const accessActivityPlugin = fastifyPlugin(
     const activity = createAccessActivity({
       redis: app.redis,
       // Keys name the tenant by the cache's keyed tag, never in the clear.
-      tenantTag: createCacheKeys({ key: app.settings.keys.cacheKey }).tenantTag,
+      tenantTag: app.settings.tenantTag,
       retentionMs: env.ACCESS_ACTIVITY_RETENTION_HOURS * 3_600_000,
       maxEntries: env.ACCESS_ACTIVITY_MAX_ENTRIES,
       logger: app.settings.logger.child({ component: 'access-activity' }),

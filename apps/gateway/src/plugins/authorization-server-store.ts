@@ -59,7 +59,10 @@ export const authorizationServerStorePlugin = fastifyPlugin<AuthorizationServerS
     const client = redis === undefined ? undefined : storeClient(redis.client);
     const storage = createAuthorizationServerStorage({
       db: controlPlane.db,
-      redis: client === undefined || redis === undefined ? undefined : { client, masters: () => redis.masters() },
+      redis:
+        client === undefined || redis === undefined
+          ? undefined
+          : { client, masters: () => redis.masters(), tenantTag: app.settings.tenantTag },
     });
     const signingKeys = createSigningKeys({
       db: controlPlane.db,

@@ -1,6 +1,7 @@
 import type { GatewayConfig } from '@mcpgw/config';
 import type { EgressGuard, Logger, ServerKeys, SourceFactory } from '@mcpgw/core';
 import { createEgressGuard, createServerKeys } from '@mcpgw/core';
+import { createCacheKeys } from '@mcpgw/cache';
 import type { CursorCodec } from '@mcpgw/protocol';
 import { createCursorCodec, reuseSealedCursors } from '@mcpgw/protocol';
 import fastifyPlugin from 'fastify-plugin';
@@ -24,6 +25,13 @@ export interface GatewaySettings {
   readonly egress: EgressGuard;
   /** The app's logger, as the framework-free packages take it. */
   readonly logger: Logger;
+  /**
+   * How every Redis key names a tenant: its keyed tag (HMAC of the id under
+   * the cache key, cache-keys.ts), never the id in the clear. One function for
+   * the rate limits, the traffic counters, the access record and the hosted
+   * authorization servers' records, so they share its memo.
+   */
+  readonly tenantTag: (tenantId: string) => string;
 }
 
 declare module 'fastify' {
@@ -73,6 +81,7 @@ export const gatewaySettingsPlugin = fastifyPlugin<GatewaySettingsOptions>(
       baseUrlOf: createBaseUrlResolver(config.env),
       egress: createEgressGuard({ allow: config.env.EGRESS_ALLOW }),
       logger,
+      tenantTag: createCacheKeys({ key: keys.cacheKey }).tenantTag,
     });
   },
   { name: 'mcpgw-settings' },

@@ -1,7 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import type { RateCounter } from '@mcpgw/cache';
-import { createCacheKeys } from '@mcpgw/cache';
 import type { TenantConfig } from '@mcpgw/config';
 import { errorResponse, wireError } from '@mcpgw/protocol';
 import type { McpHttpResponse } from '@mcpgw/protocol';
@@ -49,7 +48,7 @@ export const limitsPlugin = fastifyPlugin<LimitsOptions>(
       onRefused: (scope) => metrics.rateLimited(scope),
       shared: options.rateCounter,
       redis: app.redis,
-      tenantTag: createCacheKeys({ key: app.settings.keys.cacheKey }).tenantTag,
+      tenantTag: app.settings.tenantTag,
     });
     app.addHook('onClose', async () => rateLimits.close());
     app.decorate('limits', {

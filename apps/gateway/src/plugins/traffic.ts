@@ -1,5 +1,4 @@
 import type { TenantTraffic } from '@mcpgw/cache';
-import { createCacheKeys } from '@mcpgw/cache';
 import { createTenantTraffic } from '@mcpgw/cache';
 import fastifyPlugin from 'fastify-plugin';
 
@@ -20,7 +19,7 @@ export const trafficPlugin = fastifyPlugin(
     const traffic = createTenantTraffic({
       redis: app.redis,
       // Keys name the tenant by the cache's keyed tag, never in the clear.
-      tenantTag: createCacheKeys({ key: app.settings.keys.cacheKey }).tenantTag,
+      tenantTag: app.settings.tenantTag,
       logger: app.settings.logger.child({ component: 'traffic' }),
     });
     app.decorate('tenantTraffic', traffic);

@@ -17,6 +17,8 @@ export interface AuthorizationServerStorageOptions {
     | {
         readonly client: RedisCommands;
         readonly namespace?: string;
+        /** How keys name a tenant (RedisRecordStoreOptions.tenantTag). */
+        readonly tenantTag: (tenantId: string) => string;
         /** Each master of a cluster, to SCAN (`RedisConnection.masters()`); default the client. */
         readonly masters?: () => Pick<RedisCommands, 'scan'>[];
       }
@@ -51,6 +53,7 @@ export function createAuthorizationServerStorage(
         ? undefined
         : createRedisRecordStore({
             redis: options.redis.client,
+            tenantTag: options.redis.tenantTag,
             ...(options.redis.namespace === undefined ? {} : { namespace: options.redis.namespace }),
             ...(options.redis.masters === undefined ? {} : { masters: options.redis.masters }),
             ...clock,

@@ -27,6 +27,13 @@ export interface RedisRecordStoreOptions {
   /** The deployment's key prefix (as the cache and the replica bus use it). Default `mcpgw`. */
   readonly namespace?: string;
   /**
+   * How a key names the tenant: the gateway's keyed tenant tag (an HMAC of
+   * the id, as every other Redis key of the gateway has it), so Redis never
+   * holds a tenant id in the clear. Its value is also the key's Redis Cluster
+   * hash tag: one tenant's records share one slot.
+   */
+  readonly tenantTag: (tenantId: string) => string;
+  /**
    * The nodes to SCAN for {@link RecordStore.forgetTenant}: each master of a
    * cluster (`RedisConnection.masters()`); default `redis` itself (one server).
    */
@@ -103,7 +110,7 @@ export function createRedisRecordStore(options: RedisRecordStoreOptions): Record
   const { redis } = options;
   const namespace = options.namespace ?? 'mcpgw';
   const now = options.now ?? systemClock;
-  const prefix = (tenantId: string) => `${namespace}:as:{${tenantId}}:`;
+  const prefix = (tenantId: string) => `${namespace}:as:{${options.tenantTag(tenantId)}}:`;
   const recordKey = (tenantId: string, model: string, id: string) => `${prefix(tenantId)}r:${model}:${id}`;
   const uidKey = (tenantId: string, model: string, uid: string) => `${prefix(tenantId)}uid:${model}:${uid}`;
   const userCodeKey = (tenantId: string, model: string, code: string) => `${prefix(tenantId)}uc:${model}:${code}`;
