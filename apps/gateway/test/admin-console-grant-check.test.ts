@@ -14,6 +14,7 @@ import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
 import { buildTestApp } from '@mcpgw/test-helpers/gateway';
 import { demoBootstrap } from '../src/demo.js';
+import { mintOperatorToken } from '../src/token-cli.js';
 import type { Jar } from './admin-sign-in-harness.js';
 import { SECRET, cookieHeader, stateOf, store } from './admin-sign-in-harness.js';
 
@@ -227,6 +228,33 @@ describe('the grant check route', () => {
     const brokenJson = await check({}, { contentType: 'application/json', body: '{"allow": ' });
     expect(brokenJson.status).toBe(400);
     expect(brokenJson.type).toMatch(/^application\/problem\+json/);
+    expect(await demoState()).toBe(before);
+  });
+});
+
+describe('the checkGrant operation of the admin API', () => {
+  it('refuses with the very body the PUT refuses with, and accepts without storing', async () => {
+    const { token } = await mintOperatorToken(built.config, {});
+    const call = (method: string, path: string, body: unknown) =>
+      fetch(new URL(`/admin/v1/tenants/demo/grants/${path}`, baseUrl), {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const before = await demoState();
+    const bad = { match: {}, allow: [{ source: 'handbook', uris: ['file://handbook/**'] }] };
+    const put = await call('PUT', 'typo', bad);
+    const checked = await call('POST', 'typo/check', bad);
+    expect(put.status).toBe(422);
+    expect(checked.status).toBe(422);
+    expect(await checked.text()).toBe(await put.text());
+    const good = await call('POST', 'typo/check', {
+      match: {},
+      allow: [{ source: 'handbook', uris: ['file:///handbook/**'] }],
+    });
+    expect(good.status).toBe(200);
+    expect(await good.json()).toMatchObject({ name: 'typo', document: { allow: [{ source: 'handbook' }] } });
+    expect(await built.app.controlPlane!.store.getEntity('demo', 'grant', 'typo')).toBeUndefined();
     expect(await demoState()).toBe(before);
   });
 });
