@@ -78,7 +78,13 @@ async function checkPage(page: Page, name: string): Promise<void> {
     expect(await scrollsSideways(page), `${name} scrolls sideways at the ${width} width`).toBe(false);
   }
   await page.setViewportSize(VIEWPORTS.laptop);
-  expect(await page.locator('script').count(), `${name} has no script`).toBe(0);
+  // Nothing inline; the grants pages load the console's one script file, from this origin.
+  expect(await page.locator('script:not([src])').count(), `${name} has no inline script`).toBe(0);
+  const scripts = await page.locator('script[src]').evaluateAll((found) => found.map((s) => s.getAttribute('src')));
+  const grantsPage = /\/grants(\/match)?$/.test(new URL(page.url()).pathname);
+  expect(scripts, `${name} loads the console script only on the grants page`).toEqual(
+    grantsPage ? [expect.stringMatching(/^\/admin\/console\.js\?v=[0-9a-f]{16}$/)] : [],
+  );
   expect(await page.getByRole('main').count(), `${name} has one main`).toBe(1);
   expect(await page.getByRole('heading', { level: 1 }).count(), `${name} has one h1`).toBe(1);
   await saveScreenshots(page, `console-${name}`);

@@ -92,7 +92,7 @@ let axeSource: Promise<string> | undefined;
  * or critical violation, with a report naming each rule, the elements and
  * what to fix; returns the lesser ones for a test that wants to look. axe
  * is evaluated through the DevTools protocol, which the pages' CSP (no
- * script at all) does not apply to.
+ * inline script, none from elsewhere) does not apply to.
  */
 export async function expectNoSeriousAxeViolations(page: Page, what: string): Promise<AxeViolation[]> {
   axeSource ??= readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

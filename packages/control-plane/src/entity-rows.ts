@@ -70,6 +70,20 @@ export interface EntityWriteOptions extends CheckedWriteOptions {
    * Throwing rolls the write back. Without it, `document` and `secrets` are stored as given.
    */
   readonly prepare?: (reads: ControlPlaneReads, current: StoredEntity | undefined) => Promise<PreparedEntity>;
+  /**
+   * Runs the whole write (lock, preconditions, `prepare`, the row written,
+   * `check`) and rolls it back instead of committing: the refusal the write
+   * would meet is thrown as it would be, and nothing is stored, audited or
+   * revised. What would have been stored is answered.
+   */
+  readonly dryRun?: boolean;
+}
+
+/** Thrown out of a dry run's transaction to roll it back, with what it would have stored. */
+class DryRunRollback extends Error {
+  constructor(readonly entity: StoredEntity) {
+    super('dry run rolled back');
+  }
 }
 
 /** What a write's `prepare` decided to store. */
@@ -191,8 +205,8 @@ export function createEntityRows(db: SqlDatabase, secrets: KindSecrets, readsIn:
   return {
     ...entityReads(db, secrets),
 
-    putEntity(context, tenantId, kind, name, document, options = {}) {
-      return db.transaction(async (tx) => {
+    async putEntity(context, tenantId, kind, name, document, options = {}) {
+      const written = db.transaction(async (tx) => {
         await lockTenant(tx, tenantId);
         const currentRow = await selectEntity(tx, tenantId, kind, name, true);
         const current = currentRow === undefined ? undefined : toStored(kind, tenantId, currentRow);
@@ -228,6 +242,7 @@ export function createEntityRows(db: SqlDatabase, secrets: KindSecrets, readsIn:
         );
         const after = toStored(kind, tenantId, rows[0] as EntityRow);
         await options.check?.(readsIn(tx));
+        if (options.dryRun === true) throw new DryRunRollback(after);
         await recordAudit(tx, context, {
           tenantId,
           action: current === undefined ? 'create' : 'update',
@@ -239,6 +254,12 @@ export function createEntityRows(db: SqlDatabase, secrets: KindSecrets, readsIn:
         await touchTenant(tx, tenantId);
         return after;
       });
+      try {
+        return await written;
+      } catch (error) {
+        if (error instanceof DryRunRollback) return error.entity;
+        throw error;
+      }
     },
 
     deleteEntity(context, tenantId, kind, name, options = {}) {

@@ -131,6 +131,47 @@ describe.each(Object.keys(ENGINES) as (keyof typeof ENGINES)[])('a write check o
     expect(await dump(db)).toBe(before);
   });
 
+  it('runs a dry run as the write, check included, and rolls it back: what it would store, nothing stored', async () => {
+    const { db, store } = await open();
+    await store.putEntity(admin, 'acme', 'source', 'notes', { type: 'static' });
+    await store.putEntity(admin, 'acme', 'grant', 'readers', { allow: [{ source: 'notes' }] });
+    const before = await dump(db);
+    const seen: unknown[] = [];
+    const would = await store.putEntity(
+      admin,
+      'acme',
+      'grant',
+      'readers',
+      { allow: [{ source: 'notes', uris: ['notes://a'] }] },
+      {
+        dryRun: true,
+        check: async (reads) => {
+          seen.push((await reads.getEntity('acme', 'grant', 'readers'))?.document);
+          await grantsNameExistingSources(reads);
+        },
+      },
+    );
+    expect(would).toMatchObject({
+      name: 'readers',
+      version: 2,
+      document: { allow: [{ source: 'notes', uris: ['notes://a'] }] },
+    });
+    // The check read the tenant as the write would leave it.
+    expect(seen).toEqual([{ allow: [{ source: 'notes', uris: ['notes://a'] }] }]);
+    // A dry run the check refuses throws what the write would.
+    await expect(
+      store.putEntity(
+        admin,
+        'acme',
+        'grant',
+        'new',
+        { allow: [{ source: 'nosuch' }] },
+        { dryRun: true, check: grantsNameExistingSources },
+      ),
+    ).rejects.toBeInstanceOf(RuleBroken);
+    expect(await dump(db)).toBe(before);
+  });
+
   it('never commits both of two writes that are fine alone but not together', async () => {
     const { store } = await open();
     // Postgres: each writer on a connection pool of its own, as two replicas would be.

@@ -1,5 +1,6 @@
 import type { Markup, MarkupValue } from '@mcpgw/core';
 import { markup, markupText } from '@mcpgw/core';
+import { CONSOLE_SCRIPT_URL } from './console-script.js';
 import { consoleStyles } from './console-styles.js';
 import { CONSOLE_PREFIX, tenantConsolePath, type TenantPage } from './console-paths.js';
 
@@ -17,6 +18,8 @@ export interface ConsolePageInput {
   /** The tenant the page is about, with the page highlighted in its navigation. */
   readonly tenant?: { readonly id: string; readonly page: TenantPage | 'overview' };
   readonly viewer?: ConsoleViewer;
+  /** Loads the console's one same-origin script (console-script.ts), for a page it enhances. */
+  readonly script?: boolean;
 }
 
 const TABS: readonly { page: TenantPage | 'overview'; label: string }[] = [
@@ -74,7 +77,7 @@ export function consolePage(input: ConsolePageInput): string {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${input.title} · MCP gateway console</title>
-        ${consoleStyles}
+        ${consoleStyles}${input.script === true ? markup`<script src="${CONSOLE_SCRIPT_URL}" defer></script>` : ''}
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>

@@ -175,7 +175,7 @@ function kindFields(input: EntityPageInput, editing: EntityEditing): MarkupValue
             }),
           )}
         </fieldset>
-        ${field({ name: 'allow', label: 'Sees', kind: 'textarea', code: true, value: values.allow ?? '', hint: 'One line per source: the source id, then URI patterns separated by spaces (* within a segment, ** across); the id alone allows the whole source.', placed })}`;
+        ${field({ name: 'allow', label: 'Sees', kind: 'textarea', code: true, value: values.allow ?? '', hint: 'One line per source: the source id, then URI patterns separated by spaces (* within a segment, ** across); the id alone allows the whole source.', placed, after: grantCheckRegion(input.tenantId) })}`;
     case 'issuers':
       return field({
         name: 'document',
@@ -191,6 +191,22 @@ function kindFields(input: EntityPageInput, editing: EntityEditing): MarkupValue
       ${['scopes', 'groups', 'subjects'].map((name) => field({ name, label: name[0]!.toUpperCase() + name.slice(1), kind: 'textarea', value: values[name] ?? '', hint: 'One per line; any value of any list admits.', placed }))}`;
   }
 }
+
+/**
+ * Where the console's script (console-script.ts) says, as "Sees" is typed,
+ * what a save would refuse and which patterns match nothing: a polite live
+ * region, empty until then (and for good without the script).
+ */
+const grantCheckRegion = (tenantId: string) => ({
+  id: 'f-allow-check',
+  content: markup`<div
+    id="f-allow-check"
+    class="check"
+    aria-live="polite"
+    data-for="f-allow"
+    data-grant-check="${tenantConsolePath(tenantId, 'grants')}/check"
+  ></div>`,
+});
 
 function staleNotice(editing: EntityEditing): MarkupValue {
   if (editing.stale === undefined) return undefined;
@@ -268,6 +284,7 @@ export function entityPage(input: EntityPageInput): string {
     title,
     tenant: { id: input.tenantId, page: input.collection },
     viewer: input.viewer,
+    script: input.collection === 'grants',
     main: markup`${input.notice === undefined ? '' : markup`<div role="status">${input.notice}</div>`}
     ${input.collection === 'grants' ? warningsOf(input.warnings) : ''}
     ${

@@ -65,13 +65,19 @@ export interface FieldInput {
   readonly code?: boolean;
   readonly placed?: PlacedProblem | undefined;
   readonly autocomplete?: string;
+  /** Shown right under the control and named by its `aria-describedby` (a live region, say). */
+  readonly after?: { readonly id: string; readonly content: MarkupValue };
 }
 
 /** A labelled field with its hint and, when the API refused it, its problem right under it. */
 export function field(input: FieldInput): Markup {
   const id = `f-${input.name.replace(/[^A-Za-z0-9_-]/g, '-')}`;
   const errors = input.placed?.byField.get(input.name) ?? [];
-  const described = [input.hint === undefined ? '' : `${id}-hint`, errors.length === 0 ? '' : `${id}-error`]
+  const described = [
+    input.hint === undefined ? '' : `${id}-hint`,
+    errors.length === 0 ? '' : `${id}-error`,
+    input.after?.id ?? '',
+  ]
     .filter(Boolean)
     .join(' ');
   const common = markup`id="${id}"
@@ -88,7 +94,7 @@ ${input.value ?? ''}</textarea>`
   return markup`<div class="field">
     <label for="${id}">${input.label}</label>
     ${input.hint === undefined ? '' : markup`<p class="hint" id="${id}-hint">${input.hint}</p>`} ${control}
-    ${errors.length === 0 ? '' : markup`<p class="error" id="${id}-error">${errors.join('; ')}</p>`}
+    ${errors.length === 0 ? '' : markup`<p class="error" id="${id}-error">${errors.join('; ')}</p>`}${input.after?.content}
   </div>`;
 }
 

@@ -4,6 +4,7 @@ export type { JsonChange } from './json-diff.js';
 export { CONSOLE_PREFIX, consoleReturnPath, signInPath, TENANT_PAGES, tenantConsolePath } from './console-paths.js';
 export type { TenantPage } from './console-paths.js';
 export { consolePage } from './console-layout.js';
+export { CONSOLE_SCRIPT, CONSOLE_SCRIPT_PATH, CONSOLE_SCRIPT_URL, CONSOLE_SCRIPT_VERSION } from './console-script.js';
 export type { ConsoleViewer } from './console-layout.js';
 export { field, placeProblem, problemSummary, writeFields } from './form-problem.js';
 export type { FieldOf, FormProblem, PlacedProblem } from './form-problem.js';
@@ -23,7 +24,9 @@ export type { AuditPageView } from './audit-log-page.js';
 export { tenantsPage } from './tenants-page.js';
 export type { TenantView } from './tenants-page.js';
 export { consoleIndexPage, homePage, problemPage, signedOutPage } from './entry-pages.js';
-export { grantPatternWarnings } from './grant-pattern-warnings.js';
+export { editedGrantWarnings, grantPatternWarnings } from './grant-pattern-warnings.js';
+export { grantCheckProblems, grantCheckWarnings } from './grant-check.js';
+export type { GrantCheckAnswer, GrantCheckFinding } from './grant-check.js';
 
 export { accessActivityPage, filterAccess } from './access-activity-page.js';
 export type { AccessFilters, AccessRecordView } from './access-activity-page.js';

@@ -12,6 +12,7 @@ import { registerConnectedAppsRoutes } from './connected-apps-routes.js';
 import { acceptForms } from './console-form.js';
 import { registerEntityRoutes } from './entity-routes.js';
 import { registerEntryRoutes } from './entry-routes.js';
+import { registerGrantCheckRoutes } from './grant-check-routes.js';
 import { registerOperatorRoutes } from './operator-routes.js';
 import { registerTenantPageRoutes } from './tenant-page-routes.js';
 
@@ -27,8 +28,9 @@ export interface ConsolePluginOptions {
 /**
  * The admin console (docs/admin-console.md): server-rendered pages under
  * `/admin/` (and `/`) over the admin API's own operations. No page needs a
- * script; every form posts to its page's route with the session's CSRF token
- * and the entity's version.
+ * script (the one same-origin script only enhances the grants form); every
+ * form posts to its page's route with the session's CSRF token and the
+ * entity's version.
  */
 export async function consolePlugin(scope: FastifyInstance, options: ConsolePluginOptions): Promise<void> {
   acceptForms(scope);
@@ -68,4 +70,5 @@ export async function consolePlugin(scope: FastifyInstance, options: ConsolePlug
   registerTenantPageRoutes(scope, context);
   registerConnectedAppsRoutes(scope, context);
   registerEntityRoutes(scope, context);
+  registerGrantCheckRoutes(scope, context);
 }

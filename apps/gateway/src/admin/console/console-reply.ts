@@ -1,9 +1,12 @@
 import type { FastifyReply } from 'fastify';
 
 /**
- * Sends a console page. The policy allows nothing from elsewhere and no
- * script at all (the pages need none), the inline stylesheet only; forms post
- * to this origin only; no other site may frame the console (clickjacking).
+ * Sends a console page. The policy (CSP Level 3) allows nothing from
+ * elsewhere: scripts only from this origin (the console's one script file,
+ * `script-src 'self'`: nothing inline, no eval) and its requests only to this
+ * origin (`connect-src 'self'`, the grant check), the inline stylesheet only;
+ * forms post to this origin only; no other site may frame the console
+ * (clickjacking).
  */
 export function sendPage(reply: FastifyReply, status: number, page: string): FastifyReply {
   return reply
@@ -12,7 +15,7 @@ export function sendPage(reply: FastifyReply, status: number, page: string): Fas
     .header('cache-control', 'no-store')
     .header(
       'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     )
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'same-origin')

@@ -34,6 +34,8 @@ interface KindSpec {
   /** The body member that repeats the path's name, if the kind has one. */
   readonly nameInBody?: NameInBody;
   readonly examples: Readonly<Record<string, AdminExample>>;
+  /** Set for a kind with a check operation (`POST …/{name}/check`): what it answers. */
+  readonly checkDescription?: string;
 }
 
 const KINDS: readonly KindSpec[] = [
@@ -67,6 +69,8 @@ const KINDS: readonly KindSpec[] = [
     putDescription:
       'Which callers see which resources, as in the bootstrap file; `name` may be left out (the path gives it) and, if given, must be the same.',
     nameInBody: { field: 'name', strip: true },
+    checkDescription:
+      "The grant's write without the write: the same body, run through every rule `putGrant` runs (the body's shape, the sources it names, URI patterns no URI of their source could match, the whole tenant as it would be served), then rolled back. A refusal is the very 422 the write would answer; 200 answers the grant as it would be stored. No precondition applies; nothing is stored, audited or served.",
   },
   {
     kind: 'admin-role-binding',
@@ -99,6 +103,40 @@ function writeInput(
 function secretNamesOf(body: Document): string[] {
   const secrets = body.secrets;
   return secrets !== null && typeof secrets === 'object' ? Object.keys(secrets) : [];
+}
+
+/**
+ * One write of `spec`'s kind, as PUT runs it: the body's own rules, then,
+ * inside the write's transaction once the tenant is locked, sources imported
+ * by their type's model against the stored one they replace and the whole
+ * tenant checked as it will be served. A dry run (the check operation) runs
+ * all of it, preconditions aside, and rolls back: the same refusal, nothing
+ * stored or audited.
+ */
+async function writeEntity(
+  spec: KindSpec,
+  call: AdminCall<{ tenantId: string; name: string }, unknown, unknown>,
+  { dryRun }: { readonly dryRun: boolean },
+) {
+  const { params, deps } = call;
+  const what = `${spec.kind} "${params.name}"`;
+  const tenant = await requireTenant(deps, params.tenantId);
+  const input = writeInput(spec, call, tenant.id);
+  checkEntityBody(input);
+  const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
+  // A check is of the content only: whichever version the editor read, the write's rules are the same.
+  const options = dryRun ? { dryRun } : writeOptions(call.preconditions, current, what);
+  const stored = await deps.store.putEntity(call.writeContext, tenant.id, spec.kind, params.name, input.body, {
+    ...options,
+    prepare: (reads, replaced) => importEntity({ sourceFactories: deps.sourceFactories, reads }, input, replaced),
+    check: (reads) =>
+      checkTenantWrite(deps, reads, tenant.id, {
+        kind: spec.kind,
+        name: params.name,
+        secretNames: secretNamesOf(input.body),
+      }),
+  });
+  return { tenant, stored, created: current === undefined };
 }
 
 function routesOf(spec: KindSpec): AdminRoute[] {
@@ -152,31 +190,38 @@ function routesOf(spec: KindSpec): AdminRoute[] {
       ...(spec.nameInBody === undefined ? {} : { nameInBody: spec.nameInBody }),
       responses: { 200: one, 201: { ...one, description: `The ${spec.kind}, created` } },
       async handler(call) {
-        const { params, deps } = call;
-        const tenant = await requireTenant(deps, params.tenantId);
-        const input = writeInput(spec, call, tenant.id);
-        checkEntityBody(input);
-        const current = await deps.store.getEntity(tenant.id, spec.kind, params.name);
-        const options = writeOptions(call.preconditions, current, what(params.name));
-        // Imported and checked inside the write's transaction, once the tenant is locked: sources by
-        // their type's model against the stored one they replace, then the whole tenant as served.
-        const stored = await deps.store.putEntity(call.writeContext, tenant.id, spec.kind, params.name, input.body, {
-          ...options,
-          prepare: (reads, replaced) => importEntity({ sourceFactories: deps.sourceFactories, reads }, input, replaced),
-          check: (reads) =>
-            checkTenantWrite(deps, reads, tenant.id, {
-              kind: spec.kind,
-              name: params.name,
-              secretNames: secretNamesOf(input.body),
-            }),
-        });
+        const { tenant, stored, created } = await writeEntity(spec, call, { dryRun: false });
         return {
-          status: current === undefined ? 201 : 200,
-          body: entityView(stored, tenant, deps.sourceFactories),
+          status: created ? 201 : 200,
+          body: entityView(stored, tenant, call.deps.sourceFactories),
           etag: etagOf(stored.version),
         };
       },
     }),
+    ...(spec.checkDescription === undefined
+      ? []
+      : [
+          defineAdminRoute({
+            method: 'POST',
+            path: `${base}/{name}/check`,
+            operationId: `check${spec.noun}`,
+            summary: `Check one ${spec.kind} as its write would, writing nothing`,
+            description: spec.checkDescription,
+            tag: spec.noun,
+            access: 'tenant',
+            params: entityParams,
+            body: spec.body,
+            examples: spec.examples,
+            ...(spec.nameInBody === undefined ? {} : { nameInBody: spec.nameInBody }),
+            responses: {
+              200: { description: `The ${spec.kind} as the write would store it`, schema: entityViewSchema },
+            },
+            async handler(call) {
+              const { tenant, stored } = await writeEntity(spec, call, { dryRun: true });
+              return { status: 200, body: entityView(stored, tenant, call.deps.sourceFactories) };
+            },
+          }),
+        ]),
     defineAdminRoute({
       method: 'DELETE',
       path: `${base}/{name}`,
