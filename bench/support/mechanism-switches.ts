@@ -44,12 +44,6 @@ export const MECHANISM_SWITCHES: Record<string, Switch> = {
     on: 'let view = views.get(scope);',
     off: 'let view = undefined;',
   },
-  // Every hit reads its entry record from Redis again instead of from the copy this replica keeps until it ends.
-  'record-memo': {
-    file: '/packages/cache/dist/shared-results.js',
-    on: "const records = store.kind === 'redis' ? createEntryRecordMemo(now) : undefined;",
-    off: 'const records = undefined;',
-  },
   // pino's own default destination (an asynchronous write per line) instead of one write per event-loop turn.
   'log-batching': {
     file: '/apps/gateway/dist/observability/gateway-logger.js',

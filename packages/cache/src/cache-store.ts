@@ -29,13 +29,6 @@ export interface CacheStore {
   deleteByPrefix(prefix: string): Promise<number>;
   /** Resolves true once connected (at once for the in-process store), false after `timeoutMs`. */
   ready(timeoutMs: number): Promise<boolean>;
-  /**
-   * Whether commands are being answered now, without a round trip: always for
-   * the in-process store; for Redis while its connection is up (and, behind
-   * the circuit breaker, its circuit closed). What is kept in process from the
-   * store is trusted only while this holds.
-   */
-  connected(): boolean;
   /** A cheap round trip, used by the circuit breaker's background probe. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -82,7 +82,6 @@ export function withCircuitBreaker(store: CacheStore, options: CircuitBreakerOpt
     // Not guarded: a tenant's deletion must reach Redis even while requests bypass it.
     deleteByPrefix: (prefix) => store.deleteByPrefix(prefix),
     ready: (timeoutMs) => store.ready(timeoutMs),
-    connected: () => probe === undefined && store.connected(),
     ping: () => store.ping(),
     async close() {
       closed = true;

@@ -63,7 +63,6 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
 
   return {
     kind: 'memory',
-    connected: () => true,
     async get(key) {
       return get(key);
     },

@@ -62,8 +62,6 @@ export function createRedisStore(redis: RedisStoreConnection): CacheStore {
       return deleted;
     },
     ready: (timeoutMs) => connection.ready(timeoutMs),
-    // ioredis leaves 'ready' as soon as the connection closes (then 'reconnecting', 'connecting', ...).
-    connected: () => client.status === 'ready',
     async ping() {
       await client.ping();
     },

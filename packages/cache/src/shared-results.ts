@@ -2,7 +2,6 @@ import type { CacheKeys } from './cache-keys.js';
 import type { CacheEvent } from './cache-metrics.js';
 import type { CacheStore } from './cache-store.js';
 import type { SingleFlight } from './single-flight.js';
-import { createEntryRecordMemo, type EntryRecord } from './entry-record-memo.js';
 
 /** A finished result as the result cache keeps it. */
 export interface ResultBody {
@@ -89,8 +88,7 @@ export interface SharedResults {
  * grants that matched and of nothing else.
  *
  * Bodies are content-addressed, so a decoded copy kept in process is never
- * stale; entry records are kept in process until they end (entry-record-memo.ts),
- * so a repeated hit on Redis costs no round trip at all while Redis answers.
+ * stale: a hit on Redis is one round trip for the own entry.
  */
 export function createSharedResults(deps: SharedResultsDeps): SharedResults {
   const { store, keys, flights, now } = deps;
@@ -108,34 +106,18 @@ export function createSharedResults(deps: SharedResultsDeps): SharedResults {
     }
   };
 
-  // Only while the store answers: with Redis away, no invalidation could reach this replica either, and
-  // a request is served uncached, as the store's circuit decides (redis-outage tests).
-  const records = store.kind === 'redis' ? createEntryRecordMemo(now) : undefined;
-
-  /** The record `key` holds: from this replica's copy while fresh, else from the store (and then kept). */
-  const readRecord = async (key: string): Promise<EntryRecord | undefined> => {
-    if (records !== undefined && store.connected()) {
-      const kept = records.get(key);
-      if (kept !== undefined) return kept;
-    }
-    const raw = await store.get(key);
+  /** The body a record points at, or undefined (record unreadable, body gone). */
+  const resolve = async (
+    tenantId: string,
+    raw: string | undefined,
+  ): Promise<{ body: ResultBody; bodyMac: string; at: number; ttl: number } | undefined> => {
     if (raw === undefined) return undefined;
-    let record: EntryRecord;
+    let record: { at: number; ttl: number; b: string };
     try {
-      record = JSON.parse(raw) as EntryRecord;
+      record = JSON.parse(raw) as typeof record;
     } catch {
       return undefined;
     }
-    records?.remember(key, record);
-    return record;
-  };
-
-  /** The body a record points at, or undefined (no record, body gone). */
-  const resolve = async (
-    tenantId: string,
-    record: EntryRecord | undefined,
-  ): Promise<{ body: ResultBody; bodyMac: string; at: number; ttl: number } | undefined> => {
-    if (record === undefined) return undefined;
     const ttlMs = Math.max(0, record.at + record.ttl - now());
     const key = keys.body(tenantId, record.b);
     let body = decoded.get(key);
@@ -162,11 +144,7 @@ export function createSharedResults(deps: SharedResultsDeps): SharedResults {
     };
   };
 
-  /** Writes an entry record to the store, and keeps it here once written. */
-  const writeRecord = async (key: string, record: EntryRecord, ttlMs: number): Promise<void> => {
-    await store.set(key, JSON.stringify(record), ttlMs);
-    records?.remember(key, record);
-  };
+  const record = (at: number, ttl: number, bodyMac: string) => JSON.stringify({ at, ttl, b: bodyMac });
 
   const lookup = async (call: ResultCall): Promise<ResultLookup> => {
     const { tenantId } = call;
@@ -187,15 +165,15 @@ export function createSharedResults(deps: SharedResultsDeps): SharedResults {
       const entry = (who: string) =>
         keys.entry({ layer: 'result', tenantId, generation, revision, who, method: call.method, params: call.params });
       ownKey = entry(call.who);
-      found = await resolve(tenantId, await readRecord(ownKey));
+      found = await resolve(tenantId, await store.get(ownKey));
       if (found === undefined && call.view !== undefined) {
         viewKey = entry(`view:${call.view}`);
-        found = await resolve(tenantId, await readRecord(viewKey));
+        found = await resolve(tenantId, await store.get(viewKey));
         if (found !== undefined && found.body.ttlMs > 0) {
           // The caller's own entry, ending when the one it was copied from ends.
-          const copy = { at: found.at, ttl: found.ttl, b: found.bodyMac };
+          const copy = record(found.at, found.ttl, found.bodyMac);
           // A failed write loses the copy, not the hit.
-          await writeRecord(ownKey, copy, found.body.ttlMs).catch((error: unknown) => deps.failed(tenantId, error));
+          await store.set(ownKey, copy, found.body.ttlMs).catch((error: unknown) => deps.failed(tenantId, error));
         }
       }
     } catch (error) {
@@ -218,14 +196,14 @@ export function createSharedResults(deps: SharedResultsDeps): SharedResults {
       if (stored.length > deps.maxValueBytes) return fetched;
       const at = now();
       const bodyMac = keys.bodyMac(tenantId, stored);
-      const entryRecord = { at, ttl, b: bodyMac };
+      const entryRecord = record(at, ttl, bodyMac);
       // The body first: an entry is never written before what it points at.
       await store
         .set(keys.body(tenantId, bodyMac), stored, ttl)
         .then(() =>
-          shareKey === undefined || fetched.private === true ? undefined : writeRecord(shareKey, entryRecord, ttl),
+          shareKey === undefined || fetched.private === true ? undefined : store.set(shareKey, entryRecord, ttl),
         )
-        .then(() => writeRecord(flightKey, entryRecord, ttl))
+        .then(() => store.set(flightKey, entryRecord, ttl))
         .catch((error: unknown) => deps.failed(tenantId, error));
       return fetched;
     });
@@ -233,7 +211,6 @@ export function createSharedResults(deps: SharedResultsDeps): SharedResults {
   };
   return Object.assign(lookup, {
     forget(prefix: string) {
-      records?.forget(prefix);
       for (const [key, body] of decoded) {
         if (!key.startsWith(prefix)) continue;
         decoded.delete(key);
