@@ -54,6 +54,8 @@ function clientOptions(options: S3SourceOptions, jitter?: () => number) {
     region: options.region,
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     forcePathStyle: options.forcePathStyle,
+    // WHEN_REQUIRED: GetObject asks for no checksum, so there is none to check.
+    responseChecksumValidation: options.verifyChecksums ? ('WHEN_SUPPORTED' as const) : ('WHEN_REQUIRED' as const),
     // The SDK's standard retries (exponential backoff with jitter on throttling, 5xx, connection
     // errors and timeouts), each only if it fits in what is left of the operation's budget.
     maxAttempts,
