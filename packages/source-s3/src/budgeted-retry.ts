@@ -1,10 +1,13 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import type { S3Client } from '@aws-sdk/client-s3';
 
 /**
- * The time one S3 operation has left, shared by its attempts: set by
- * `S3Access.call` around the operation, read by the retry strategy before
- * each retry. The SDK gives a retry strategy no per-operation context, so it
- * rides the operation's async context.
+ * The time one S3 operation has left, shared by its attempts: registered by
+ * `S3Access.call` under the operation's deadline signal (the `abortSignal`
+ * of its SDK calls), read by the retry strategy before each retry. The SDK
+ * hands a retry strategy only the failed attempt's error, so the client's
+ * middleware (`carryBudget`) attaches the budget to that error. An
+ * AsyncLocalStorage carried it before; on Node 22 any AsyncLocalStorage in
+ * use turns on promise hooks for every promise of the process.
  */
 export interface OperationBudget {
   /** When the operation's deadline fires, on `performance.now()`'s clock. */
@@ -13,11 +16,51 @@ export interface OperationBudget {
   refusedRetry?: RetryErrorType;
 }
 
-const budgets = new AsyncLocalStorage<OperationBudget>();
+/** The budgets of operations in flight, by their deadline signal; dropped with it. */
+const budgets = new WeakMap<AbortSignal, OperationBudget>();
+/** Where a failed attempt's error carries its operation's budget. */
+const BUDGET: unique symbol = Symbol('mcpgw.operationBudget');
 
-/** Runs `work` (one operation's SDK calls) under `budget`. */
-export function withinBudget<T>(budget: OperationBudget, work: () => Promise<T>): Promise<T> {
-  return budgets.run(budget, work);
+/** Gives the SDK calls sent with `abortSignal: deadline` the budget `budget`. */
+export function registerBudget(deadline: AbortSignal, budget: OperationBudget): void {
+  budgets.set(deadline, budget);
+}
+
+/** The `context` key under which the SDK keeps a call's `abortSignal` (`@smithy/types` SMITHY_CONTEXT_KEY). */
+const SMITHY_CONTEXT_KEY = '__smithy_context';
+
+type Middleware = Parameters<S3Client['middlewareStack']['addRelativeTo']>[0];
+
+/**
+ * Adds to `client` a middleware inside the SDK's retry middleware (so it sees
+ * every attempt) that attaches the operation's budget to an attempt's error
+ * on its way to the retry strategy.
+ */
+export function carryBudget(client: S3Client): void {
+  type Next = (args: unknown) => Promise<unknown>;
+  const middleware = ((next: Next, context: Record<string, unknown>) => async (args: unknown) => {
+    try {
+      return await next(args);
+    } catch (error) {
+      const smithy = context[SMITHY_CONTEXT_KEY] as { abortSignal?: unknown } | undefined;
+      const budget = smithy?.abortSignal instanceof AbortSignal ? budgets.get(smithy.abortSignal) : undefined;
+      if (budget !== undefined && typeof error === 'object' && error !== null) {
+        Object.defineProperty(error, BUDGET, { value: budget, configurable: true });
+      }
+      throw error;
+    }
+  }) as unknown as Middleware;
+  client.middlewareStack.addRelativeTo(middleware, {
+    relation: 'after',
+    toMiddleware: 'retryMiddleware',
+    name: 'mcpgwOperationBudget',
+    override: true,
+  });
+}
+
+/** The budget a failed attempt's error carries (see {@link carryBudget}). */
+function budgetOf(error: unknown): OperationBudget | undefined {
+  return typeof error === 'object' && error !== null ? (error as { [BUDGET]?: OperationBudget })[BUDGET] : undefined;
 }
 
 /** The SDK's classes of a failed attempt (`@smithy/types` RetryErrorType). */
@@ -33,7 +76,7 @@ export interface BudgetedRetryStrategy {
   acquireInitialRetryToken(scope: string): Promise<RetryToken>;
   refreshRetryTokenForRetry(
     token: RetryToken,
-    errorInfo: { errorType: RetryErrorType; retryAfterHint?: Date },
+    errorInfo: { errorType: RetryErrorType; retryAfterHint?: Date; error?: unknown },
   ): Promise<RetryToken>;
   recordSuccess(token: RetryToken): void;
 }
@@ -73,7 +116,7 @@ export function createBudgetedRetryStrategy(options: BudgetedRetryOptions): Budg
   });
   return {
     acquireInitialRetryToken: async () => token(0, 0),
-    async refreshRetryTokenForRetry(previous, { errorType, retryAfterHint }) {
+    async refreshRetryTokenForRetry(previous, { errorType, retryAfterHint, error }) {
       const count = previous.getRetryCount();
       // Rejecting ends the retries: the SDK then throws the last attempt's error.
       if (errorType === 'CLIENT_ERROR') throw new Error('not retryable');
@@ -82,7 +125,7 @@ export function createBudgetedRetryStrategy(options: BudgetedRetryOptions): Budg
       let delay = Math.floor(random() * Math.min(base * 2 ** count, MAX_DELAY_MS));
       // Retry-After (RFC 9110 section 10.2.3) lengthens the wait, as in the SDK.
       if (retryAfterHint !== undefined) delay = Math.max(delay, retryAfterHint.getTime() - Date.now());
-      const budget = budgets.getStore();
+      const budget = budgetOf(error);
       if (budget !== undefined && performance.now() + delay + minAttemptMs > budget.deadlineAt) {
         budget.refusedRetry = errorType;
         throw new Error('no time left for a retry');

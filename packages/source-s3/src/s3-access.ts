@@ -18,7 +18,7 @@ import type { S3SourceOptions } from './s3-source-options.js';
 import { objectStream, type ObjectBody } from './object-stream.js';
 import { readBounded } from './read-bounded.js';
 import { awsS3 } from './aws-s3-module.js';
-import { withinBudget, type OperationBudget } from './budgeted-retry.js';
+import { registerBudget, type OperationBudget } from './budgeted-retry.js';
 import { isAccessDenied, isNotFound } from './s3-errors.js';
 import { acquireTenantSlot, type ReleaseSlot } from './tenant-slots.js';
 import { keyToUri } from './uri.js';
@@ -113,6 +113,7 @@ export function createS3Access(
     const deadline = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
     // The same deadline for the retry strategy, which retries only what fits before it.
     const budget: OperationBudget = { deadlineAt: performance.now() + operationBudgetMs };
+    registerBudget(deadline, budget);
     let release: ReleaseSlot | undefined;
     const keepSlot: KeepSlot = () => {
       const kept = release ?? (() => {});
@@ -121,7 +122,7 @@ export function createS3Access(
     };
     try {
       if (slot) release = await acquireTenantSlot(context.tenantId, options.maxInFlightPerTenant, deadline);
-      return await withinBudget(budget, () => run(deadline, keepSlot));
+      return await run(deadline, keepSlot);
     } catch (error) {
       if (isGatewayError(error)) throw error;
       // The caller gave up (client cancelled): not a backend failure.

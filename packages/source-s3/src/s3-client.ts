@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { egressAgents, type EgressGuard } from '@mcpgw/core';
 import { awsS3 } from './aws-s3-module.js';
-import { createBudgetedRetryStrategy } from './budgeted-retry.js';
+import { carryBudget, createBudgetedRetryStrategy } from './budgeted-retry.js';
 import type { S3SourceOptions } from './s3-source-options.js';
 import type { SessionCredentials } from './sts-client.js';
 
@@ -11,7 +11,7 @@ import type { SessionCredentials } from './sts-client.js';
  * the egress guard. `jitter` fixes the retries' jitter (tests); default random.
  */
 export function createS3Client(options: S3SourceOptions, egress?: EgressGuard, jitter?: () => number): S3Client {
-  return new (awsS3().S3Client)({
+  const client = new (awsS3().S3Client)({
     ...clientOptions(options, jitter),
     // Absent: the SDK's default provider chain. A copy, because the SDK
     // writes bookkeeping fields (`$source`) into the object it is given.
@@ -24,6 +24,8 @@ export function createS3Client(options: S3SourceOptions, egress?: EgressGuard, j
       ...(egress === undefined ? {} : egressAgents(egress)),
     },
   });
+  carryBudget(client);
+  return client;
 }
 
 /**
@@ -37,11 +39,13 @@ export function createSessionS3Client(
   base: S3Client,
   credentials: SessionCredentials,
 ): S3Client {
-  return new (awsS3().S3Client)({
+  const client = new (awsS3().S3Client)({
     ...clientOptions(options),
     credentials: { ...credentials },
     requestHandler: base.config.requestHandler,
   });
+  carryBudget(client);
+  return client;
 }
 
 function clientOptions(options: S3SourceOptions, jitter?: () => number) {
@@ -50,6 +54,8 @@ function clientOptions(options: S3SourceOptions, jitter?: () => number) {
     region: options.region,
     ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
     forcePathStyle: options.forcePathStyle,
+    // WHEN_REQUIRED: GetObject asks for no checksum, so there is none to check.
+    responseChecksumValidation: options.verifyChecksums ? ('WHEN_SUPPORTED' as const) : ('WHEN_REQUIRED' as const),
     // The SDK's standard retries (exponential backoff with jitter on throttling, 5xx, connection
     // errors and timeouts), each only if it fits in what is left of the operation's budget.
     maxAttempts,

@@ -72,6 +72,16 @@ export const s3SourceOptionsSchema = z
       })
       .strict()
       .default({ maxObjects: 100, maxTotalBytes: 10 * MIB }),
+    /**
+     * Ask S3 for an object's stored checksum with each GetObject
+     * (`x-amz-checksum-mode: ENABLED`) and have the SDK check the body
+     * against it; a mismatch fails the read. Default true (the SDK's own
+     * default). It costs CPU on every read of an object stored with one (the
+     * SDK computes a CRC64NVME in JavaScript, several ms per MiB; see
+     * docs/performance.md, "Checksum validation"); false leaves the body's
+     * integrity to TLS and the Content-Length check.
+     */
+    verifyChecksums: z.boolean().default(true),
     /** Per HTTP attempt (connect and response). Default 5,000 ms. */
     requestTimeoutMs: z.number().int().min(50).max(120_000).default(5_000),
     /** Attempts per S3 call, first included; a retry only if it fits the call's deadline (budgeted-retry.ts). Default 3. */

@@ -16,6 +16,7 @@ describe('S3 source options', () => {
       forcePathStyle: false,
       maxObjectBytes: 10 * 1024 * 1024,
       folderRead: { maxObjects: 100, maxTotalBytes: 10 * 1024 * 1024 },
+      verifyChecksums: true,
       requestTimeoutMs: 5_000,
       maxAttempts: 3,
       maxInFlightPerTenant: 16,
