@@ -340,7 +340,8 @@ try {
     .join(', ');
   const redisLine =
     `Redis per additional principal: ${perPrincipal(bytesAfter.tenant - bytesBefore.tenant)} B of the tenant's keys, ` +
-    `${perPrincipal(bytesAfter.rateLimits - bytesBefore.rateLimits)} B of rate-limit counters (within their window)`;
+    `${perPrincipal(bytesAfter.rateLimits - bytesBefore.rateLimits)} B of rate-limit counters, read at the end of the pass ` +
+    "(a pass longer than the entries' TTL and the counters' minute finds the earlier principals' gone)";
   const summary =
     `${PRINCIPALS} principals in ${servedSeconds.toFixed(0)} s (${(PRINCIPALS / servedSeconds).toFixed(0)}/s), ` +
     `answers ${statusList}, ${failures} not 200; first listings that were hits ${hits} of ${extra}`;
