@@ -139,7 +139,7 @@ const tenantIds = {
 };
 let env: Record<string, string> = {};
 
-/** Every Redis key of this run: the tenants' (under their keyed tags) and the rate-limit counters (by tenant id). */
+/** Every Redis key of this run: the tenants' (under their keyed tags) and their rate-limit counters (by the same tags). */
 async function deleteRunKeys(): Promise<number> {
   if (env.SECRETS_KEY === undefined) return 0;
   const keys = createCacheKeys({ key: createServerKeys({ secretsKey: env.SECRETS_KEY }).cacheKey });
@@ -147,7 +147,11 @@ async function deleteRunKeys(): Promise<number> {
   await redis.connect();
   let deleted = 0;
   try {
-    const patterns = Object.values(tenantIds).flatMap((id) => [`*{${keys.tenantTag(id)}}*`, `mcpgw:rl:*${id}*`]);
+    // Rate-limit counters name a tenant by the same keyed tag (apps/gateway/src/plugins/rate-limit.ts), not by its id.
+    const patterns = Object.values(tenantIds).flatMap((id) => [
+      `*{${keys.tenantTag(id)}}*`,
+      `mcpgw:rl:*${keys.tenantTag(id)}*`,
+    ]);
     for (const pattern of patterns) {
       let cursor = '0';
       do {

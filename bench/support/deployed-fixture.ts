@@ -77,7 +77,9 @@ export async function seedS3(s3: S3rverHandle): Promise<void> {
   }
 }
 
-function sourceOf(spec: TenantSpec, backends: Backends) {
+function sourceOf(spec: TenantSpec, backends: Backends | undefined) {
+  if (spec.source !== 'static' && backends === undefined)
+    throw new Error(`tenant ${spec.id}: a ${spec.source} source needs its backend`);
   const ttl = spec.listTtlMs === undefined ? {} : { ttlMs: { list: spec.listTtlMs } };
   switch (spec.source) {
     case 'static':
@@ -88,15 +90,15 @@ function sourceOf(spec: TenantSpec, backends: Backends) {
         resources: catalogDescriptors.map((d, i) => ({ ...d, text: `# Report ${i}` })),
       };
     case 'postgres':
-      return { id: 'docs', type: 'postgres', ...ttl, connection: { url: backends.postgres.url }, schemas: ['public'] };
+      return { id: 'docs', type: 'postgres', ...ttl, connection: { url: backends!.postgres.url }, schemas: ['public'] };
     case 's3':
       return {
         id: 'docs',
         type: 's3',
         ...ttl,
-        endpoint: backends.s3.endpoint,
+        endpoint: backends!.s3.endpoint,
         forcePathStyle: true,
-        credentials: backends.s3.credentials,
+        credentials: backends!.s3.credentials,
         bucket: S3_BUCKET,
         prefix: 'reports/',
       };
@@ -111,7 +113,8 @@ function sourceOf(spec: TenantSpec, backends: Backends) {
 export async function deployedGatewayEnv(options: {
   issuer: { issuer: string; jwksUri: string };
   tenants: readonly TenantSpec[];
-  backends: Backends;
+  /** What postgres and s3 sources read; a run of static tenants only needs none. */
+  backends?: Backends;
   controlPlaneUrl: string;
   redisUrl: string;
 }): Promise<Record<string, string>> {

@@ -1,7 +1,17 @@
 import type { Principal } from '@mcpgw/core';
+import { InternedValues, internStringList } from '@mcpgw/core';
 import { AuthError } from './auth-error.js';
 import { claimAt } from './claim-at.js';
 import type { IssuerSettings } from './issuer-settings.js';
+
+/**
+ * Scope and group lists and client ids as many tokens carry them, one copy
+ * each: the token cache holds a Principal per token, and the principals of one
+ * client or one role would otherwise each hold their own equal copies. Only
+ * these frozen lists and the client id are shared, never the subject.
+ */
+const lists = new InternedValues<readonly string[]>(1_000);
+const clientIds = new InternedValues<string>(1_000);
 
 /**
  * The Principal of a verified token (JWT claims or an RFC 7662 answer), using
@@ -18,14 +28,16 @@ export function principalFromClaims(
   if (typeof subject !== 'string' || subject === '') {
     throw new AuthError('invalid_token', 'The token has no subject ("sub")');
   }
-  const clientId =
+  const claimed =
     typeof claims.client_id === 'string' ? claims.client_id : typeof claims.azp === 'string' ? claims.azp : undefined;
+  const clientId = claimed === undefined ? undefined : clientIds.get(claimed, () => claimed);
   return Object.freeze({
     issuer: settings.issuer,
     subject,
     ...(clientId !== undefined ? { clientId } : {}),
-    scopes: Object.freeze(stringList(claimAt(claims, settings.scopeClaim), 'scope')),
-    groups: Object.freeze(
+    scopes: internStringList(lists, stringList(claimAt(claims, settings.scopeClaim), 'scope')),
+    groups: internStringList(
+      lists,
       settings.groupsClaim === undefined ? [] : stringList(claimAt(claims, settings.groupsClaim), 'groups'),
     ),
     expiresAt,

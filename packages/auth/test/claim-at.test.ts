@@ -45,3 +45,27 @@ describe('claim names in the configuration', () => {
     ).toThrow(/groups claim is malformed/);
   });
 });
+
+describe('principals of one client and role', () => {
+  it('share one frozen copy of equal scope and group lists and keep their own subjects', () => {
+    const one = principalFromClaims(
+      { sub: 'alice', client_id: 'app', scope: 'mcp:read', roles: ['reader'] },
+      settings('roles'),
+      0,
+    );
+    const two = principalFromClaims(
+      { sub: 'bob', client_id: 'app', scope: 'mcp:read', roles: ['reader'] },
+      settings('roles'),
+      0,
+    );
+    expect(two.scopes).toBe(one.scopes);
+    expect(two.groups).toBe(one.groups);
+    expect(Object.isFrozen(one.scopes) && Object.isFrozen(one.groups)).toBe(true);
+    expect([one.subject, two.subject]).toEqual(['alice', 'bob']);
+    expect(two.clientId).toBe('app');
+    const other = principalFromClaims({ sub: 'carol', scope: 'mcp:read mcp:write', roles: [] }, settings('roles'), 0);
+    expect(other.scopes).toEqual(['mcp:read', 'mcp:write']);
+    expect(other.groups).toEqual([]);
+    expect(other.clientId).toBeUndefined();
+  });
+});

@@ -5,6 +5,8 @@
 export type { ResourceContents, ResourceDescriptor, ResourceTemplateDescriptor } from './resource.js';
 /** A bounded cache's Map: least recently used evicted first, nothing moved on a hit. */
 export { RecencyMap } from './recency-map.js';
+/** One shared copy of equal immutable values many principals carry (scope lists, client ids, grant names). */
+export { InternedValues, internStringList } from './interned-values.js';
 /** HTML for server-rendered pages: the `markup` template escapes every value that is not itself markup. */
 export { escapeHtml, isMarkup, markup, markupText, trustedMarkup } from './markup.js';
 export type { Markup, MarkupValue } from './markup.js';

@@ -44,11 +44,14 @@ export function resolveAccess(
     .digest('base64url');
   // The caller rides along for sources that answer under a backend identity of their own (Source.backendIdentity).
   const caller = { tenantId, principal, fingerprint };
-  return { fingerprint, view, caller, ...viewAccess(compiled, view, effective) };
+  // `view` comes back from the shared view: one copy of the string for every principal of it, not one each.
+  return { fingerprint, caller, ...viewAccess(compiled, view, effective) };
 }
 
-/** The part of an AccessScope that only the effective grants decide. */
-type ViewAccess = Pick<AccessScope, 'allowsSource' | 'allows' | 'listingRanges' | 'listingPrefixes'>;
+/** The part of an AccessScope that only the effective grants decide, with the view's hash. */
+type ViewAccess = Pick<AccessScope, 'allowsSource' | 'allows' | 'listingRanges' | 'listingPrefixes'> & {
+  readonly view: string;
+};
 
 /** Views by compiled grants (a tenant's, compiled once at load), then by view hash; bounded per tenant. */
 const viewsByGrants = new WeakMap<CompiledGrants, Map<string, ViewAccess>>();
@@ -62,7 +65,7 @@ function viewAccess(compiled: CompiledGrants, view: string, effective: readonly 
   }
   let access = views.get(view);
   if (access === undefined) {
-    access = buildViewAccess(compiled, effective);
+    access = { view, ...buildViewAccess(compiled, effective) };
     // Grants matching on subjects could make a view per caller: past the bound, start again.
     if (views.size >= MAX_VIEWS_PER_TENANT) views.clear();
     views.set(view, access);
@@ -70,7 +73,7 @@ function viewAccess(compiled: CompiledGrants, view: string, effective: readonly 
   return access;
 }
 
-function buildViewAccess(compiled: CompiledGrants, effective: readonly Grant[]): ViewAccess {
+function buildViewAccess(compiled: CompiledGrants, effective: readonly Grant[]): Omit<ViewAccess, 'view'> {
   const rules = new Map<string, UriPattern[] | 'all'>();
   for (const grant of effective) {
     for (const allow of grant.allow) {

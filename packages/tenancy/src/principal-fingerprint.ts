@@ -38,23 +38,25 @@ const MAX_TENANT_KEYS = 10_000;
 export function createTenantPrincipalFingerprint(
   tenantKey: (tenantId: string) => Buffer,
 ): (tenantId: string, principal: Principal) => string {
-  const keys = new Map<string, Buffer>();
-  const keyOf = (tenantId: string): Buffer => {
-    let key = keys.get(tenantId);
-    if (key === undefined) {
-      if (keys.size >= MAX_TENANT_KEYS) keys.clear();
-      key = tenantKey(tenantId);
-      keys.set(tenantId, key);
+  // Per tenant: its key, and the fingerprints of the Principals its verifier holds (once per verified token,
+  // dropped with it). A fingerprint alone per Principal, no record of the tenant beside it: the map is the tenant's.
+  const tenants = new Map<string, { key: Buffer; known: WeakMap<Principal, string> }>();
+  const tenantOf = (tenantId: string) => {
+    let tenant = tenants.get(tenantId);
+    if (tenant === undefined) {
+      if (tenants.size >= MAX_TENANT_KEYS) tenants.clear();
+      tenant = { key: tenantKey(tenantId), known: new WeakMap() };
+      tenants.set(tenantId, tenant);
     }
-    return key;
+    return tenant;
   };
-  // As above: once per verified token, for the tenant whose verifier holds the Principal.
-  const known = new WeakMap<Principal, { readonly tenantId: string; readonly fingerprint: string }>();
   return (tenantId, principal) => {
-    const cached = known.get(principal);
-    if (cached?.tenantId === tenantId) return cached.fingerprint;
-    const fingerprint = fingerprintUnder(keyOf(tenantId), principal);
-    known.set(principal, { tenantId, fingerprint });
+    const tenant = tenantOf(tenantId);
+    let fingerprint = tenant.known.get(principal);
+    if (fingerprint === undefined) {
+      fingerprint = fingerprintUnder(tenant.key, principal);
+      tenant.known.set(principal, fingerprint);
+    }
     return fingerprint;
   };
 }

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { AccessEntry } from '@mcpgw/cache';
 import type { Principal } from '@mcpgw/core';
+import { InternedValues, internStringList } from '@mcpgw/core';
 import type { CompiledGrants } from '@mcpgw/policy';
 import { compileGrants, matchingGrants } from '@mcpgw/policy';
 import type { TenantRuntime } from '@mcpgw/tenancy';
@@ -9,6 +10,8 @@ import type { TenantRuntime } from '@mcpgw/tenancy';
 // repeated caller costs a lookup.
 const compiled = new WeakMap<TenantRuntime['config'], CompiledGrants>();
 const matched = new WeakMap<Principal, readonly string[]>();
+/** The principals of one role match the same grants: one frozen list of their names for all of them. */
+const grantNames = new InternedValues<readonly string[]>(1_000);
 
 function grantsOf(tenant: TenantRuntime, principal: Principal): readonly string[] {
   let names = matched.get(principal);
@@ -18,7 +21,10 @@ function grantsOf(tenant: TenantRuntime, principal: Principal): readonly string[
       grants = compileGrants(tenant.config.grants);
       compiled.set(tenant.config, grants);
     }
-    names = matchingGrants(grants, principal).map((grant) => grant.name);
+    names = internStringList(
+      grantNames,
+      matchingGrants(grants, principal).map((grant) => grant.name),
+    );
     matched.set(principal, names);
   }
   return names;
