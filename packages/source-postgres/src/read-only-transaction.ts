@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { postgresDriver } from './pg-module.js';
+import { queryAfterSetup, SetupFailed, type Statement } from './setup-pipeline.js';
 
 /** Runs exactly one statement, always with the extended query protocol. */
 export type RunQuery = <Row extends QueryResultRow>(text: string, values: readonly unknown[]) => Promise<Row[]>;
@@ -49,6 +50,33 @@ const ROLE_REFUSED = new Set(['22023', '42501', '42704']);
 const RESET_SESSION = 'DISCARD ALL';
 
 /**
+ * How every transaction ends when its work succeeded: ROLLBACK, then what
+ * DISCARD ALL does, in one simple query, so one round trip. DISCARD ALL itself
+ * refuses to share a query string ("cannot run inside a transaction block"),
+ * so this runs the statements PostgreSQL documents it to be equivalent to
+ * (SQL Commands, DISCARD: "Currently, this has the same effect as executing
+ * the following sequence of statements"), each of which may. After the
+ * ROLLBACK they run in one implicit transaction that commits at the end of
+ * the string; if one fails, the failure path below runs ROLLBACK and
+ * {@link RESET_SESSION} as separate statements, or destroys the connection.
+ * A constant: nothing of a caller is in it.
+ */
+const END_AND_RESET = [
+  'ROLLBACK',
+  'CLOSE ALL',
+  'SET SESSION AUTHORIZATION DEFAULT',
+  'RESET ALL',
+  'DEALLOCATE ALL',
+  'UNLISTEN *',
+  'SELECT pg_catalog.pg_advisory_unlock_all()',
+  'DISCARD PLANS',
+  'DISCARD TEMP',
+  'DISCARD SEQUENCES',
+].join('; ');
+
+const BEGIN: Statement = { text: 'BEGIN TRANSACTION READ ONLY', values: [] };
+
+/**
  * Runs `work` inside `BEGIN TRANSACTION READ ONLY` with transaction-local
  * statement and lock timeouts, then ends the transaction and returns the
  * connection. Everything a caller can trigger goes through here, so that no
@@ -60,7 +88,15 @@ const RESET_SESSION = 'DISCARD ALL';
  * keep: that discards queued notifications and undoes settings changed in
  * it), and the session is reset before the pool hands the connection to the
  * next caller, which releases what outlives a transaction (session advisory
- * locks). A connection that cannot be reset is destroyed instead.
+ * locks, prepared statements). A connection that cannot be reset is
+ * destroyed instead.
+ *
+ * Round trips: the BEGIN and the setup (timeouts, and the caller's role and
+ * settings) travel in front of the work's first query, one pipeline with one
+ * Sync (setup-pipeline.ts), so an error in either skips that query; the end
+ * is one simple query ({@link END_AND_RESET}). A read of n statements costs
+ * n + 1 round trips, where each of BEGIN, the setup, ROLLBACK and DISCARD
+ * ALL used to take one of its own.
  *
  * `query` always uses the extended query protocol, whose Parse message the
  * server rejects when it holds more than one statement ("cannot insert
@@ -98,30 +134,31 @@ export async function inReadOnlyTransaction<T>(
   try {
     // Aborted while waiting for a pooled connection: nothing ran, nothing to cancel.
     signal?.throwIfAborted();
-    await client.query('BEGIN TRANSACTION READ ONLY');
-    // SET LOCAL cannot take parameters; set_config(..., true) is its
-    // parameterised equivalent (is_local = true: ends with the transaction).
-    // The caller's role and settings go in the same statement: one round trip.
-    const setup = sessionSetup(timeouts, session);
-    try {
-      await client.query(setup.text, setup.values);
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (session !== undefined && typeof code === 'string' && ROLE_REFUSED.has(code)) {
-        throw new RoleSwitchRefused(session.role, { cause: error });
-      }
-      throw error;
-    }
+    // Sent with the first query; until then nothing has run on the connection.
+    let setup: readonly Statement[] | undefined = [BEGIN, sessionSetup(timeouts, session)];
     const query: RunQuery = async (text, values) => {
       signal?.throwIfAborted();
+      if (setup !== undefined) {
+        const first = setup;
+        setup = undefined;
+        try {
+          return await queryAfterSetup(client, first, { text, values });
+        } catch (error) {
+          if (!(error instanceof SetupFailed)) throw error;
+          const code = (error.cause as { code?: unknown }).code;
+          if (session !== undefined && typeof code === 'string' && ROLE_REFUSED.has(code)) {
+            throw new RoleSwitchRefused(session.role, { cause: error.cause });
+          }
+          throw error.cause;
+        }
+      }
       // `queryMode: 'extended'` even without parameters: pg otherwise sends a
       // parameterless query with the simple protocol, which runs `a; b`.
       const config = { text, values: [...values], queryMode: 'extended' };
       return (await client.query(config as pg.QueryConfig)).rows;
     };
     const result = await work(query);
-    await client.query('ROLLBACK');
-    await client.query(RESET_SESSION);
+    await client.query(END_AND_RESET);
     return result;
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
@@ -141,13 +178,12 @@ export async function inReadOnlyTransaction<T>(
 }
 
 /**
- * The transaction's first statement: its timeouts and, for a caller's
- * session, the role and settings. Every name and value is a parameter.
+ * The transaction's first statement after BEGIN: its timeouts and, for a
+ * caller's session, the role and settings. `SET LOCAL` cannot take
+ * parameters; set_config(..., true) is its parameterised equivalent (is_local
+ * = true: ends with the transaction). Every name and value is a parameter.
  */
-function sessionSetup(
-  timeouts: TransactionTimeouts,
-  session: TransactionSession | undefined,
-): { text: string; values: string[] } {
+function sessionSetup(timeouts: TransactionTimeouts, session: TransactionSession | undefined): Statement {
   const values = [`${timeouts.statementTimeoutMs}ms`, `${timeouts.lockTimeoutMs}ms`];
   const calls = ["set_config('statement_timeout', $1, true)", "set_config('lock_timeout', $2, true)"];
   if (session !== undefined) {
