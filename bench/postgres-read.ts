@@ -48,6 +48,7 @@ import type * as BaselineModule from './support/baseline-module.js';
 import type * as ProcessUsageModule from './support/process-usage.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as SectionModule from './support/performance-section.js';
+import type * as BackendUsageModule from './support/postgres-backend-usage.js';
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
@@ -60,6 +61,7 @@ const { startDeployedGateway } = await helper<typeof DeployedGatewayModule>('./s
 const { nodeVersion } = await helper<typeof BaselineModule>('./support/baseline-module.ts');
 const { cpuMicros, pinToCore } = await helper<typeof ProcessUsageModule>('./support/process-usage.ts');
 const { writePerformanceSubsection } = await helper<typeof SectionModule>('./support/performance-section.ts');
+const { sampleBackends } = await helper<typeof BackendUsageModule>('./support/postgres-backend-usage.ts');
 
 const SECONDS = arg('seconds', 3);
 const ROUNDS = arg('rounds', 6);
@@ -183,10 +185,14 @@ try {
   const bodyBytes = Buffer.byteLength(fromGateway.text);
   console.error(`bodies identical: ${bodyBytes} bytes`);
 
+  // Only one server is under load in a round, so the backends' CPU over a round is that server's Postgres work.
+  const backends = await sampleBackends(new URL(sourceDb.url).pathname.slice(1));
+  stops.push(async () => backends.stop());
   interface Measured {
     requests: number;
     seconds: number;
     cpuMicros: number;
+    postgresMicros: number;
     p99s: number[];
     rates: number[];
     cpus: number[];
@@ -220,10 +226,14 @@ try {
   ];
   type Variant = (typeof variants)[number];
   const byKey: Record<string, Measured> = Object.fromEntries(
-    variants.map((v) => [v.key, { requests: 0, seconds: 0, cpuMicros: 0, p99s: [], rates: [], cpus: [] }]),
+    variants.map((v) => [
+      v.key,
+      { requests: 0, seconds: 0, cpuMicros: 0, postgresMicros: 0, p99s: [], rates: [], cpus: [] },
+    ]),
   );
 
   async function drive(v: Variant, seconds: number, into?: Measured): Promise<void> {
+    const postgresBefore = await backends.total();
     const before = await v.cpu();
     const result = await autocannon({
       url: v.url,
@@ -234,6 +244,7 @@ try {
       body,
     });
     const after = await v.cpu();
+    const postgresAfter = await backends.total();
     if (result.errors > 0 || result.non2xx > 0) {
       throw new Error(`${v.name}: ${result.errors} connection errors, ${result.non2xx} non-2xx answers`);
     }
@@ -241,6 +252,7 @@ try {
     into.requests += result.requests.total;
     into.seconds += result.duration;
     into.cpuMicros += after - before;
+    into.postgresMicros += postgresAfter - postgresBefore;
     into.p99s.push(result.latency.p99);
     into.rates.push(result.requests.total / result.duration);
     into.cpus.push((after - before) / result.requests.total);
@@ -266,21 +278,23 @@ try {
     return `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
   };
   const table = [
-    '| server | reads | reads/s | p99 ms (median of rounds) | CPU per read µs |',
-    '| --- | ---: | ---: | ---: | ---: |',
+    '| server | reads | reads/s | p99 ms (median of rounds) | CPU per read µs | Postgres CPU per read µs |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
     ...variants.map((v) => {
       const m = byKey[v.key]!;
-      return `| ${v.name} | ${m.requests} | ${rate(m).toFixed(0)} | ${median(m.p99s).toFixed(0)} | ${cpuPer(m).toFixed(0)} |`;
+      return `| ${v.name} | ${m.requests} | ${rate(m).toFixed(0)} | ${median(m.p99s).toFixed(0)} | ${cpuPer(m).toFixed(0)} | ${(m.postgresMicros / m.requests).toFixed(0)} |`;
     }),
   ];
   const line =
     `postgres read ${ROWS} rows, Node ${nodeVersion(NODE)}: gateway/route throughput ${(rate(g) / rate(r)).toFixed(2)} ` +
     `(rounds ${spread('rates')}), CPU per read gateway/route ${(cpuPer(g) / cpuPer(r)).toFixed(2)} (rounds ${spread('cpus')}), ` +
+    `Postgres CPU per read gateway/route ${(g.postgresMicros / g.requests / (r.postgresMicros / r.requests)).toFixed(2)}, ` +
     `p99 ${median(g.p99s).toFixed(0)} / ${median(r.p99s).toFixed(0)} ms` +
     (byKey.earlier === undefined
       ? ''
       : `; compared build/route throughput ${(rate(byKey.earlier) / rate(r)).toFixed(2)} (rounds ${spread('rates', byKey.earlier)}), ` +
-        `CPU ${(cpuPer(byKey.earlier) / cpuPer(r)).toFixed(2)}`) +
+        `CPU ${(cpuPer(byKey.earlier) / cpuPer(r)).toFixed(2)}, Postgres CPU ` +
+        `${(byKey.earlier.postgresMicros / byKey.earlier.requests / (r.postgresMicros / r.requests)).toFixed(2)}`) +
     ` | load ${loadAtStart} → ${load()}`;
   console.log(`\n${table.join('\n')}\n\n${line}`);
 
