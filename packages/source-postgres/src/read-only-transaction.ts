@@ -49,31 +49,6 @@ const ROLE_REFUSED = new Set(['22023', '42501', '42704']);
  */
 const RESET_SESSION = 'DISCARD ALL';
 
-/**
- * How every transaction ends when its work succeeded: ROLLBACK, then what
- * DISCARD ALL does, in one simple query, so one round trip. DISCARD ALL itself
- * refuses to share a query string ("cannot run inside a transaction block"),
- * so this runs the statements PostgreSQL documents it to be equivalent to
- * (SQL Commands, DISCARD: "Currently, this has the same effect as executing
- * the following sequence of statements"), each of which may. After the
- * ROLLBACK they run in one implicit transaction that commits at the end of
- * the string; if one fails, the failure path below runs ROLLBACK and
- * {@link RESET_SESSION} as separate statements, or destroys the connection.
- * A constant: nothing of a caller is in it.
- */
-const END_AND_RESET = [
-  'ROLLBACK',
-  'CLOSE ALL',
-  'SET SESSION AUTHORIZATION DEFAULT',
-  'RESET ALL',
-  'DEALLOCATE ALL',
-  'UNLISTEN *',
-  'SELECT pg_catalog.pg_advisory_unlock_all()',
-  'DISCARD PLANS',
-  'DISCARD TEMP',
-  'DISCARD SEQUENCES',
-].join('; ');
-
 const BEGIN: Statement = { text: 'BEGIN TRANSACTION READ ONLY', values: [] };
 
 /**
@@ -93,10 +68,12 @@ const BEGIN: Statement = { text: 'BEGIN TRANSACTION READ ONLY', values: [] };
  *
  * Round trips: the BEGIN and the setup (timeouts, and the caller's role and
  * settings) travel in front of the work's first query, one pipeline with one
- * Sync (setup-pipeline.ts), so an error in either skips that query; the end
- * is one simple query ({@link END_AND_RESET}). A read of n statements costs
- * n + 1 round trips, where each of BEGIN, the setup, ROLLBACK and DISCARD
- * ALL used to take one of its own.
+ * Sync (setup-pipeline.ts), so an error in either skips that query. A read
+ * of n statements costs n + 2 round trips (ROLLBACK and DISCARD ALL); each of
+ * BEGIN and the setup used to take one of its own. ROLLBACK followed by the
+ * statements DISCARD ALL is documented to equal, in one simple query, saved
+ * one more round trip but cost the server as much as it saved, measured side
+ * by side (docs/performance.md, "Postgres source"), so DISCARD ALL stays.
  *
  * `query` always uses the extended query protocol, whose Parse message the
  * server rejects when it holds more than one statement ("cannot insert
@@ -158,7 +135,8 @@ export async function inReadOnlyTransaction<T>(
       return (await client.query(config as pg.QueryConfig)).rows;
     };
     const result = await work(query);
-    await client.query(END_AND_RESET);
+    await client.query('ROLLBACK');
+    await client.query(RESET_SESSION);
     return result;
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
