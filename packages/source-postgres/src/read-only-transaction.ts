@@ -1,7 +1,6 @@
 import type pg from 'pg';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { postgresDriver } from './pg-module.js';
-import { queryAfterSetup, SetupFailed, type Statement } from './setup-pipeline.js';
 
 /** Runs exactly one statement, always with the extended query protocol. */
 export type RunQuery = <Row extends QueryResultRow>(text: string, values: readonly unknown[]) => Promise<Row[]>;
@@ -49,8 +48,6 @@ const ROLE_REFUSED = new Set(['22023', '42501', '42704']);
  */
 const RESET_SESSION = 'DISCARD ALL';
 
-const BEGIN: Statement = { text: 'BEGIN TRANSACTION READ ONLY', values: [] };
-
 /**
  * Runs `work` inside `BEGIN TRANSACTION READ ONLY` with transaction-local
  * statement and lock timeouts, then ends the transaction and returns the
@@ -63,17 +60,15 @@ const BEGIN: Statement = { text: 'BEGIN TRANSACTION READ ONLY', values: [] };
  * keep: that discards queued notifications and undoes settings changed in
  * it), and the session is reset before the pool hands the connection to the
  * next caller, which releases what outlives a transaction (session advisory
- * locks, prepared statements). A connection that cannot be reset is
- * destroyed instead.
+ * locks). A connection that cannot be reset is destroyed instead.
  *
- * Round trips: the BEGIN and the setup (timeouts, and the caller's role and
- * settings) travel in front of the work's first query, one pipeline with one
- * Sync (setup-pipeline.ts), so an error in either skips that query. A read
- * of n statements costs n + 2 round trips (ROLLBACK and DISCARD ALL); each of
- * BEGIN and the setup used to take one of its own. ROLLBACK followed by the
- * statements DISCARD ALL is documented to equal, in one simple query, saved
- * one more round trip but cost the server as much as it saved, measured side
- * by side (docs/performance.md, "Postgres source"), so DISCARD ALL stays.
+ * Each of BEGIN, the setup, ROLLBACK and DISCARD ALL is a round trip of its
+ * own. Sending BEGIN and the setup in front of the first query (one
+ * extended-protocol pipeline, one Sync), and ending with one simple query of
+ * ROLLBACK and DISCARD ALL's documented equivalent statements, were measured
+ * side by side against this (bench/postgres-read.ts, docs/performance.md,
+ * "Postgres source"): no gain outside the noise, and Postgres's CPU per read
+ * already matched a route running the bare statements; so they are not used.
  *
  * `query` always uses the extended query protocol, whose Parse message the
  * server rejects when it holds more than one statement ("cannot insert
@@ -111,24 +106,22 @@ export async function inReadOnlyTransaction<T>(
   try {
     // Aborted while waiting for a pooled connection: nothing ran, nothing to cancel.
     signal?.throwIfAborted();
-    // Sent with the first query; until then nothing has run on the connection.
-    let setup: readonly Statement[] | undefined = [BEGIN, sessionSetup(timeouts, session)];
+    await client.query('BEGIN TRANSACTION READ ONLY');
+    // SET LOCAL cannot take parameters; set_config(..., true) is its
+    // parameterised equivalent (is_local = true: ends with the transaction).
+    // The caller's role and settings go in the same statement: one round trip.
+    const setup = sessionSetup(timeouts, session);
+    try {
+      await client.query(setup.text, setup.values);
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (session !== undefined && typeof code === 'string' && ROLE_REFUSED.has(code)) {
+        throw new RoleSwitchRefused(session.role, { cause: error });
+      }
+      throw error;
+    }
     const query: RunQuery = async (text, values) => {
       signal?.throwIfAborted();
-      if (setup !== undefined) {
-        const first = setup;
-        setup = undefined;
-        try {
-          return await queryAfterSetup(client, first, { text, values });
-        } catch (error) {
-          if (!(error instanceof SetupFailed)) throw error;
-          const code = (error.cause as { code?: unknown }).code;
-          if (session !== undefined && typeof code === 'string' && ROLE_REFUSED.has(code)) {
-            throw new RoleSwitchRefused(session.role, { cause: error.cause });
-          }
-          throw error.cause;
-        }
-      }
       // `queryMode: 'extended'` even without parameters: pg otherwise sends a
       // parameterless query with the simple protocol, which runs `a; b`.
       const config = { text, values: [...values], queryMode: 'extended' };
@@ -156,12 +149,13 @@ export async function inReadOnlyTransaction<T>(
 }
 
 /**
- * The transaction's first statement after BEGIN: its timeouts and, for a
- * caller's session, the role and settings. `SET LOCAL` cannot take
- * parameters; set_config(..., true) is its parameterised equivalent (is_local
- * = true: ends with the transaction). Every name and value is a parameter.
+ * The transaction's first statement: its timeouts and, for a caller's
+ * session, the role and settings. Every name and value is a parameter.
  */
-function sessionSetup(timeouts: TransactionTimeouts, session: TransactionSession | undefined): Statement {
+function sessionSetup(
+  timeouts: TransactionTimeouts,
+  session: TransactionSession | undefined,
+): { text: string; values: string[] } {
   const values = [`${timeouts.statementTimeoutMs}ms`, `${timeouts.lockTimeoutMs}ms`];
   const calls = ["set_config('statement_timeout', $1, true)", "set_config('lock_timeout', $2, true)"];
   if (session !== undefined) {
