@@ -139,7 +139,11 @@ ${table}
   } else {
     const rest = doc.slice(start + 1);
     const next = rest.search(/^## /m);
-    doc = `${doc.slice(0, start)}${section}${next === -1 ? '' : `\n${rest.slice(next)}`}`;
+    // Subsections other benches write there (e.g. bench/postgres-read.ts's) are kept.
+    const own = next === -1 ? rest : rest.slice(0, next);
+    const sub = own.search(/^### /m);
+    const kept = sub === -1 ? '' : `\n${own.slice(sub).trimEnd()}\n`;
+    doc = `${doc.slice(0, start)}${section}${kept}${next === -1 ? '' : `\n${rest.slice(next)}`}`;
   }
   await writeFile(path, doc.endsWith('\n') ? doc : `${doc}\n`);
   console.error('wrote docs/performance.md ("## Postgres source")');

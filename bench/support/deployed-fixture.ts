@@ -39,13 +39,18 @@ export interface TenantSpec {
   source: SourceKind;
   /** `0`: listings uncached. */
   listTtlMs?: number;
+  /** `0`: reads uncached. */
+  readTtlMs?: number;
+  /** Postgres only: rows resources enabled, up to this many rows a read. */
+  rowsMaxLimit?: number;
   /** Omitted: the production defaults apply (the rate-limit probe). */
   limits?: typeof OPERATOR_LIMITS;
 }
 
 export interface Backends {
   postgres: TestDatabase;
-  s3: S3rverHandle;
+  /** Needed only by tenants with an S3 source. */
+  s3?: S3rverHandle;
 }
 
 /** 150 tables with a primary key, a comment and 20 rows each, for the Postgres source. */
@@ -80,7 +85,11 @@ export async function seedS3(s3: S3rverHandle): Promise<void> {
 function sourceOf(spec: TenantSpec, backends: Backends | undefined) {
   if (spec.source !== 'static' && backends === undefined)
     throw new Error(`tenant ${spec.id}: a ${spec.source} source needs its backend`);
-  const ttl = spec.listTtlMs === undefined ? {} : { ttlMs: { list: spec.listTtlMs } };
+  const ttlMs = {
+    ...(spec.listTtlMs === undefined ? {} : { list: spec.listTtlMs }),
+    ...(spec.readTtlMs === undefined ? {} : { read: spec.readTtlMs }),
+  };
+  const ttl = Object.keys(ttlMs).length === 0 ? {} : { ttlMs };
   switch (spec.source) {
     case 'static':
       return {
@@ -90,8 +99,16 @@ function sourceOf(spec: TenantSpec, backends: Backends | undefined) {
         resources: catalogDescriptors.map((d, i) => ({ ...d, text: `# Report ${i}` })),
       };
     case 'postgres':
-      return { id: 'docs', type: 'postgres', ...ttl, connection: { url: backends!.postgres.url }, schemas: ['public'] };
+      return {
+        id: 'docs',
+        type: 'postgres',
+        ...ttl,
+        connection: { url: backends!.postgres.url },
+        schemas: ['public'],
+        ...(spec.rowsMaxLimit === undefined ? {} : { rows: { enabled: true, maxLimit: spec.rowsMaxLimit } }),
+      };
     case 's3':
+      if (backends!.s3 === undefined) throw new Error('an S3 tenant needs backends.s3');
       return {
         id: 'docs',
         type: 's3',

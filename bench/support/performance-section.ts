@@ -21,3 +21,40 @@ export async function writePerformanceSection(section: string): Promise<void> {
   await writeFile(path, doc.endsWith('\n') ? doc : `${doc}\n`);
   console.error(`wrote docs/performance.md ("${heading}")`);
 }
+
+/**
+ * Writes `subsection` (which starts with its own `### heading` line) into the
+ * section under `parent` (a `## heading` line) of docs/performance.md: in place
+ * of the subsection under the same heading, up to the next `### ` or `## `,
+ * or at the end of the parent section when there is none (the parent is
+ * appended when missing). Everything else is kept.
+ */
+export async function writePerformanceSubsection(parent: string, subsection: string): Promise<void> {
+  const heading = subsection.slice(0, subsection.indexOf('\n'));
+  const path = new URL('../../docs/performance.md', import.meta.url);
+  const doc = await readFile(path, 'utf8').catch(() => '# Performance\n');
+  const lines = doc.split('\n');
+  const own = subsection.trimEnd().split('\n');
+  let start = lines.findIndex((line) => line === parent);
+  if (start === -1) {
+    lines.push('', parent, '');
+    start = lines.length - 2;
+  }
+  const sectionEnd = lines.findIndex((line, i) => i > start && line.startsWith('## '));
+  const end = sectionEnd === -1 ? lines.length : sectionEnd;
+  const at = lines.findIndex((line, i) => i > start && i < end && line === heading);
+  if (at === -1) {
+    // Before the blank lines that end the parent section.
+    let insert = end;
+    while (insert > start + 1 && lines[insert - 1] === '') insert -= 1;
+    lines.splice(insert, 0, '', ...own);
+  } else {
+    const next = lines.findIndex((line, i) => i > at && (line.startsWith('### ') || line.startsWith('## ')));
+    let stop = next === -1 ? lines.length : next;
+    while (stop > at + 1 && lines[stop - 1] === '') stop -= 1;
+    lines.splice(at, stop - at, ...own);
+  }
+  const text = lines.join('\n');
+  await writeFile(path, text.endsWith('\n') ? text : `${text}\n`);
+  console.error(`wrote docs/performance.md ("${parent}" / "${heading}")`);
+}

@@ -62,6 +62,14 @@ const RESET_SESSION = 'DISCARD ALL';
  * next caller, which releases what outlives a transaction (session advisory
  * locks). A connection that cannot be reset is destroyed instead.
  *
+ * Each of BEGIN, the setup, ROLLBACK and DISCARD ALL is a round trip of its
+ * own. Sending BEGIN and the setup in front of the first query (one
+ * extended-protocol pipeline, one Sync), and ending with one simple query of
+ * ROLLBACK and DISCARD ALL's documented equivalent statements, were measured
+ * side by side against this (bench/postgres-read.ts, docs/performance.md,
+ * "Postgres source"): no gain outside the noise, and Postgres's CPU per read
+ * already matched a route running the bare statements; so they are not used.
+ *
  * `query` always uses the extended query protocol, whose Parse message the
  * server rejects when it holds more than one statement ("cannot insert
  * multiple commands into a prepared statement"): "one statement per query"

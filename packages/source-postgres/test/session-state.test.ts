@@ -22,6 +22,11 @@ beforeAll(async () => {
              pg_catalog.set_config('work_mem', '77MB', false) AS work_mem;
     CREATE VIEW public.locker AS SELECT pg_catalog.pg_advisory_lock(4242)::text AS locked;
     CREATE VIEW public.notifier AS SELECT pg_catalog.pg_notify('gateway_side_effect', 'from a view')::text AS sent;
+    CREATE FUNCTION public.prepare_one() RETURNS text LANGUAGE plpgsql AS $$
+      BEGIN EXECUTE 'PREPARE left_behind AS SELECT 1'; RETURN 'prepared'; END $$;
+    CREATE VIEW public.preparer AS SELECT public.prepare_one() AS done;
+    CREATE VIEW public.prepared AS
+      SELECT pg_catalog.count(*)::int AS statements FROM pg_catalog.pg_prepared_statements;
     CREATE VIEW public.session_view AS
       SELECT pg_catalog.current_setting('search_path') AS search_path,
              pg_catalog.current_setting('work_mem') AS work_mem;
@@ -59,6 +64,13 @@ describe('session state a view leaves behind', () => {
         WHERE l.locktype = 'advisory' AND a.application_name = 'mcpgw:tricks'`,
     );
     expect(rows[0]?.n).toBe(0);
+  });
+
+  it('drops a prepared statement a view created, which outlives ROLLBACK', async () => {
+    const [done] = await rowsOf('preparer');
+    expect(done?.done).toBe('prepared');
+    const [after] = await rowsOf('prepared');
+    expect(after?.statements).toBe(0);
   });
 
   it('delivers no notification a view sent', async () => {
