@@ -1,9 +1,7 @@
-import { createRequire } from 'node:module';
 import type * as OidcProviderModuleNamespace from 'oidc-provider';
+import { loadOnFirstUse } from '@mcpgw/core';
 
 type OidcProviderModule = typeof OidcProviderModuleNamespace;
-
-let loaded: OidcProviderModule | undefined;
 
 /**
  * oidc-provider, read when first used instead of when this package loads.
@@ -16,10 +14,7 @@ let loaded: OidcProviderModule | undefined;
  * `require` then returns that same module instance (Node requires an ES
  * module synchronously from 20.19 and 22.12 on, sharing the import cache).
  */
-export function oidcProviderModule(): OidcProviderModule {
-  loaded ??= createRequire(import.meta.url)('oidc-provider') as OidcProviderModule;
-  return loaded;
-}
+export const oidcProviderModule = loadOnFirstUse<OidcProviderModule>('oidc-provider', import.meta.url);
 
 /** oidc-provider's error classes (`errors.InvalidGrant`, ...), resolved on first use. */
 export const errors: OidcProviderModule['errors'] = new Proxy({} as OidcProviderModule['errors'], {
