@@ -14,6 +14,15 @@ import { recordRunningGateway } from './running-gateway.js';
 import { openServingControlPlane } from './serving-control-plane.js';
 import { createSourceRegistry } from './source-registry.js';
 
+/**
+ * Milliseconds from the process's start (performance.timeOrigin) to the end of each phase of the
+ * start, logged with `gateway listening`: what starting costs, phase by phase (docs/performance.md,
+ * "Start"). Read here, after every static import has been evaluated: `modules` is Node's own
+ * start plus loading the gateway's import graph.
+ */
+const startMs: Record<string, number> = { modules: Math.round(performance.now()) };
+const mark = (phase: string) => (startMs[phase] = Math.round(performance.now()));
+
 /** Whether LOG_LEVEL asks for detail: a start that fails unexpectedly then prints its stack. */
 let verbose = false;
 
@@ -25,10 +34,12 @@ async function main(): Promise<void> {
   // identity tokens with the keys of the tenants' hosted authorization servers (plugins/gateway-settings.ts).
   const registry = createSourceRegistry();
   const config = await loadConfig({ registry, defaultBootstrap: demoBootstrap() });
+  mark('config');
   verbose = config.env.LOG_LEVEL === 'debug' || config.env.LOG_LEVEL === 'trace';
   // OpenTelemetry traces, when OTEL_EXPORTER_OTLP_ENDPOINT is set; flushed after the last request.
   const tracing = await startOtlpTracing(config.env);
   const controlPlane = await openServingControlPlane(config, createGatewayLogger(config.env) as unknown as Logger);
+  mark('controlPlane');
   const app = await buildApp(config, {
     controlPlane,
     admin: {},
@@ -37,6 +48,7 @@ async function main(): Promise<void> {
     await controlPlane.close().catch(() => undefined);
     throw error;
   });
+  mark('app');
   if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
   // The control plane was opened before the app, so it closes after it.
   const close = () => app.close().then(() => controlPlane.close());
@@ -87,6 +99,7 @@ async function main(): Promise<void> {
     throw failure;
   });
 
+  mark('listen');
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.env.PORT;
   const base = publicBaseUrl(config.env, port);
@@ -96,7 +109,7 @@ async function main(): Promise<void> {
     forgetRecord = await recordRunningGateway(config, { ...target, url: base, config: config.origin });
   }
   app.log.info(
-    { config: config.origin, endpoints: config.tenants.map((t) => tenantResourceUri(base, t.id)) },
+    { config: config.origin, endpoints: config.tenants.map((t) => tenantResourceUri(base, t.id)), startMs },
     'gateway listening',
   );
 }

@@ -3,7 +3,8 @@
 // required, are entries of the one module cache that `require.cache` shows.
 import { createRequire } from 'node:module';
 
-const DRIVERS = ['ioredis', '@aws-sdk/client-s3', 'pg'];
+// undici: the npm copy the issuers' guarded fetch uses (not Node's own), loaded on an issuer's first fetch.
+const DRIVERS = ['ioredis', '@aws-sdk/client-s3', 'pg', 'undici'];
 const moduleCache = createRequire(import.meta.url).cache;
 process.on('SIGUSR2', () => {
   const files = Object.keys(moduleCache);

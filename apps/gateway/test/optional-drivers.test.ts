@@ -12,7 +12,7 @@ import { MAIN, runBuilt } from './gateway-process.js';
 
 // The built gateway, as `npm start` runs it: a driver is loaded by the deployment that uses it
 // (Redis for REDIS_URL, the AWS SDK for an S3 source, node-postgres for DATABASE_URL or a
-// Postgres source), never by one that does not.
+// Postgres source, undici for fetching from an issuer), never by one that does not.
 // docs/operations.md, "Memory at start", has what that saves.
 
 const REPORTER = fileURLToPath(new URL('./loaded-drivers.mjs', import.meta.url));

@@ -10,6 +10,9 @@ import type { SqlDatabase } from './sql-database.js';
  */
 const MIGRATION_LOCK_KEY = 0x6d637067;
 
+/** SQLSTATE of a query on a table that does not exist (PostgreSQL, Appendix A). */
+const UNDEFINED_TABLE = '42P01';
+
 /** Why the store cannot be used with this gateway's schema; stops startup. */
 export class MigrationError extends Error {
   override readonly name = 'MigrationError';
@@ -20,6 +23,33 @@ export interface MigrationReport {
   readonly applied: readonly number[];
   /** The schema version after the run. */
   readonly version: number;
+}
+
+/**
+ * Whether every one of `migrations`, and nothing else, is recorded as applied with its contents
+ * (one query). Rows are only ever added by a committed migration run, so a record that matches
+ * stays current until a newer gateway migrates it. A database without the record yet is not
+ * current.
+ */
+async function isCurrent(db: SqlDatabase, migrations: readonly Migration[]): Promise<boolean> {
+  const rows = await db
+    .query<AppliedRow>('SELECT version, name, checksum FROM control_plane_migrations ORDER BY version')
+    .then(
+      (result) => result.rows,
+      (error: unknown) => {
+        // 42P01 undefined_table: a new database. Any other failure (unreachable, refused) is the start's to report.
+        if ((error as { code?: unknown }).code === UNDEFINED_TABLE) return undefined;
+        throw error;
+      },
+    );
+  return (
+    rows !== undefined &&
+    rows.length === migrations.length &&
+    rows.every((row, index) => {
+      const known = migrations[index]!;
+      return row.version === known.version && row.name === known.name && row.checksum === checksum(known);
+    })
+  );
 }
 
 function checksum(migration: Migration): string {
@@ -48,6 +78,10 @@ export async function migrate(
       throw new MigrationError(`migration "${migration.name}" has version ${migration.version}, expected ${index + 1}`);
     }
   });
+  // A replica that starts on a current schema, as nearly every start does, reads the record once
+  // and is done: no transaction, no lock. Anything else (no record yet, steps to apply, a
+  // record that does not match) takes the locked path below, which decides and says why.
+  if (await isCurrent(db, migrations)) return { applied: [], version: migrations.length };
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
     await tx.exec(`CREATE TABLE IF NOT EXISTS control_plane_migrations (

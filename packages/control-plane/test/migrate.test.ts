@@ -48,6 +48,26 @@ describe.each(Object.keys(ENGINES) as (keyof typeof ENGINES)[])('migrations on %
     expect(await migrate(db)).toEqual({ applied: [], version: MIGRATIONS.length });
   });
 
+  it('checks a current database with one query, taking neither a transaction nor the lock', async () => {
+    const { db } = await open();
+    await migrate(db);
+    const statements: string[] = [];
+    const counted = {
+      ...db,
+      query: ((text: string, values?: readonly unknown[]) => {
+        statements.push(text);
+        return db.query(text, values);
+      }) as typeof db.query,
+      exec: (script: string) => (statements.push(script), db.exec(script)),
+      transaction: <T>(work: Parameters<typeof db.transaction<T>>[0]) => (
+        statements.push('BEGIN'),
+        db.transaction(work)
+      ),
+    };
+    expect(await migrate(counted)).toEqual({ applied: [], version: MIGRATIONS.length });
+    expect(statements).toEqual(['SELECT version, name, checksum FROM control_plane_migrations ORDER BY version']);
+  });
+
   it('moves a database at the previous version forward, keeping its rows', async () => {
     const { db } = await open();
     const next: Migration = {

@@ -1,6 +1,8 @@
 import type { RecordedEvent, WriteContext } from '@mcpgw/control-plane';
 import type { Logger } from '@mcpgw/core';
-import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { oidcProviderModule } from '../oidc-provider-module.js';
 import { JWT_BEARER_GRANT_TYPE } from '../enterprise/id-jag-grant-type.js';
 
 /** Where the audited steps go: the control plane's audit log (ControlPlaneStore.recordEvent). */
@@ -108,7 +110,7 @@ export function attachAuditTrail(provider: Provider, options: AuditTrailOptions)
   });
 
   provider.on('grant.saved', (grant: GrantLike) => {
-    const ctx = Provider.ctx;
+    const ctx = oidcProviderModule().Provider.ctx;
     if (ctx?.oidc?.route === 'token') return;
     if (grant.jti === undefined || grant.accountId === undefined) return;
     write(

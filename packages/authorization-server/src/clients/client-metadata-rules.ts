@@ -1,4 +1,5 @@
-import { errors, type ClientMetadata, type Configuration } from 'oidc-provider';
+import type { ClientMetadata, Configuration } from 'oidc-provider';
+import { errors } from '../oidc-provider-module.js';
 import { redirectUriProblem, type ApplicationType } from './redirect-uri-rules.js';
 
 /** RFC 7523 section 2.1: the JWT bearer grant of enterprise-managed authorization (an ID-JAG). */

@@ -7,7 +7,7 @@ export {
 } from './attach-client-policy.js';
 export type { RegisteredClientStore } from './registered-client-store.js';
 export {
-  RegistrationLimitReached,
+  registrationLimitReached,
   sweepUnusedClients,
   unusedClientCutoff,
   type RegistrationPolicy,

@@ -1,5 +1,6 @@
 import type { Logger } from '@mcpgw/core';
-import { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { errors } from '../oidc-provider-module.js';
 import { MetadataDocumentFetchError, type FetchedDocument } from './metadata-document-fetch.js';
 
 type FeatureSettings = NonNullable<NonNullable<Configuration['features']>['clientIdMetadataDocument']>;

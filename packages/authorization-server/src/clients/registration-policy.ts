@@ -1,6 +1,7 @@
 import type { ClientPolicy } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
-import { errors, type Configuration } from 'oidc-provider';
+import type { Configuration } from 'oidc-provider';
+import { errors } from '../oidc-provider-module.js';
 import type { RegisteredClientStore } from './registered-client-store.js';
 
 type RegistrationFeature = NonNullable<NonNullable<Configuration['features']>['registration']>;
@@ -10,15 +11,16 @@ export type RegistrationPolicy = ClientPolicy['registration'];
 
 const DAY_MS = 24 * 3600 * 1000;
 
-/** A registration refused because the tenant's cap on registered clients is reached. */
-export class RegistrationLimitReached extends errors.OIDCProviderError {
-  constructor(maxClients: number) {
-    // 403: the request is well formed, this server's policy refuses it (RFC 7591 section 3.2.2 allows other codes).
-    super(403, 'access_denied');
-    Object.assign(this, {
-      error_description: `this authorization server has reached its limit of ${maxClients} registered clients; unused registrations expire, or its administrator can raise the limit`,
-    });
-  }
+/**
+ * A registration refused because the tenant's cap on registered clients is reached. Made when
+ * refused, not a class of this module: its base class is oidc-provider's, read on first use.
+ */
+export function registrationLimitReached(maxClients: number): Error {
+  // 403: the request is well formed, this server's policy refuses it (RFC 7591 section 3.2.2 allows other codes).
+  return Object.assign(new errors.OIDCProviderError(403, 'access_denied'), {
+    name: 'RegistrationLimitReached',
+    error_description: `this authorization server has reached its limit of ${maxClients} registered clients; unused registrations expire, or its administrator can raise the limit`,
+  });
 }
 
 /**
@@ -55,7 +57,7 @@ export function registrationFeature(
       const registered = await clients.count();
       if (registered >= policy.maxClients) {
         logger.debug({ registered, maxClients: policy.maxClients }, 'client registration refused: limit reached');
-        throw new RegistrationLimitReached(policy.maxClients);
+        throw registrationLimitReached(policy.maxClients);
       }
       return false;
     },

@@ -1,4 +1,5 @@
-import { errors } from 'oidc-provider';
+import type { errors as ProviderErrors } from 'oidc-provider';
+import { errors } from '../oidc-provider-module.js';
 
 /** Why an identity assertion was refused: stable codes for logs and tests, never shown to the client as such. */
 export type AssertionRefusalReason =
@@ -47,6 +48,6 @@ export class AssertionRefused extends Error {
  * `error` and `error_description` (RFC 6749 section 5.2). oidc-provider's own
  * InvalidGrant keeps a fixed description, so the custom error carries ours.
  */
-export function invalidGrant(description: string): errors.OIDCProviderError {
+export function invalidGrant(description: string): ProviderErrors.OIDCProviderError {
   return new errors.CustomOIDCProviderError('invalid_grant', description);
 }

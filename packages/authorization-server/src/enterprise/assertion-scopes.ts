@@ -1,4 +1,4 @@
-import { errors } from 'oidc-provider';
+import { errors } from '../oidc-provider-module.js';
 import { AssertionRefused } from './assertion-refused.js';
 
 export interface ScopeInputs {

@@ -1,6 +1,7 @@
 import type { AuthorizationServerSettings, ClaimMapping } from '@mcpgw/config';
 import type { Logger } from '@mcpgw/core';
-import { errors, type TokenEndpointGrantContext } from 'oidc-provider';
+import type { TokenEndpointGrantContext } from 'oidc-provider';
+import { errors } from '../oidc-provider-module.js';
 import type { AssertionKeyResolver } from './assertion-issuer-keys.js';
 import { AssertionRefused, invalidGrant } from './assertion-refused.js';
 import { assertionReplayKey, type AssertionReplayStore } from './assertion-replay.js';

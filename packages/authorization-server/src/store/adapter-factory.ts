@@ -1,4 +1,5 @@
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors } from '../oidc-provider-module.js';
 import { revokeGrant, revokeTokensOfGrant, type RecordStores } from './grant-revocation.js';
 import { SHORT_LIVED_MODELS, type RecordStore } from './records.js';
 
