@@ -61,7 +61,8 @@ async function found(tenantId: string): Promise<Record<string, unknown>> {
   };
 }
 
-const redisKeysOf = async (tenantId: string) => redis.keys(`mcpgw:as:{${tenantId}}:*`);
+// Keys name the tenant by the gateway's keyed tag (never its id in the clear).
+const redisKeysOf = async (tenantId: string) => redis.keys(`mcpgw:as:{${gateway.app.settings.tenantTag(tenantId)}}:*`);
 
 beforeAll(async () => {
   await requireRedis();
@@ -90,6 +91,7 @@ describe("a deleted tenant's hosted authorization server state", () => {
     for (const model of [...SHORT_LIVED, 'SessionByUid']) expect(before[model], model).toBeDefined();
     // Kept in Redis, where no foreign key of the control plane reaches.
     expect((await redisKeysOf(doomed)).length).toBeGreaterThanOrEqual(SHORT_LIVED.length);
+    expect(await redis.keys(`mcpgw:as:*${doomed}*`)).toEqual([]);
 
     const current = await admin('GET', `/tenants/${doomed}`);
     const deleted = await admin('DELETE', `/tenants/${doomed}`, undefined, { 'if-match': current.etag! });
