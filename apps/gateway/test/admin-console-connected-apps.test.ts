@@ -11,12 +11,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
-import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
-import { buildTestApp } from '@mcpgw/test-helpers/gateway';
-import { demoBootstrap } from '../src/demo.js';
 import type { Jar } from './admin-sign-in-harness.js';
-import { SECRET, auditOf, cookieHeader, store } from './admin-sign-in-harness.js';
+import { startConsoleTestGateway, type ConsoleTestGateway } from './console-test-gateway.js';
+import { auditOf, cookieHeader, store } from './admin-sign-in-harness.js';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 const SCOPE = 'mcp:read';
@@ -26,33 +24,15 @@ let baseUrl: string;
 const issuerOf = (id: string) => `${baseUrl}/t/${id}/oauth`;
 const resourceOf = (id: string) => `${baseUrl}/t/${id}/mcp`;
 
+let gateway: ConsoleTestGateway;
+
 beforeAll(async () => {
-  const port = await freePort();
-  const demo = demoBootstrap();
-  const tenants = (demo.document as { tenants: Record<string, unknown>[] }).tenants;
-  const acme = {
-    id: 'acme',
-    auth: { issuers: [{ development: true }] },
-    sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'notes://a', name: 'a', text: 'secret of acme' }] }],
-    grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
-    adminSignIn: { clientId: 'mcpgw-admin-acme', scopes: ['openid', 'mcpgw:admin'] },
-    adminRoleBindings: [{ name: 'acme-admins', scopes: ['mcpgw:admin'] }],
-  };
-  built = await buildTestApp({
-    bootstrap: { ...demo, document: { tenants: [...tenants, acme] } },
-    env: { HOST: '127.0.0.1', PORT: String(port), SECRETS_KEY: SECRET },
-    admin: {},
-  });
-  baseUrl = `http://127.0.0.1:${port}`;
-  await built.app.listen({ host: '127.0.0.1', port });
+  gateway = await startConsoleTestGateway({ source: 'notes', uri: 'notes://a', name: 'a', text: 'secret of acme' });
+  ({ built, baseUrl } = gateway);
 });
 afterAll(() => built?.close());
 
-async function page(jar: Jar, path: string): Promise<{ status: number; html: string; response: Response }> {
-  const response = await fetch(new URL(path, baseUrl), { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
-  store(jar, response);
-  return { status: response.status, html: await response.text(), response };
-}
+const page = (jar: Jar, path: string) => gateway.page(jar, path);
 
 async function post(jar: Jar, path: string, fields: Record<string, string>) {
   const response = await fetch(new URL(path, baseUrl), {

@@ -9,45 +9,24 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
-import { freePort } from '@mcpgw/test-helpers/free-port';
 import type { TestApp } from '@mcpgw/test-helpers/gateway';
-import { buildTestApp } from '@mcpgw/test-helpers/gateway';
-import { demoBootstrap } from '../src/demo.js';
 import { mintOperatorToken } from '../src/token-cli.js';
 import type { Jar } from './admin-sign-in-harness.js';
-import { SECRET, auditOf, cookieHeader, store } from './admin-sign-in-harness.js';
+import { startConsoleTestGateway, type ConsoleTestGateway } from './console-test-gateway.js';
+import { auditOf, cookieHeader, store } from './admin-sign-in-harness.js';
 
 let built: TestApp;
 let baseUrl: string;
 
+let gateway: ConsoleTestGateway;
+
 beforeAll(async () => {
-  const port = await freePort();
-  const demo = demoBootstrap();
-  const tenants = (demo.document as { tenants: Record<string, unknown>[] }).tenants;
-  const acme = {
-    id: 'acme',
-    auth: { issuers: [{ development: true }] },
-    sources: [{ id: 'notes', type: 'static', resources: [{ uri: 'notes://a', name: 'a', text: 'secret of acme' }] }],
-    grants: [{ name: 'all', match: {}, allow: [{ source: 'notes' }] }],
-    adminSignIn: { clientId: 'mcpgw-admin-acme', scopes: ['openid', 'mcpgw:admin'] },
-    adminRoleBindings: [{ name: 'acme-admins', scopes: ['mcpgw:admin'] }],
-  };
-  built = await buildTestApp({
-    bootstrap: { ...demo, document: { tenants: [...tenants, acme] } },
-    env: { HOST: '127.0.0.1', PORT: String(port), SECRETS_KEY: SECRET },
-    admin: {},
-  });
-  baseUrl = `http://127.0.0.1:${port}`;
-  await built.app.listen({ host: '127.0.0.1', port });
+  gateway = await startConsoleTestGateway({ source: 'notes', uri: 'notes://a', name: 'a', text: 'secret of acme' });
+  ({ built, baseUrl } = gateway);
 });
 afterAll(() => built?.close());
 
-/** A GET as the signed-in browser: the page's status and HTML. */
-async function page(jar: Jar, path: string): Promise<{ status: number; html: string; response: Response }> {
-  const response = await fetch(new URL(path, baseUrl), { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
-  store(jar, response);
-  return { status: response.status, html: await response.text(), response };
-}
+const page = (jar: Jar, path: string) => gateway.page(jar, path);
 
 /** A form post as the browser sends it: urlencoded, with this origin. */
 async function post(jar: Jar, path: string, fields: Record<string, string>, origin = baseUrl) {
