@@ -21,11 +21,10 @@
  * Needs Postgres (DATABASE_URL or 127.0.0.1:5432) and Redis (REDIS_URL or 127.0.0.1:6379).
  */
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, readdir, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { loadavg, networkInterfaces, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createCacheKeys } from '@mcpgw/cache';
@@ -37,6 +36,11 @@ import { startS3rver } from '@mcpgw/test-helpers/s3rver';
 import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as ServerChildModule from './support/server-child.js';
+import type * as S3BenchGatewayModule from './support/s3-bench-gateway.js';
+
+const { benchHost, freePortOn, writeS3BenchConfig } = (await import(
+  new URL('./support/s3-bench-gateway.ts', import.meta.url).href
+)) as typeof S3BenchGatewayModule;
 
 const BUCKET = 'bench-bucket';
 const PREFIX = 'bench/';
@@ -72,52 +76,16 @@ const database = await createTestDatabase('s3read');
 const issuer = await startLocalIssuer({ path: '/bench-idp' });
 const AUDIENCE = 'https://bench.example/mcp';
 const token = await issuer.token({ aud: AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
-const host =
-  Object.values(networkInterfaces())
-    .flat()
-    .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal)?.address ?? '127.0.0.1';
+const host = benchHost();
 const secretsKey = randomBytes(24).toString('base64url');
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, host, () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-const configDir = await mkdtemp(join(tmpdir(), 'bench-s3-'));
-await writeFile(
-  join(configDir, 'gateway.json'),
-  JSON.stringify({
-    tenants: [
-      {
-        id: 'bench',
-        auth: {
-          issuers: [{ issuer: issuer.issuer, jwksUri: issuer.jwksUri, audiences: [AUDIENCE] }],
-          requiredScopes: ['mcp:read'],
-        },
-        grants: [{ name: 'readers', match: { scopes: ['mcp:read'] }, allow: [{ source: 'bench' }] }],
-        sources: [
-          {
-            id: 'bench',
-            type: 's3',
-            endpoint: server.endpoint,
-            forcePathStyle: true,
-            credentials: server.credentials,
-            bucket: BUCKET,
-            prefix: PREFIX,
-            maxObjectBytes: 2 * 1024 * 1024,
-            // Measure the serving path, not the result cache: every read goes to S3.
-            ttlMs: { read: 0 },
-          },
-        ],
-      },
-    ],
-  }),
-);
+const freePort = () => freePortOn(host);
+const configDir = await writeS3BenchConfig({
+  issuer,
+  audience: AUDIENCE,
+  s3: server,
+  bucket: BUCKET,
+  prefix: PREFIX,
+});
 const { startServerChild } = (await import(
   new URL('./support/server-child.ts', import.meta.url).href
 )) as typeof ServerChildModule;
