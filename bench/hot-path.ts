@@ -62,6 +62,11 @@ import type * as BaselineModule from './support/baseline-module.js';
 import type * as ProcessUsageModule from './support/process-usage.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as SectionModule from './support/performance-section.js';
+import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+
+const { deleteRunKeys: deleteTenantKeys } = (await import(
+  new URL('./support/run-redis-keys.ts', import.meta.url).href
+)) as typeof RunRedisKeysModule;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
@@ -139,32 +144,8 @@ const tenantIds = {
 };
 let env: Record<string, string> = {};
 
-/** Every Redis key of this run: the tenants' (under their keyed tags) and their rate-limit counters (by the same tags). */
-async function deleteRunKeys(): Promise<number> {
-  if (env.SECRETS_KEY === undefined) return 0;
-  const keys = createCacheKeys({ key: createServerKeys({ secretsKey: env.SECRETS_KEY }).cacheKey });
-  const redis = inspector();
-  await redis.connect();
-  let deleted = 0;
-  try {
-    // Rate-limit counters name a tenant by the same keyed tag (apps/gateway/src/plugins/rate-limit.ts), not by its id.
-    const patterns = Object.values(tenantIds).flatMap((id) => [
-      `*{${keys.tenantTag(id)}}*`,
-      `mcpgw:rl:*${keys.tenantTag(id)}*`,
-    ]);
-    for (const pattern of patterns) {
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (found.length > 0) deleted += await redis.unlink(...found);
-      } while (cursor !== '0');
-    }
-  } finally {
-    redis.disconnect();
-  }
-  return deleted;
-}
+/** Every Redis key of this run (its tenants' and their rate-limit counters). */
+const deleteRunKeys = () => deleteTenantKeys(env.SECRETS_KEY, Object.values(tenantIds));
 
 /** Everything started, each stopped once (by the run, or at the end). */
 const servers: Array<{ stop(): Promise<void> }> = [];

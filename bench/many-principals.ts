@@ -53,6 +53,11 @@ import type * as DeployedGatewayModule from './support/deployed-gateway.js';
 import type * as BaselineModule from './support/baseline-module.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as SectionModule from './support/performance-section.js';
+import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+
+const { deleteRunKeys: deleteTenantKeys } = (await import(
+  new URL('./support/run-redis-keys.ts', import.meta.url).href
+)) as typeof RunRedisKeysModule;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
@@ -108,29 +113,8 @@ const tenantId = `mp${randomBytes(3).toString('hex')}-many`;
 let env: Record<string, string> = {};
 let stopGateway: () => Promise<void> = async () => {};
 
-/** Every Redis key of the run: the tenant's (under its keyed tag) and its rate-limit counters. */
-async function deleteRunKeys(): Promise<number> {
-  if (env.SECRETS_KEY === undefined) return 0;
-  const keys = createCacheKeys({ key: createServerKeys({ secretsKey: env.SECRETS_KEY }).cacheKey });
-  const redis = inspector();
-  await redis.connect();
-  let deleted = 0;
-  try {
-    const tag = keys.tenantTag(tenantId);
-    // Rate-limit counters name the tenant by the same keyed tag (apps/gateway/src/plugins/rate-limit.ts).
-    for (const pattern of [`*{${tag}}*`, `mcpgw:rl:*${tag}*`]) {
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (found.length > 0) deleted += await redis.unlink(...found);
-      } while (cursor !== '0');
-    }
-  } finally {
-    redis.disconnect();
-  }
-  return deleted;
-}
+/** Every Redis key of the run (the tenant's and its rate-limit counters). */
+const deleteRunKeys = () => deleteTenantKeys(env.SECRETS_KEY, [tenantId]);
 
 try {
   env = await deployedGatewayEnv({

@@ -35,11 +35,9 @@ import { cpus, loadavg, networkInterfaces } from 'node:os';
 import { readdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import autocannon from 'autocannon';
-import { createCacheKeys } from '@mcpgw/cache';
-import { createServerKeys } from '@mcpgw/core';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
-import { inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
+import { redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type { ServerSpec } from './support/hot-path-server.js';
 import type { PostgresReadRouteSpec } from './support/postgres-read-route.js';
 import type * as ServerChildModule from './support/server-child.js';
@@ -52,6 +50,11 @@ import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as SectionModule from './support/performance-section.js';
 import type * as BackendUsageModule from './support/postgres-backend-usage.js';
 import type * as ProfileSummaryModule from './support/profile-summary.js';
+import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+
+const { deleteRunKeys: deleteTenantKeys } = (await import(
+  new URL('./support/run-redis-keys.ts', import.meta.url).href
+)) as typeof RunRedisKeysModule;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
@@ -349,24 +352,8 @@ try {
   }
 } finally {
   for (const stop of stops.reverse()) await stop().catch(() => undefined);
-  if (env.SECRETS_KEY !== undefined) {
-    // Every Redis key of the run: the tenant's (under its keyed tag) and its rate-limit counters.
-    const keys = createCacheKeys({ key: createServerKeys({ secretsKey: env.SECRETS_KEY }).cacheKey });
-    const redis = inspector();
-    await redis.connect();
-    try {
-      for (const pattern of [`*{${keys.tenantTag(tenantId)}}*`, `mcpgw:rl:*${tenantId}*`]) {
-        let cursor = '0';
-        do {
-          const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-          cursor = next;
-          if (found.length > 0) await redis.unlink(...found);
-        } while (cursor !== '0');
-      }
-    } finally {
-      redis.disconnect();
-    }
-  }
+  // Every Redis key of the run: the tenant's (under its keyed tag) and its rate-limit counters.
+  await deleteTenantKeys(env.SECRETS_KEY, [tenantId]);
   await sourceDb.drop();
   await controlPlane.drop();
   await issuer.close();

@@ -16,15 +16,18 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg, networkInterfaces } from 'node:os';
 import autocannon from 'autocannon';
-import { createCacheKeys } from '@mcpgw/cache';
-import { createServerKeys } from '@mcpgw/core';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
-import { inspector, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
+import { redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 import type * as DeployedFixtureModule from './support/deployed-fixture.js';
 import type * as DeployedGatewayModule from './support/deployed-gateway.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
+import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+
+const { deleteRunKeys: deleteTenantKeys } = (await import(
+  new URL('./support/run-redis-keys.ts', import.meta.url).href
+)) as typeof RunRedisKeysModule;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
@@ -126,23 +129,8 @@ try {
   );
 } finally {
   for (const gateway of gateways) await gateway.stop().catch(() => undefined);
-  if (env.SECRETS_KEY !== undefined) {
-    // The tenant's keys (under its keyed tag) and its rate-limit counters, which name it by the same tag.
-    const tag = createCacheKeys({ key: createServerKeys({ secretsKey: env.SECRETS_KEY }).cacheKey }).tenantTag(
-      tenantId,
-    );
-    const redis = inspector();
-    await redis.connect();
-    for (const pattern of [`*{${tag}}*`, `mcpgw:rl:*${tag}*`]) {
-      let cursor = '0';
-      do {
-        const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-        cursor = next;
-        if (found.length > 0) await redis.unlink(...found);
-      } while (cursor !== '0');
-    }
-    redis.disconnect();
-  }
+  // The tenant's keys (under its keyed tag) and its rate-limit counters, which name it by the same tag.
+  await deleteTenantKeys(env.SECRETS_KEY, [tenantId]);
   await controlPlane.drop();
   await issuer.close();
 }
