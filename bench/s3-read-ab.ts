@@ -33,14 +33,18 @@ import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import { startS3rver } from '@mcpgw/test-helpers/s3rver';
-import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as ServerChildModule from './support/server-child.js';
 import type * as S3BenchGatewayModule from './support/s3-bench-gateway.js';
 
-const { benchHost, freePortOn, writeS3BenchConfig } = (await import(
-  new URL('./support/s3-bench-gateway.ts', import.meta.url).href
-)) as typeof S3BenchGatewayModule;
+const {
+  benchHost,
+  blobBytes,
+  freePortOn,
+  readBody,
+  readHeaders: readHeadersWith,
+  writeS3BenchConfig,
+} = (await import(new URL('./support/s3-bench-gateway.ts', import.meta.url).href)) as typeof S3BenchGatewayModule;
 
 const BUCKET = 'bench-bucket';
 const PREFIX = 'bench/';
@@ -124,22 +128,7 @@ function pin(pid: number | undefined, core: number): void {
 }
 for (const gateway of gateways) pin(gateway.child.process.pid, 0);
 pin(process.pid, 1);
-const readBody = (uri: string) =>
-  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: MODERN_META } });
-const readHeaders = (uri: string) => ({
-  'content-type': 'application/json',
-  authorization: `Bearer ${token}`,
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'resources/read',
-  'mcp-name': uri,
-});
-
-/** The decoded blob of a `resources/read` answer, as a client gets it: JSON.parse of the text, then base64. */
-function blobBytes(body: unknown, key: string, status: number): number {
-  const blob = (body as { result?: { contents: Array<{ blob?: string }> } }).result?.contents[0]?.blob;
-  if (blob === undefined) throw new Error(`no blob for ${key}: HTTP ${status} ${JSON.stringify(body).slice(0, 300)}`);
-  return Buffer.from(blob, 'base64').byteLength;
-}
+const readHeaders = (uri: string) => readHeadersWith(token, uri);
 
 const agent = new Agent({ keepAlive: true });
 /** `resources/read` with node:http, the HTTP stack the SDK's GetObject uses: the whole body, UTF-8, parsed. */

@@ -3,12 +3,14 @@
  * they read S3 through: the machine's first non-loopback address (a client of
  * a deployment does not come from loopback), a free port on it, and the
  * bootstrap file of one tenant whose callers bring an ES256 token for
- * `audience` and may read everything of one S3 source, uncached.
+ * `audience` and may read everything of one S3 source, uncached; and the
+ * `resources/read` they send through it.
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MODERN_META } from '@mcpgw/test-helpers/mcp-http';
 
 /** The machine's first non-loopback IPv4 address, else loopback. */
 export function benchHost(): string {
@@ -75,4 +77,24 @@ export async function writeS3BenchConfig(tenant: S3BenchTenant): Promise<string>
     }),
   );
   return configDir;
+}
+
+/** The body of a 2026-07-28 `resources/read` of `uri`. */
+export const readBody = (uri: string): string =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri, _meta: MODERN_META } });
+
+/** Its headers: the bearer token, and the Mcp-Method and Mcp-Name a 2026-07-28 request carries. */
+export const readHeaders = (token: string, uri: string): Record<string, string> => ({
+  'content-type': 'application/json',
+  authorization: `Bearer ${token}`,
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'resources/read',
+  'mcp-name': uri,
+});
+
+/** The decoded blob of a `resources/read` answer, as a client gets it: JSON.parse of the text, then base64. */
+export function blobBytes(body: unknown, key: string, status: number): number {
+  const blob = (body as { result?: { contents: Array<{ blob?: string }> } }).result?.contents[0]?.blob;
+  if (blob === undefined) throw new Error(`no blob for ${key}: HTTP ${status} ${JSON.stringify(body).slice(0, 300)}`);
+  return Buffer.from(blob, 'base64').byteLength;
 }
