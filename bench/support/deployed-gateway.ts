@@ -31,6 +31,8 @@ export interface DeployedGatewayOptions {
   processEnv?: Record<string, string>;
   /** The CPU its every thread is pinned to once it listens. */
   core?: number;
+  /** Gets its standard output (access lines, and V8's traces when asked for); otherwise drained unread. */
+  onStdout?: (chunk: Buffer) => void;
 }
 
 export interface DeployedGateway {
@@ -73,7 +75,8 @@ export async function startDeployedGateway(options: DeployedGatewayOptions): Pro
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout.resume();
+  if (options.onStdout === undefined) child.stdout.resume();
+  else child.stdout.on('data', options.onStdout);
   let errors = '';
   child.stderr.on('data', (chunk: Buffer) => {
     errors = (errors + chunk.toString('utf8')).slice(-4000);
