@@ -19,6 +19,7 @@ import { rateLimitedResponse } from '../plugins/rate-limit.js';
 import { noteForLog, noteRpcResponse } from '../request-log-fields.js';
 import type { ListenContext, PendingListen } from './listen-stream.js';
 import { acceptListen, streamListen } from './listen-stream.js';
+import { Admission } from './admission.js';
 import type { TenantRegistry, TenantRuntime } from '@mcpgw/tenancy';
 
 /** How long a client may cache `server/discover` (it changes only with configuration). */
@@ -54,8 +55,8 @@ interface McpCaller {
   principal: Principal | undefined;
   /** The caller's keyed fingerprint (what limits and logs count by); without a principal, their address. */
   principalKey: string;
-  /** Frees the runtime lease and the in-flight slot before the response ends (a listen stream holds neither). */
-  release: () => void;
+  /** Its `release()` frees the runtime lease and the in-flight slot before the response ends (a listen stream holds neither). */
+  admission: Admission;
 }
 
 declare module 'fastify' {
@@ -97,19 +98,8 @@ function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void
    * caller without valid credentials costs no JSON parsing.
    */
   const admitCaller = async (request: FastifyRequest<{ Params: TenantParams }>, reply: FastifyReply) => {
-    // What the request holds, filled in as it is admitted, is freed when its connection closes: 'close'
-    // follows both a finished response and a client gone away, and the latter cancels the request
-    // (2026-07-28 basic/patterns/cancellation). Releases are idempotent.
-    const held: { lease?: () => void; slot?: () => void; controller?: AbortController; closed?: true } = {};
-    const free = () => {
-      held.lease?.();
-      held.slot?.();
-      if (held.controller !== undefined && !reply.raw.writableFinished) held.controller.abort(disconnected());
-    };
-    reply.raw.once('close', () => {
-      held.closed = true;
-      free();
-    });
+    // What the request holds, filled in as it is admitted, is freed when its connection closes.
+    const admission = Admission.of(reply);
     // Per address and per tenant before any token work, so a flood costs no verification.
     const byAddress = await limits.rateLimits.checkAddress(request);
     if (byAddress !== undefined) return send(reply, rateLimitedResponse(reply, byAddress));
@@ -118,23 +108,16 @@ function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void
     if (building !== undefined) await building;
     const lease = TENANT_ID.test(request.params.tenant) ? tenants.acquire(request.params.tenant) : undefined;
     if (lease === undefined) return send(reply, unknownTenant(request.params.tenant, null));
-    held.lease = () => lease.release();
     // A client that left during a count in Redis (its address's, then its tenant's) left before the
     // listener had this to free: it is freed here, and the request is cancelled before it starts.
-    if (held.closed === true) free();
+    admission.holdLease(lease);
     const tenant = lease.runtime;
     const byTenant = await limits.rateLimits.checkTenant(request, tenant.config);
     if (byTenant !== undefined) return send(reply, rateLimitedResponse(reply, byTenant));
     const leave = limits.inFlight.enter(tenant.config.id, limits.inFlightCap(tenant.config));
     if (leave === undefined) return send(reply, tenantBusyResponse(reply));
     const controller = new AbortController();
-    held.slot = leave;
-    held.controller = controller;
-    if (held.closed === true) free();
-    const release = () => {
-      lease.release();
-      leave();
-    };
+    admission.holdSlot(leave, controller);
     const signal = controller.signal;
     let scope: AccessScope = unrestrictedScope;
     let principal: Principal | undefined;
@@ -171,7 +154,7 @@ function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void
       const byPrincipal = await limits.rateLimits.checkPrincipal(request, tenant.config, principalKey);
       if (byPrincipal !== undefined) return send(reply, rateLimitedResponse(reply, byPrincipal));
     }
-    request.mcpCaller = { tenant, scope, signal, principal, principalKey, release };
+    request.mcpCaller = { tenant, scope, signal, principal, principalKey, admission };
     return undefined;
   };
 
@@ -197,7 +180,7 @@ function registerMcpRoutes(app: FastifyInstance, options: McpRouteOptions): void
     if (response.subscription !== undefined && listen !== undefined) {
       streamListen(reply, response.subscription, caller, {
         ...listen,
-        admitted: caller.release,
+        admitted: () => caller.admission.release(),
         logger: request.log as unknown as Logger,
       });
       return reply;
@@ -239,11 +222,6 @@ function send(reply: FastifyReply, response: McpHttpResponse<unknown>): FastifyR
   // the backend fail midway, Fastify destroys the connection: the client gets fewer bytes than Content-Length
   // (a transport error), never a complete-looking document. Before the first byte it is an error response.
   return reply.type('application/json').header('content-length', body.byteLength).send(body.stream);
-}
-
-/** Why a request was cancelled: its client closed the connection. */
-function disconnected(): Error {
-  return new Error('client disconnected');
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
