@@ -11,7 +11,6 @@ export type { ControlPlane } from '@mcpgw/tenancy';
 export { createGatewayLogger } from './observability/gateway-logger.js';
 /** Every source type this build ships, keyed by `type`. */
 export { createSourceRegistry } from './source-registry.js';
-/** The V8 settings the process entry applies: benchmarks start their gateway processes the same way. */
 /** The built-in demo tenant `npm start` serves when no bootstrap file is given. */
 export { demoBootstrap } from './demo.js';
 /** Mints an access token for a tenant (or an operator token) of a running gateway, as `npm run token` does. */
