@@ -25,7 +25,6 @@ const PROCESS_PIECES: Readonly<Record<string, string>> = {
   'running-gateway.ts': 'process: the record a running gateway leaves for `npm run token`',
   'serving-control-plane.ts': 'composition: the control plane main.ts opens and bootstraps',
   'source-registry.ts': 'composition: the source types this build ships',
-  'start-memory.ts': 'process: gives back the memory the start needed, once it listens',
   'tenant-identity-tokens.ts':
     "composition: the identity-token minter S3 sources get, over the tenants' hosted-server signing keys",
   'observability/cache-operations.ts': 'process: the cache counters the metrics endpoint scrapes',

@@ -13,7 +13,6 @@ import { routeProcessWarnings } from './process-warnings.js';
 import { recordRunningGateway } from './running-gateway.js';
 import { openServingControlPlane } from './serving-control-plane.js';
 import { createSourceRegistry } from './source-registry.js';
-import { releaseStartMemory } from './start-memory.js';
 
 /**
  * Milliseconds from the process's start (performance.timeOrigin) to the end of each phase of the
@@ -112,9 +111,6 @@ async function main(): Promise<void> {
   app.log.info(
     { config: config.origin, endpoints: config.tenants.map((t) => tenantResourceUri(base, t.id)), startMs },
     'gateway listening',
-  );
-  releaseStartMemory(({ ms, freedBytes }) =>
-    app.log.debug({ ms, freedMb: Math.round(freedBytes / 1e6) }, 'start memory released'),
   );
 }
 

@@ -31,10 +31,10 @@ export interface RunningProcess {
 export function runBuilt(
   script: string,
   args: string[],
-  options: { env: Record<string, string>; cwd?: string; killAfterMs?: number; node?: string },
+  options: { env: Record<string, string>; cwd?: string; killAfterMs?: number },
 ): RunningProcess {
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first (npm test does)`);
-  const child = spawn(options.node ?? process.execPath, [script, ...args], {
+  const child = spawn(process.execPath, [script, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stdio: ['pipe', 'pipe', 'pipe'],
