@@ -44,12 +44,6 @@ export const MECHANISM_SWITCHES: Record<string, Switch> = {
     on: 'let view = views.get(scope);',
     off: 'let view = undefined;',
   },
-  // pino's own default destination (an asynchronous write per line) instead of one write per event-loop turn.
-  'log-batching': {
-    file: '/apps/gateway/dist/observability/gateway-logger.js',
-    on: 'stream = stdoutLogDestination()',
-    off: 'stream = pino.destination({ dest: 1, sync: false })',
-  },
 };
 
 const wanted = (process.env.MECHANISMS_OFF ?? '')

@@ -53,7 +53,7 @@ export interface BuildAppOptions {
    * A registry given here brings its own ports.
    */
   registry?: ReadonlyMap<string, SourceFactory>;
-  /** A pino destination stream; default: stdout, batched (observability/log-destination.ts). */
+  /** A pino destination stream; default: standard output, a synchronous write per line (observability/gateway-logger.ts). */
   logStream?: NodeJS.WritableStream;
   /** Where request spans go (main.ts passes the OTLP exporter's provider when OTEL_EXPORTER_OTLP_ENDPOINT is set). Absent: no tracing. */
   tracerProvider?: TracerProvider;

@@ -1,6 +1,22 @@
 import pino from 'pino';
 import type { EnvConfig } from '@mcpgw/config';
-import { stdoutLogDestination } from './log-destination.js';
+
+let standardOutput: pino.DestinationStream | undefined;
+
+/**
+ * Standard output, one synchronous write per line (sonic-boom, pino's own
+ * destination): a line is out before the call returns, so a `process.exit()`
+ * right after it (the second shutdown signal, a failed start) loses nothing,
+ * and a stalled log reader holds the process back instead of growing its
+ * heap with lines it cannot take. Gathering the lines of one event-loop turn
+ * into one write was measured as deployed and did not pay
+ * (docs/performance.md, "Performance mechanisms"). One per process: the
+ * loggers main.ts and every app built in the process make share it.
+ */
+function standardOutputDestination(): pino.DestinationStream {
+  standardOutput ??= pino.destination({ dest: 1, sync: true });
+  return standardOutput;
+}
 
 /**
  * The gateway's JSON log lines at LOG_LEVEL, credentials redacted: the app's
@@ -9,7 +25,7 @@ import { stdoutLogDestination } from './log-destination.js';
  */
 export function createGatewayLogger(
   env: Pick<EnvConfig, 'LOG_LEVEL'>,
-  stream: pino.DestinationStream = stdoutLogDestination(),
+  stream: pino.DestinationStream = standardOutputDestination(),
 ): pino.Logger {
   return pino(
     {

@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// The gateway's standard output batches the log lines of one event-loop turn into one write. What an
-// operator's log shipper must still see: every line, at once (not when some buffer fills), and the
-// lines written just before the process exits. Each case runs a child process on the built module
-// with its stdout a pipe, as a container runtime gives it.
+// The gateway's log lines on standard output, as an operator's log shipper must see them: every
+// line, at once (not when some buffer fills), in order, and the lines written just before the process
+// exits. Each case runs a child process on the built module with its stdout a pipe, as a container
+// runtime gives it, and logs through the gateway's own logger on its default destination.
 
-const MODULE = fileURLToPath(new URL('../dist/observability/log-destination.js', import.meta.url));
+const MODULE = fileURLToPath(new URL('../dist/observability/gateway-logger.js', import.meta.url));
 
-/** Runs `body` as an ES module in a child, with `stdoutLogDestination` imported as `destination`. */
+/** Runs `body` as an ES module in a child, with a gateway logger at info as `log`. */
 function runChild(body: string): {
   output: () => string;
   waitFor: (text: string) => Promise<void>;
@@ -18,7 +18,7 @@ function runChild(body: string): {
   exited: Promise<number | null>;
 } {
   if (!existsSync(MODULE)) throw new Error(`${MODULE} is missing: run \`npm run build\` first (npm test does)`);
-  const script = `import { stdoutLogDestination as destination } from ${JSON.stringify(MODULE)};\n${body}`;
+  const script = `import { createGatewayLogger } from ${JSON.stringify(MODULE)};\nconst log = createGatewayLogger({ LOG_LEVEL: 'info' });\n${body}`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   let output = '';
   const waiters: Array<{ text: string; resolve: () => void }> = [];
@@ -40,39 +40,43 @@ function runChild(body: string): {
   };
 }
 
-describe('the log destination on standard output', () => {
-  it('writes a turn’s lines without waiting for more, while the process keeps running', async () => {
-    // The child writes two short lines (far below any batch size), then idles until told to stop.
+/** The `msg` of each JSON line written. */
+const messages = (output: string): string[] =>
+  output
+    .trimEnd()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { msg: string }).msg);
+
+describe("the gateway's log lines on standard output", () => {
+  it('writes each line without waiting for more, while the process keeps running', async () => {
+    // The child logs two short lines (far below any buffer's size), then idles until told to stop.
     const child = runChild(`
-      const out = destination();
-      out.write('{"msg":"first"}\\n');
-      out.write('{"msg":"second"}\\n');
+      log.info('first');
+      log.info('second');
       process.stdin.once('data', () => process.exit(0));
     `);
     await child.waitFor('"second"');
-    expect(child.output()).toBe('{"msg":"first"}\n{"msg":"second"}\n');
+    expect(messages(child.output())).toEqual(['first', 'second']);
     child.send('stop');
     expect(await child.exited).toBe(0);
   });
 
-  it('writes the lines of the turn in which the process exits', async () => {
+  it('writes the line logged just before the process exits', async () => {
     // As the gateway's "second signal: exiting now" does: a line, then process.exit() in the same turn.
     const child = runChild(`
-      const out = destination();
-      out.write('{"msg":"last words"}\\n');
+      log.info('last words');
       process.exit(3);
     `);
     expect(await child.exited).toBe(3);
-    expect(child.output()).toBe('{"msg":"last words"}\n');
+    expect(messages(child.output())).toEqual(['last words']);
   });
 
-  it('keeps every line, in order, when one turn writes more than a batch', async () => {
+  it('keeps every line, whole and in order, when one turn writes more than a pipe holds', async () => {
     const child = runChild(`
-      const out = destination();
-      for (let i = 0; i < 2000; i += 1) out.write(JSON.stringify({ msg: 'line', i }) + '\\n');
+      for (let i = 0; i < 2000; i += 1) log.info({ i, padding: 'x'.repeat(200) }, 'line');
       process.stdin.once('data', () => process.exit(0));
     `);
-    await child.waitFor('"i":1999}');
+    await child.waitFor('"i":1999,');
     const lines = child
       .output()
       .trimEnd()
