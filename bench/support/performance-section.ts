@@ -1,4 +1,16 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import * as prettier from 'prettier';
+
+/**
+ * Writes the document formatted as the repository's Prettier settings want it
+ * (its tables aligned), so a bench run's figures pass `npm run lint` as written.
+ */
+async function writeFormatted(path: URL, text: string): Promise<void> {
+  const filepath = fileURLToPath(path);
+  const options = (await prettier.resolveConfig(filepath)) ?? {};
+  await writeFile(path, await prettier.format(text, { ...options, filepath }));
+}
 
 /**
  * Writes `section` (which starts with its own `## heading` line) into
@@ -18,7 +30,7 @@ export async function writePerformanceSection(section: string): Promise<void> {
     const after = end === -1 ? '' : `\n${lines.slice(end).join('\n')}`;
     doc = `${lines.slice(0, start).join('\n')}\n${section}${after}`;
   }
-  await writeFile(path, doc.endsWith('\n') ? doc : `${doc}\n`);
+  await writeFormatted(path, doc);
   console.error(`wrote docs/performance.md ("${heading}")`);
 }
 
@@ -55,6 +67,6 @@ export async function writePerformanceSubsection(parent: string, subsection: str
     lines.splice(at, stop - at, ...own);
   }
   const text = lines.join('\n');
-  await writeFile(path, text.endsWith('\n') ? text : `${text}\n`);
+  await writeFormatted(path, text);
   console.error(`wrote docs/performance.md ("${parent}" / "${heading}")`);
 }
