@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 
 // The gateway's log lines on standard output, as an operator's log shipper must see them: every
 // line, at once (not when some buffer fills), in order, and the lines written just before the process
@@ -9,6 +9,13 @@ import { describe, expect, it } from 'vitest';
 // runtime gives it, and logs through the gateway's own logger on its default destination.
 
 const MODULE = fileURLToPath(new URL('../dist/observability/gateway-logger.js', import.meta.url));
+
+/** Children still running when a case ends (it failed before telling them to stop): ended with it. */
+const running = new Set<ChildProcess>();
+afterEach(() => {
+  for (const child of running) child.kill();
+  running.clear();
+});
 
 /** Runs `body` as an ES module in a child, with a gateway logger at info as `log`. */
 function runChild(body: string): {
@@ -20,6 +27,8 @@ function runChild(body: string): {
   if (!existsSync(MODULE)) throw new Error(`${MODULE} is missing: run \`npm run build\` first (npm test does)`);
   const script = `import { createGatewayLogger } from ${JSON.stringify(MODULE)};\nconst log = createGatewayLogger({ LOG_LEVEL: 'info' });\n${body}`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let output = '';
   const waiters: Array<{ text: string; resolve: () => void }> = [];
   child.stdout.on('data', (chunk: Buffer) => {
