@@ -18,6 +18,8 @@ import { expectNoSeriousAxeViolations, launchChromium, newContext, saveScreensho
 import { startEntraLikeProvider, type EntraLikeProvider } from '@mcpgw/test-helpers/entra-like-provider';
 import { freePort } from '@mcpgw/test-helpers/free-port';
 import { startGateway, type StartedGateway } from '@mcpgw/test-helpers/gateway';
+import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
+import { within } from '@mcpgw/test-helpers/within';
 
 /**
  * Nothing listens there: the browser's request to it is seen and its URL
@@ -107,6 +109,8 @@ function modernClient(): Client {
 let upstream: EntraLikeProvider;
 let gateway: StartedGateway;
 let browser: Browser;
+/** The operators' identity provider: the audit log is read through the admin API as an operator. */
+let operators: LocalIssuer;
 
 const tenantEntry = (id: string) => ({
   id,
@@ -139,9 +143,11 @@ beforeAll(async () => {
     ],
     user: { subject: 'alice-pairwise-sub', name: 'Alice Example', email: 'alice@example.com', groups: ['engineering'] },
   });
+  operators = await startLocalIssuer({ path: '/operators' });
   gateway = await startGateway({
-    env: { PORT: String(port) },
+    env: { PORT: String(port), OPERATOR_ISSUER: operators.issuer, OPERATOR_JWKS_URI: operators.jwksUri },
     bootstrap: { document: { tenants: [tenantEntry('acme'), tenantEntry('beta')] }, configDir: '.' },
+    admin: {},
   });
   browser = await launchChromium();
 });
@@ -150,7 +156,26 @@ afterAll(async () => {
   await browser?.close();
   await gateway?.close();
   await upstream?.close();
+  await operators?.close();
 });
+
+interface AuditEvent {
+  actor: { kind: string; subject: string; issuer?: string; clientId?: string };
+  action: string;
+  targetType: string;
+  targetId: string;
+  after: Record<string, unknown> | null;
+}
+
+/** The tenant's audit log as its operator reads it (`GET /admin/v1/tenants/{id}/audit`). */
+async function auditOf(tenantId: string, action: string): Promise<AuditEvent[]> {
+  const token = await operators.token({ sub: 'olga', aud: `${gateway.baseUrl}/admin/v1`, roles: ['gateway-operator'] });
+  const response = await fetch(`${gateway.baseUrl}/admin/v1/tenants/${tenantId}/audit?action=${action}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { events: AuditEvent[] }).events;
+}
 
 describe('a hosted authorization server signing in at an Entra-like upstream', () => {
   let provider: BrowserProvider;
@@ -252,4 +277,68 @@ describe('a hosted authorization server signing in at an Entra-like upstream', (
     expect(call.status).toBe(401);
     expect(call.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
+
+  it("records a sign-in the upstream refused in the tenant's audit log, with the client and no account", async () => {
+    const registered = await fetch(`${gateway.baseUrl}/t/acme/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'Refused e2e client',
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id: clientId } = (await registered.json()) as { client_id: string };
+    const authorize = new URL(`${gateway.baseUrl}/t/acme/oauth/authorize`);
+    for (const [name, value] of Object.entries({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      scope: 'mcp:read',
+      state: 'refused-state',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGPSWbjmGc',
+      code_challenge_method: 'S256',
+      resource: `${gateway.baseUrl}/t/acme/mcp`,
+    })) {
+      authorize.searchParams.set(name, value);
+    }
+
+    const context = await newContext(browser);
+    try {
+      const page = await context.newPage();
+      await page.goto(authorize.href);
+      // At the upstream's own page the user cancels: it answers the gateway's callback with access_denied.
+      const callback = page.waitForResponse(
+        (response) => new URL(response.url()).pathname === '/t/acme/oauth/callback',
+      );
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      expect((await callback).status()).toBe(403);
+      await page.getByRole('heading', { name: 'Your sign-in did not complete' }).waitFor();
+    } finally {
+      await context.close();
+    }
+
+    // The audit write never holds up the page: it lands shortly after.
+    let refusals: AuditEvent[] = [];
+    await within(
+      10_000,
+      async () => {
+        refusals = (await auditOf('acme', 'refuse')).filter((event) => event.targetId === clientId);
+        expect(refusals).toHaveLength(1);
+      },
+      'the refused sign-in in the audit log',
+    );
+    expect(refusals[0]).toMatchObject({
+      actor: { kind: 'client', subject: clientId, clientId, issuer: `${gateway.baseUrl}/t/acme/oauth` },
+      action: 'refuse',
+      targetType: 'sign-in',
+      after: { clientId, error: 'access_denied', reason: 'upstream_refused' },
+    });
+    // What the upstream said of itself stays in the gateway's log, never in the audit log.
+    expect(JSON.stringify(refusals)).not.toContain('AADSTS65004');
+    expect(await auditOf('beta', 'refuse')).toEqual([]);
+  }, 60_000);
 });

@@ -6,9 +6,20 @@ import type { Actor, WriteContext } from './write-context.js';
  * tenant's hosted authorization server (docs/admin-api.md, "Audit log"):
  * `register` (dynamic client registration), `consent` (a grant created or
  * extended), `revoke` (a grant ended by the server itself, as on refresh
- * token reuse), `exchange` (an identity assertion exchanged for tokens).
+ * token reuse), `exchange` (an identity assertion exchanged for tokens),
+ * `refuse` (a sign-in at the tenant's identity provider that was refused
+ * there, signed nobody in, or sent an ID token that failed its checks).
  */
-export const AUDIT_ACTIONS = ['create', 'update', 'delete', 'register', 'consent', 'revoke', 'exchange'] as const;
+export const AUDIT_ACTIONS = [
+  'create',
+  'update',
+  'delete',
+  'register',
+  'consent',
+  'revoke',
+  'exchange',
+  'refuse',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /** One audited change: who, when, from where, what, before and after (never a credential). */

@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { oidcProviderModule } from '../oidc-provider-module.js';
 import { JWT_BEARER_GRANT_TYPE } from '../enterprise/id-jag-grant-type.js';
+import type { UpstreamLoginError } from '../interactions/upstream-login.js';
 
 /** Where the audited steps go: the control plane's audit log (ControlPlaneStore.recordEvent). */
 export type RecordAuditEvent = (context: WriteContext, event: RecordedEvent) => Promise<void>;
@@ -63,24 +64,9 @@ const scopesOf = (scope: string | undefined): string[] => (scope ?? '').split(' 
  * lost silently. Only ids, scopes and client metadata are recorded.
  */
 export function attachAuditTrail(provider: Provider, options: AuditTrailOptions): void {
-  const { tenantId, issuer, record, logger } = options;
-
-  const write = (actor: WriteContext['actor'], event: Omit<RecordedEvent, 'tenantId'>, ctx?: KoaContextWithOIDC) => {
-    const context: WriteContext = { actor, ...(ctx?.ip === undefined ? {} : { clientAddress: ctx.ip }) };
-    const full: RecordedEvent = { tenantId, ...event };
-    let pending: Promise<void>;
-    try {
-      pending = record(context, full);
-    } catch (error) {
-      pending = Promise.reject(error);
-    }
-    pending.catch((error: unknown) => {
-      logger.error(
-        { err: error, audit: { ...context, ...full } },
-        'authorization server: an audit event was not recorded',
-      );
-    });
-  };
+  const { issuer } = options;
+  const write = (actor: WriteContext['actor'], event: Omit<RecordedEvent, 'tenantId'>, ctx?: KoaContextWithOIDC) =>
+    writeAuditEvent(options, { actor, ...(ctx?.ip === undefined ? {} : { clientAddress: ctx.ip }) }, event);
   const endUser = (accountId: string, clientId: string | undefined): WriteContext['actor'] => ({
     kind: 'end-user',
     subject: accountId,
@@ -186,4 +172,71 @@ export function attachAuditTrail(provider: Provider, options: AuditTrailOptions)
       ctx,
     );
   });
+}
+
+/** Records one event without waiting for it; a failed write is logged at error level with the whole event. */
+function writeAuditEvent(options: AuditTrailOptions, context: WriteContext, event: Omit<RecordedEvent, 'tenantId'>) {
+  const full: RecordedEvent = { tenantId: options.tenantId, ...event };
+  let pending: Promise<void>;
+  try {
+    pending = options.record(context, full);
+  } catch (error) {
+    pending = Promise.reject(error);
+  }
+  pending.catch((error: unknown) => {
+    options.logger.error(
+      { err: error, audit: { ...context, ...full } },
+      'authorization server: an audit event was not recorded',
+    );
+  });
+}
+
+/**
+ * Why an upstream sign-in failed, in the upstream module's words, for the
+ * failures that are someone being kept out: the provider refused (the user
+ * cancelled, or was not allowed), it signed nobody in (no usable subject),
+ * or its ID token failed a check of OpenID Connect Core 1.0 section 3.1.3.7
+ * (what a forged or replayed callback looks like). An unreachable or
+ * misconfigured provider and an expired sign-in are the operator's to read
+ * in the log, not access decisions.
+ */
+const REFUSALS = new Set(['upstream_refused', 'subject_missing', 'id_token_invalid']);
+
+/**
+ * The `refuse` events of a tenant's hosted server: an upstream sign-in kept
+ * out, with the client it was for (no account is known: nobody signed in).
+ * A failure that gives no reason counts as a refusal when it answers
+ * `access_denied` (RFC 6749 section 4.1.2.1). The public description is
+ * kept, cut to 300 characters; the provider's own detail never is.
+ */
+export function auditSignInRefusal(
+  options: AuditTrailOptions,
+): (failure: UpstreamLoginError, clientId: string | undefined) => void {
+  return (failure, clientId) => {
+    const refused = failure.reason === undefined ? failure.error === 'access_denied' : REFUSALS.has(failure.reason);
+    if (!refused) return;
+    writeAuditEvent(
+      options,
+      {
+        actor: {
+          kind: 'client',
+          subject: clientId ?? 'unknown',
+          issuer: options.issuer,
+          ...(clientId === undefined ? {} : { clientId }),
+        },
+      },
+      {
+        action: 'refuse',
+        targetType: 'sign-in',
+        targetId: clientId ?? 'unknown',
+        before: undefined,
+        after: {
+          clientId: clientId ?? null,
+          error: failure.error,
+          reason: failure.reason ?? null,
+          description: failure.description?.slice(0, 300) ?? null,
+        },
+      },
+    );
+  };
 }

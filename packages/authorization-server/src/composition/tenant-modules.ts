@@ -2,7 +2,7 @@ import type { AuthorizationServerSettings } from '@mcpgw/config';
 import type { EgressGuard, Logger } from '@mcpgw/core';
 import type { Configuration, FindAccount, Provider } from 'oidc-provider';
 import type { GrantTypeRegistration, InteractionHandler } from '../authorization-server-options.js';
-import { attachAuditTrail, type RecordAuditEvent } from '../audit/attach-audit-trail.js';
+import { attachAuditTrail, auditSignInRefusal, type RecordAuditEvent } from '../audit/attach-audit-trail.js';
 import { attachClientPolicy } from '../clients/attach-client-policy.js';
 import { clientPolicyConfiguration } from '../clients/client-policy-configuration.js';
 import { DEMO_NAME, DEMO_SUBJECT, findDemoAccount } from '../demo-account.js';
@@ -120,6 +120,16 @@ export function createTenantModules(context: TenantServerContext, deps: TenantMo
     consentMemory: stores.consentMemory(tenantId),
     csrfKey: deps.csrfKey(tenantId),
     logger,
+    ...(deps.recordEvent === undefined
+      ? {}
+      : {
+          onUpstreamFailure: auditSignInRefusal({
+            tenantId,
+            issuer: context.issuer,
+            record: deps.recordEvent,
+            logger,
+          }),
+        }),
   });
   const interactions: InteractionHandler = {
     interaction: (ctx, uid) => pages.handle(ctx.req, ctx.res, { kind: 'interaction', uid }, ctx.provider),

@@ -63,6 +63,7 @@ export function createUpstreamLogin(options: UpstreamLoginAdapterOptions): Upstr
     return new UpstreamLoginError({
       error: LOGIN_ERROR[error.code],
       description: error.message,
+      reason: error.code,
       ...(interactionUid === undefined ? {} : { interactionUid }),
       cause: error,
     });

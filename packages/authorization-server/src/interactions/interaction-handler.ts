@@ -59,6 +59,12 @@ export interface InteractionPagesOptions {
   /** The HMAC key of the forms' CSRF tokens, at least 32 bytes, the same on every replica. */
   csrfKey: Uint8Array;
   logger: Logger;
+  /**
+   * Told of every upstream sign-in that did not complete, with the client it
+   * was for when the interaction is still known (the audit trail records the
+   * refusals among them, `auditSignInRefusal`). Must not throw.
+   */
+  onUpstreamFailure?: (failure: UpstreamLoginError, clientId: string | undefined) => void;
 }
 
 const EXPIRED = {
@@ -273,6 +279,7 @@ export function createInteractionPages(options: InteractionPagesOptions): Intera
       failure.interactionUid === undefined ? undefined : await provider.Interaction.find(failure.interactionUid);
     // Only a sign-in still waiting for its login is answered; a finished one is left as it is.
     const interaction = found?.prompt.name === 'login' ? found : undefined;
+    options.onUpstreamFailure?.(failure, found === undefined ? undefined : String(found.params.client_id));
     if (interaction !== undefined) {
       // The application hears the same answer as a Deny; the user reads why first.
       await storeResult(interaction, {

@@ -33,8 +33,16 @@ export class UpstreamLoginError extends Error {
   readonly description: string | undefined;
   /** The interaction the sign-in was for, when the state identified one. */
   readonly interactionUid: string | undefined;
+  /** Why, in the upstream module's words (e.g. `id_token_invalid`), when it said; for the audit log. */
+  readonly reason: string | undefined;
 
-  constructor(options: { error: string; description?: string; interactionUid?: string; cause?: unknown }) {
+  constructor(options: {
+    error: string;
+    description?: string;
+    interactionUid?: string;
+    reason?: string;
+    cause?: unknown;
+  }) {
     super(
       `upstream sign-in failed: ${options.error}${options.description === undefined ? '' : `: ${options.description}`}`,
       {
@@ -45,5 +53,6 @@ export class UpstreamLoginError extends Error {
     this.error = options.error;
     this.description = options.description;
     this.interactionUid = options.interactionUid;
+    this.reason = options.reason;
   }
 }

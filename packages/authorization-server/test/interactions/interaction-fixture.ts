@@ -8,7 +8,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import Provider from 'oidc-provider';
 import type { ConsentMemory } from '../../src/interactions/consent-memory.js';
 import type { InteractionPages, LoginMethod } from '../../src/interactions/interaction-handler.js';
-import { createInteractionPages } from '../../src/interactions/interaction-handler.js';
+import { createInteractionPages, type InteractionPagesOptions } from '../../src/interactions/interaction-handler.js';
 import { interactionRouteOf } from '../../src/interactions/interaction-route.js';
 import { providerErrorPage } from '../../src/interactions/provider-error-page.js';
 import type { UpstreamLogin } from '../../src/interactions/upstream-login.js';
@@ -64,6 +64,8 @@ export interface FixtureOptions {
   login: LoginMethod | ((base: string) => LoginMethod);
   /** Extra routes on the server (a stand-in upstream), tried before the issuer's. */
   extraRoutes?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The handler's `onUpstreamFailure` (what the audit trail is told). */
+  onUpstreamFailure?: InteractionPagesOptions['onUpstreamFailure'];
 }
 
 export async function startInteractionFixture(options: FixtureOptions): Promise<InteractionFixture> {
@@ -112,6 +114,7 @@ export async function startInteractionFixture(options: FixtureOptions): Promise<
     consentMemory,
     csrfKey: randomBytes(32),
     logger: silentLogger,
+    ...(options.onUpstreamFailure === undefined ? {} : { onUpstreamFailure: options.onUpstreamFailure }),
   });
   const provider = new Provider(issuer, {
     clients: options.clients.map((client) => ({

@@ -15,6 +15,8 @@ let browser: Browser;
 let fixture: InteractionFixture;
 const upstream = standInUpstream('alice@acme.example');
 const contexts: BrowserContext[] = [];
+/** What the handler told the audit trail: each failed upstream sign-in and the client it was for. */
+const failures: Array<{ error: string; clientId: string | undefined }> = [];
 beforeAll(async () => {
   browser = await launchChromium();
   fixture = await startInteractionFixture({
@@ -24,6 +26,7 @@ beforeAll(async () => {
     ],
     login: upstream.upstream,
     extraRoutes: upstream.routes,
+    onUpstreamFailure: (failure, clientId) => failures.push({ error: failure.error, clientId }),
   });
 });
 afterAll(async () => {
@@ -52,6 +55,7 @@ describe('the upstream sign-in', () => {
     const token = await fixture.redeem('upstream-app', fixture.redirects.at(-1)?.get('code') ?? '', verifier);
     const claims = JSON.parse(Buffer.from(String(token.body.access_token).split('.')[1] ?? '', 'base64url').toString());
     expect(claims).toMatchObject({ sub: 'alice@acme.example', client_id: 'upstream-app' });
+    expect(failures).toEqual([]);
   });
 
   it('shows why when the upstream refuses, then answers the client with access_denied', async () => {
@@ -61,6 +65,8 @@ describe('the upstream sign-in', () => {
     const callback = page.waitForResponse((response) => new URL(response.url()).pathname === '/t/acme/oauth/callback');
     await page.goto(url);
     expect((await callback).status()).toBe(403);
+    // The audit trail hears of it, with the client the sign-in was for.
+    expect(failures).toEqual([{ error: 'access_denied', clientId: 'refused-app' }]);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Your sign-in did not complete');
     const main = (await page.getByRole('main').textContent()) ?? '';
     expect(main).toContain('access_denied');
