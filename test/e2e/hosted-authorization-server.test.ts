@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoSeriousAxeViolations, launchChromium, newContext, saveScreenshots } from '@mcpgw/test-helpers/browser';
 import { startEntraLikeProvider, type EntraLikeProvider } from '@mcpgw/test-helpers/entra-like-provider';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import { type AuditEvent, readAuditLog } from '@mcpgw/test-helpers/audit-log';
 import { startGateway, type StartedGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { within } from '@mcpgw/test-helpers/within';
@@ -159,23 +160,8 @@ afterAll(async () => {
   await operators?.close();
 });
 
-interface AuditEvent {
-  actor: { kind: string; subject: string; issuer?: string; clientId?: string };
-  action: string;
-  targetType: string;
-  targetId: string;
-  after: Record<string, unknown> | null;
-}
-
-/** The tenant's audit log as its operator reads it (`GET /admin/v1/tenants/{id}/audit`). */
-async function auditOf(tenantId: string, action: string): Promise<AuditEvent[]> {
-  const token = await operators.token({ sub: 'olga', aud: `${gateway.baseUrl}/admin/v1`, roles: ['gateway-operator'] });
-  const response = await fetch(`${gateway.baseUrl}/admin/v1/tenants/${tenantId}/audit?action=${action}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { events: AuditEvent[] }).events;
-}
+/** The tenant's audit log as its operator reads it. */
+const auditOf = (tenantId: string, action: string) => readAuditLog(gateway.baseUrl, operators, tenantId, { action });
 
 describe('a hosted authorization server signing in at an Entra-like upstream', () => {
   let provider: BrowserProvider;

@@ -9,6 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followToRedirectUri } from '@mcpgw/test-helpers/follow-redirects';
+import { type AuditEvent, readAuditLog } from '@mcpgw/test-helpers/audit-log';
 import { startGateway, type StartedGateway } from '@mcpgw/test-helpers/gateway';
 import { type LocalIssuer, startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { within } from '@mcpgw/test-helpers/within';
@@ -23,14 +24,6 @@ const tenant = (id: string) => ({
   grants: [{ name: 'readers', match: { scopes: [SCOPE] }, allow: [{ source: 'notes' }] }],
   sources: [{ id: 'notes', type: 'static', resources: [{ uri: `test://${id}/hello`, name: 'hello', text: 'hi' }] }],
 });
-
-interface AuditEvent {
-  actor: { kind: string; subject: string; issuer?: string; clientId?: string };
-  action: string;
-  targetType: string;
-  targetId: string;
-  after: Record<string, unknown> | null;
-}
 
 let gateway: StartedGateway;
 let ops: LocalIssuer;
@@ -54,14 +47,7 @@ async function json(url: string, init?: RequestInit): Promise<{ status: number; 
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-async function auditOf(id: string): Promise<AuditEvent[]> {
-  const operator = await ops.token({ sub: 'olga', aud: `${gateway.baseUrl}/admin/v1`, roles: ['gateway-operator'] });
-  const { status, body } = await json(`${gateway.baseUrl}/admin/v1/tenants/${id}/audit?limit=200`, {
-    headers: { authorization: `Bearer ${operator}` },
-  });
-  expect(status).toBe(200);
-  return body.events as AuditEvent[];
-}
+const auditOf = (id: string): Promise<AuditEvent[]> => readAuditLog(gateway.baseUrl, ops, id, { limit: '200' });
 
 function token(id: string, form: Record<string, string>) {
   return json(`${issuerOf(id)}/token`, {
