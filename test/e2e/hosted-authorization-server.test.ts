@@ -160,6 +160,24 @@ afterAll(async () => {
   await operators?.close();
 });
 
+/** An authorization request of `clientId` at the tenant's hosted server (PKCE S256, RFC 8707 `resource`). */
+function authorizationUrl(tenantId: string, clientId: string, extra: Record<string, string> = {}): URL {
+  const url = new URL(`${gateway.baseUrl}/t/${tenantId}/oauth/authorize`);
+  for (const [name, value] of Object.entries({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    scope: 'mcp:read',
+    code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGPSWbjmGc',
+    code_challenge_method: 'S256',
+    resource: `${gateway.baseUrl}/t/${tenantId}/mcp`,
+    ...extra,
+  })) {
+    url.searchParams.set(name, value);
+  }
+  return url;
+}
+
 /** The tenant's audit log as its operator reads it. */
 const auditOf = (tenantId: string, action: string) => readAuditLog(gateway.baseUrl, operators, tenantId, { action });
 
@@ -220,18 +238,7 @@ describe('a hosted authorization server signing in at an Entra-like upstream', (
     const clientId = provider.clientInformation()?.client_id ?? '';
     expect(clientId).not.toBe('');
     // acme's registered client is unknown at beta's authorization endpoint (an error page, no redirect).
-    const authorize = new URL(`${gateway.baseUrl}/t/beta/oauth/authorize`);
-    for (const [name, value] of Object.entries({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      scope: 'mcp:read',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGPSWbjmGc',
-      code_challenge_method: 'S256',
-      resource: `${gateway.baseUrl}/t/beta/mcp`,
-    })) {
-      authorize.searchParams.set(name, value);
-    }
+    const authorize = authorizationUrl('beta', clientId);
     const refused = await fetch(authorize, { redirect: 'manual' });
     expect(refused.status).toBe(400);
     expect(refused.headers.get('location')).toBeNull();
@@ -278,19 +285,7 @@ describe('a hosted authorization server signing in at an Entra-like upstream', (
     });
     expect(registered.status).toBe(201);
     const { client_id: clientId } = (await registered.json()) as { client_id: string };
-    const authorize = new URL(`${gateway.baseUrl}/t/acme/oauth/authorize`);
-    for (const [name, value] of Object.entries({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      scope: 'mcp:read',
-      state: 'refused-state',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGPSWbjmGc',
-      code_challenge_method: 'S256',
-      resource: `${gateway.baseUrl}/t/acme/mcp`,
-    })) {
-      authorize.searchParams.set(name, value);
-    }
+    const authorize = authorizationUrl('acme', clientId, { state: 'refused-state' });
 
     const context = await newContext(browser);
     try {

@@ -10,8 +10,8 @@ let standardOutput: pino.DestinationStream | undefined;
  * and a stalled log reader holds the process back instead of growing its
  * heap with lines it cannot take. Gathering the lines of one event-loop turn
  * into one write was measured as deployed and did not pay
- * (docs/performance.md, "Performance mechanisms"). One per process: the
- * loggers main.ts and every app built in the process make share it.
+ * (docs/performance.md, "Performance mechanisms"). One per process, shared
+ * by main.ts's logger and by every app built in the process.
  */
 function standardOutputDestination(): pino.DestinationStream {
   standardOutput ??= pino.destination({ dest: 1, sync: true });
