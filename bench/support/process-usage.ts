@@ -12,12 +12,22 @@ const TICKS_PER_SECOND = 100;
 
 /** User plus system CPU time of the process, all its threads, in microseconds (10 ms resolution). */
 export async function cpuMicros(pid: number): Promise<number> {
+  const { user, system } = await cpuTimes(pid);
+  return user + system;
+}
+
+/**
+ * The process's CPU time in user space and in the kernel (its system calls:
+ * socket reads and writes, the event loop's waits), every thread, in
+ * microseconds (10 ms resolution).
+ */
+export async function cpuTimes(pid: number): Promise<{ user: number; system: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   // The command name, field 2, is in parentheses and may hold spaces: count fields after its closing one.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // Fields 14 and 15 (utime, stime) are the 12th and 13th after the name.
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1_000_000) / TICKS_PER_SECOND;
+  const micros = (ticks: string | undefined) => (Number(ticks) * 1_000_000) / TICKS_PER_SECOND;
+  return { user: micros(fields[11]), system: micros(fields[12]) };
 }
 
 /** Resident set size of the process in bytes. */
