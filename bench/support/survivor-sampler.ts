@@ -5,6 +5,8 @@
  * false: what a scavenge frees is dropped; what is promoted, or allocated in
  * the old generation directly, is kept even once a full collection frees
  * it); the second writes the profile to the file named by SURVIVOR_PROFILE.
+ * With SAMPLE_ALLOCATIONS=all it keeps every sampled allocation, what a
+ * scavenge frees too: where a request's allocations come from.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -18,7 +20,7 @@ process.on('SIGUSR2', () => {
     session.post('HeapProfiler.startSampling', {
       samplingInterval: 1024,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: false,
+      includeObjectsCollectedByMinorGC: process.env.SAMPLE_ALLOCATIONS === 'all',
     });
     return;
   }
