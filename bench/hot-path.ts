@@ -244,11 +244,12 @@ try {
       }
       into.requests += result.requests.total;
       into.seconds += result.duration;
-      into.cpuMicros += after.user + after.system - before.user - before.system;
+      const cpu = after.user + after.system - before.user - before.system;
+      into.cpuMicros += cpu;
       into.systemMicros += after.system - before.system;
       into.p99s.push(result.latency.p99);
       into.rates.push(result.requests.total / result.duration);
-      into.cpus.push((after.user + after.system - before.user - before.system) / result.requests.total);
+      into.cpus.push(cpu / result.requests.total);
     }
     return { non2xx: result.non2xx, total: result.requests.total, statuses };
   }

@@ -35,6 +35,7 @@ import type * as FixtureModule from './support/hot-path-fixture.js';
 import type * as DeployedFixtureModule from './support/deployed-fixture.js';
 import type * as DeployedGatewayModule from './support/deployed-gateway.js';
 import type * as GcTraceModule from './support/gc-trace.js';
+import type * as S3BenchGatewayModule from './support/s3-bench-gateway.js';
 
 const option = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -48,7 +49,8 @@ const READ = process.argv.includes('--read');
 /** `--gateway-flag --some-v8-flag`, repeatable: Node flags for the gateway beside the profiler's or the trace's. */
 const GATEWAY_FLAGS = process.argv.flatMap((a, i) => (a === '--gateway-flag' ? [process.argv[i + 1] ?? ''] : []));
 const ALLOCATIONS = GC && process.argv.includes('--allocations');
-const SURVIVORS = (GC && process.argv.includes('--survivors')) || ALLOCATIONS;
+/** The sampling heap profiler runs: of survivors (`--survivors`), or of every allocation (`--allocations`). */
+const SAMPLING = (GC && process.argv.includes('--survivors')) || ALLOCATIONS;
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { summarizeProfile } = await helper<typeof ProfileSummaryModule>('./support/profile-summary.ts');
@@ -58,6 +60,7 @@ const { deployedGatewayEnv, seedPostgres, seedS3, OPERATOR_LIMITS } = await help
 );
 const { startDeployedGateway } = await helper<typeof DeployedGatewayModule>('./support/deployed-gateway.ts');
 const { summarizeGcTrace, survivorSites } = await helper<typeof GcTraceModule>('./support/gc-trace.ts');
+const { readBody, readHeaders } = await helper<typeof S3BenchGatewayModule>('./support/s3-bench-gateway.ts');
 
 const host = Object.values(networkInterfaces())
   .flat()
@@ -99,7 +102,7 @@ try {
       ...(GC
         ? [
             '--trace-gc-nvp',
-            ...(SURVIVORS ? ['--import', new URL('./support/survivor-sampler.ts', import.meta.url).pathname] : []),
+            ...(SAMPLING ? ['--import', new URL('./support/survivor-sampler.ts', import.meta.url).pathname] : []),
           ]
         : ['--cpu-prof', `--cpu-prof-dir=${profiles}`]),
     ],
@@ -113,10 +116,10 @@ try {
     autocannon({ url: mcpUrl, connections: 10, duration: seconds, method: 'POST', ...request });
   // The trace is read from after a warm-up, once V8 has sized its young generation for the load.
   if (GC) await load(2);
-  if (SURVIVORS) gateway.process.kill('SIGUSR2');
+  if (SAMPLING) gateway.process.kill('SIGUSR2');
   const from = stdout.length;
   const result = await load(SECONDS);
-  if (SURVIVORS) {
+  if (SAMPLING) {
     gateway.process.kill('SIGUSR2');
     await waitForFile(survivorFile);
   }
@@ -130,7 +133,7 @@ try {
       `per request: ${gc.allocatedPerRequest.toFixed(0)} B allocated, ${gc.promotedPerRequest.toFixed(0)} B promoted; ` +
         `${gc.scavenges} scavenges, ${gc.fullCollections} full collections, GC pause ${gc.pauseMsPerSecond.toFixed(1)} ms/s`,
     );
-    if (SURVIVORS)
+    if (SAMPLING)
       for (const line of await survivorSites(
         survivorFile,
         result.requests.total,
@@ -150,17 +153,13 @@ try {
   await issuer.close();
 }
 
-/** `resources/read` of the listing's first resource, with the headers 2026-07-28 requires of it (Mcp-Method, Mcp-Name). */
+/** `resources/read` of the listing's first resource (s3-bench-gateway.ts builds the request). */
 async function readRequest(url: string, token: string): Promise<{ headers: Record<string, string>; body: string }> {
   const listed = await fetch(url, { method: 'POST', headers: listHeaders(token), body: listBody(1) });
   const page = (await listed.json()) as { result?: { resources: Array<{ uri: string }> } };
   const uri = page.result?.resources[0]?.uri;
   if (uri === undefined) throw new Error(`the listing to read from had no resource: ${JSON.stringify(page)}`);
-  const list = JSON.parse(listBody(1)) as { params: object };
-  return {
-    headers: { ...listHeaders(token), 'mcp-method': 'resources/read', 'mcp-name': uri },
-    body: JSON.stringify({ ...list, method: 'resources/read', params: { ...list.params, uri } }),
-  };
+  return { headers: readHeaders(token, uri), body: readBody(uri) };
 }
 
 /** The sampler writes its profile from a signal handler; the deployed gateway has no IPC channel to say so. */

@@ -68,6 +68,7 @@ import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
 import { deleteNamespace, redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import { startS3rver } from '@mcpgw/test-helpers/s3rver';
+import type * as EnvFlagModule from './support/env-flag.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as ServerChildModule from './support/server-child.js';
 import type * as S3BenchGatewayModule from './support/s3-bench-gateway.js';
@@ -102,17 +103,8 @@ const baseIterations = positiveIntegerFlag('iterations', 200);
 const profileAt = process.argv.indexOf('--profile-gateway');
 const profileDir = profileAt === -1 ? undefined : process.argv[profileAt + 1];
 if (profileAt !== -1 && profileDir === undefined) throw new Error('--profile-gateway takes a directory');
-const processEnvAt = process.argv.indexOf('--gateway-process-env');
-const gatewayProcessEnv = Object.fromEntries(
-  (processEnvAt === -1 ? '' : (process.argv[processEnvAt + 1] ?? ''))
-    .split(',')
-    .filter((pair) => pair !== '')
-    .map((pair) => {
-      const at = pair.indexOf('=');
-      if (at < 1) throw new Error(`--gateway-process-env: "${pair}" is not NAME=value`);
-      return [pair.slice(0, at), pair.slice(at + 1)];
-    }),
-);
+const { envFlag } = (await import(new URL('./support/env-flag.ts', import.meta.url).href)) as typeof EnvFlagModule;
+const gatewayProcessEnv = envFlag('gateway-process-env');
 
 const SIZES: Size[] = [
   { label: '10 KiB', bytes: 10 * 1024, iterations: baseIterations },
@@ -365,7 +357,7 @@ const load = loadavg()
   .join(' ');
 console.log(
   `Node ${process.version}, ${cpus().length} CPUs, load average ${load}; s3rver 3.7.1, the gateway and the client in three processes; the gateway as deployed (control plane on Postgres, Redis store, rate limits on, ES256 bearer token) on ${host}, which the client connects to; ${pinned ? 'gateway pinned to CPU 0, client to CPU 1' : 'unpinned'}${
-    processEnvAt === -1
+    Object.keys(gatewayProcessEnv).length === 0
       ? ''
       : `; the gateway's process started with ${Object.entries(gatewayProcessEnv)
           .map(([name, value]) => `${name}=${value}`)

@@ -27,6 +27,7 @@
 import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import type * as LocalIssuerHelper from '../test/helpers/local-issuer.js';
+import type * as EnvFlagModule from './support/env-flag.js';
 import type * as ServerChildModule from './support/server-child.js';
 import type * as FixtureModule from './support/hot-path-fixture.js';
 
@@ -41,23 +42,16 @@ const after = resolve(option('after', new URL('..', import.meta.url).pathname));
 const ROUNDS = Number(option('rounds', '8'));
 const SECONDS = Number(option('seconds', '2'));
 const TENANT = option('tenant', 'cached');
-/** `NAME=value,...` as an object. */
-const envOption = (name: string): Record<string, string> =>
-  Object.fromEntries(
-    option(name, '')
-      .split(',')
-      .filter((pair) => pair !== '')
-      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-  );
-const bothEnv = envOption('env');
-const afterEnv = envOption('after-env');
-const beforeEnv = envOption('before-env');
-const afterProcessEnv = envOption('after-process-env');
+const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
+const { envFlag } = await helper<typeof EnvFlagModule>('./support/env-flag.ts');
+const bothEnv = envFlag('env');
+const afterEnv = envFlag('after-env');
+const beforeEnv = envFlag('before-env');
+const afterProcessEnv = envFlag('after-process-env');
 const afterNodeFlags = option('after-node-flags', '')
   .split(' ')
   .filter((flag) => flag !== '');
 
-const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { startLocalIssuer } = await helper<typeof LocalIssuerHelper>('../test/helpers/local-issuer.ts');
 const { startServerChild } = await helper<typeof ServerChildModule>('./support/server-child.ts');
 const { BENCH_AUDIENCE, benchGatewayEnv, listBody, listHeaders } = await helper<typeof FixtureModule>(
