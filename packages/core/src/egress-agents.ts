@@ -1,7 +1,8 @@
-import { Agent as HttpAgent, type ClientRequestArgs } from 'node:http';
+import type { Agent as HttpAgent, ClientRequestArgs } from 'node:http';
 import { Agent as HttpsAgent, type RequestOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { EgressGuard } from './egress-guard.js';
+import { nodeHttp } from './node-http.js';
 
 /** The SDK's own agent defaults (NodeHttpHandler): keep-alive, 50 sockets per host. */
 const AGENT_OPTIONS = { keepAlive: true, maxSockets: 50 };
@@ -33,7 +34,7 @@ function guardedConnection<O extends ClientRequestArgs>(
  * configured, the admin sign-in's token request to a tenant admin's issuer).
  */
 export function egressAgents(guard: EgressGuard): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
-  const httpAgent = new (class extends HttpAgent {
+  const httpAgent = new (class extends nodeHttp.Agent {
     override createConnection(options: ClientRequestArgs, callback?: (err: Error | null, stream: Duplex) => void) {
       return guardedConnection(guard, options, callback, (guarded) => super.createConnection(guarded, callback));
     }

@@ -91,6 +91,7 @@ export {
 } from './egress-guard.js';
 /** node:http and node:https agents whose connections pass an egress guard. */
 export { egressAgents } from './egress-agents.js';
+export { nodeHttp } from './node-http.js';
 /** IP address literals in any notation resolvers accept, and which of them are internal. */
 export { formatIpAddress, parseIpAddress, type IpAddress } from './ip-address.js';
 export { internalAddressKind, type InternalAddressKind } from './internal-addresses.js';

@@ -1,5 +1,6 @@
-import { request as httpRequest, type Agent } from 'node:http';
+import type { Agent } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { nodeHttp } from '@mcpgw/core';
 
 /** Temporary credentials of one role session. */
 export interface SessionCredentials {
@@ -84,7 +85,7 @@ function post(
   signal: AbortSignal,
 ): Promise<{ status: number; text: string }> {
   const url = new URL(endpoint);
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const send = url.protocol === 'https:' ? httpsRequest : nodeHttp.request;
   return new Promise((resolve, reject) => {
     const outgoing = send(
       url,
