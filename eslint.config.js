@@ -166,6 +166,24 @@ export default tseslint.config(
     rules: { 'local/no-bare-sleep': 'error' },
   },
   {
+    // An ES import of node:http loads Node's bundled undici (Node 22 and later); packages/core's
+    // nodeHttp requires it instead. Type-only imports are erased and stay allowed.
+    files: ['packages/*/src/**/*.ts', 'apps/*/src/**/*.ts'],
+    ignores: ['packages/core/src/node-http.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:http', 'http'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: "Use nodeHttp from '@mcpgw/core': an ES import of node:http loads Node's bundled undici.",
+          })),
+        },
+      ],
+    },
+  },
+  {
     // Only the app adapts to the framework: packages stay framework-free.
     files: ['packages/**/*.ts'],
     rules: {
