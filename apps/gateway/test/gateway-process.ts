@@ -26,15 +26,16 @@ export interface RunningProcess {
 
 /**
  * Runs a built script with exactly `env` (plus PATH and HOME), as an operator
- * would, and keeps its output. Killed after `killAfterMs` at the latest.
+ * would, and keeps its output, on `node` (this process's Node unless given).
+ * Killed after `killAfterMs` at the latest.
  */
 export function runBuilt(
   script: string,
   args: string[],
-  options: { env: Record<string, string>; cwd?: string; killAfterMs?: number },
+  options: { env: Record<string, string>; cwd?: string; killAfterMs?: number; node?: string },
 ): RunningProcess {
   if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run build\` first (npm test does)`);
-  const child = spawn(process.execPath, [script, ...args], {
+  const child = spawn(options.node ?? process.execPath, [script, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stdio: ['pipe', 'pipe', 'pipe'],

