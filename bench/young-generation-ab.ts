@@ -14,7 +14,7 @@
  *     [--sizes 0,2,4,8] [--seconds 3] [--rounds 4]      (0: V8's default)
  */
 import { randomBytes } from 'node:crypto';
-import { loadavg, networkInterfaces } from 'node:os';
+import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
 import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
@@ -24,6 +24,7 @@ import type * as DeployedFixtureModule from './support/deployed-fixture.js';
 import type * as DeployedGatewayModule from './support/deployed-gateway.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
 import type * as RunRedisKeysModule from './support/run-redis-keys.js';
+import type * as NonLoopbackModule from './support/non-loopback-address.js';
 
 const { deleteRunKeys: deleteTenantKeys } = (await import(
   new URL('./support/run-redis-keys.ts', import.meta.url).href
@@ -47,12 +48,9 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(1))
     .join(' ');
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('no non-loopback IPv4 address on this machine');
-}
+const { nonLoopbackAddress } = (await import(
+  new URL('./support/non-loopback-address.ts', import.meta.url).href
+)) as typeof NonLoopbackModule;
 
 await requireRedis();
 const loadAtStart = load();

@@ -14,12 +14,13 @@ import { request as httpRequest } from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { chown, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '@mcpgw/test-helpers/free-port';
+import type * as NonLoopbackModule from './non-loopback-address.js';
 
 const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL('../../apps/gateway/dist/main.js', import.meta.url));
@@ -54,14 +55,9 @@ export async function processTreeCpuMicros(rootPid: number): Promise<number> {
 }
 
 /** The first IPv4 address of this machine that is not loopback: the gateway's HOST and the clients' source. */
-export function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? []) {
-      if (address.family === 'IPv4' && !address.internal) return address.address;
-    }
-  }
-  throw new Error('this machine has no non-loopback IPv4 address to serve on');
-}
+export const { nonLoopbackAddress } = (await import(
+  new URL('./non-loopback-address.ts', import.meta.url).href
+)) as typeof NonLoopbackModule;
 
 export interface PrivatePostgres {
   readonly port: number;
